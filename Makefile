@@ -1,0 +1,68 @@
+# qkv — build, test, demo. `make` builds build/libqkv.a and ./qkv.
+# System packages (Debian): check and libstb-dev, found through pkg-config.
+
+CC      ?= gcc
+OPT     ?= -O3 -march=native
+CFLAGS  ?= $(OPT) -g
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=fast -Wall -Wextra -I.
+LDLIBS  += -fopenmp -lm
+
+DEB_PACKAGES := check libstb-dev pkg-config
+PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
+
+LIB_DIRS := core layers optim data train
+LIB_SRC  := $(filter-out train/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
+LIB      := build/libqkv.a
+
+.PHONY: all test demo deps bench gradcheck clean check-deps
+all: check-deps $(LIB) qkv
+
+check-deps:
+ifneq ($(PKG_OK),yes)
+	@echo "qkv: missing system packages; run: apt-get install -y $(DEB_PACKAGES)   (or: make deps)"; exit 1
+endif
+
+deps:
+	DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
+
+STB_CFLAGS   := $(shell pkg-config --cflags stb 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+build/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(STB_CFLAGS) -MMD -MP -c $< -o $@
+
+build/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+qkv: build/train/main.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+
+build/run_tests: $(TEST_OBJ) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -Lbuild -lqkv $(CHECK_LIBS) $(LDLIBS)
+
+test: check-deps build/run_tests qkv
+	cd tests && CK_FORK=no ../build/run_tests
+
+demo: all
+	./qkv train spirals
+
+gradcheck: all
+	./qkv gradcheck
+
+bench: all
+	./qkv bench matmul
+
+clean:
+	rm -rf build qkv
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) build/train/main.d

@@ -1,0 +1,41 @@
+/* error.c — the error hook and the per-thread last input error. See error.h. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void default_hook(const char *message) {
+    fprintf(stderr, "qkv: %s\n", message);
+    fflush(stderr);
+    abort();
+}
+
+static qkv_error_hook current_hook = default_hook;
+
+qkv_error_hook qkv_set_error_hook(qkv_error_hook hook) {
+    qkv_error_hook previous = current_hook;
+    current_hook = hook ? hook : default_hook;
+    return previous;
+}
+
+void qkv_fatal(const char *fmt, ...) {
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    current_hook(message);
+    abort(); /* a hook that returns has broken its contract */
+}
+
+static _Thread_local char last_error[512];
+
+void qkv_set_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+}
+
+const char *qkv_last_error(void) { return last_error; }

@@ -1,0 +1,35 @@
+/* gemm.h — the one matrix-multiply kernel. Every op that needs a matrix product
+ * (matmul, linear layers, batched attention, their backward passes) calls it.
+ *
+ * Row-major, BLAS-like, batched:
+ *     for b in [0, batch):  C_b = alpha * op(A_b) op(B_b) + beta * C_b
+ * op(A_b) is M x K: A_b is M x K (lda >= K) or, with trans_a, K x M (lda >= M).
+ * op(B_b) is K x N: B_b is K x N (ldb >= N) or, with trans_b, N x K (ldb >= K).
+ * C_b is M x N (ldc >= N). X_b = X + b * stride_x; a stride of 0 shares the
+ * operand across the batch. stride_c == 0 sums all batch products into one C,
+ * in batch order (deterministic): C = alpha * sum_b op(A_b) op(B_b) + beta * C.
+ * beta is 0 (overwrite; C need not be initialized) or 1 (accumulate).
+ *
+ * Cache-blocked, with a register-tiled micro-kernel the compiler vectorizes, and
+ * parallel over (batch, output tile) above the work threshold. Each element of C
+ * is summed over K in the same order whatever the thread count.
+ */
+#ifndef QKV_GEMM_H
+#define QKV_GEMM_H
+
+#include <stddef.h>
+
+void qkv_gemm_batched(int batch, int trans_a, int trans_b, int M, int N, int K, float alpha,
+                      const float *A, int lda, size_t stride_a,
+                      const float *B, int ldb, size_t stride_b, float beta,
+                      float *C, int ldc, size_t stride_c);
+
+/* Single matrix: batch 1. */
+void qkv_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+              const float *B, int ldb, float beta, float *C, int ldc);
+
+/* The plain triple loop, in double; the reference the tests compare against. */
+void qkv_gemm_reference(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
+                        int lda, const float *B, int ldb, float beta, float *C, int ldc);
+
+#endif

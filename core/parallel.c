@@ -1,0 +1,36 @@
+/* parallel.c — thread count and the deterministic sum. See parallel.h. */
+#include "parallel.h"
+
+#include <omp.h>
+#include <stdlib.h>
+
+int qkv_set_threads(int n) {
+    if (n <= 0) n = omp_get_num_procs();
+    omp_set_num_threads(n);
+    return n;
+}
+
+int qkv_threads(void) { return omp_get_max_threads(); }
+
+static double sum_chunk(const float *x, size_t n) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+double qkv_sum_fixed(const float *x, size_t n) {
+    size_t n_chunks = (n + QKV_REDUCE_CHUNK - 1) / QKV_REDUCE_CHUNK;
+    if (n_chunks <= 1) return sum_chunk(x, n);
+    double partial_small[64];
+    double *partial = n_chunks <= 64 ? partial_small : malloc(n_chunks * sizeof(double));
+    #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
+    for (size_t c = 0; c < n_chunks; c++) {
+        size_t begin = c * QKV_REDUCE_CHUNK;
+        size_t len = n - begin < QKV_REDUCE_CHUNK ? n - begin : QKV_REDUCE_CHUNK;
+        partial[c] = sum_chunk(x + begin, len);
+    }
+    double total = 0.0;
+    for (size_t c = 0; c < n_chunks; c++) total += partial[c];
+    if (partial != partial_small) free(partial);
+    return total;
+}

@@ -1,0 +1,29 @@
+/* parallel.h — thread control and the rules every parallel loop follows.
+ *
+ * 1. A loop runs on several threads only when its work (roughly, floating-point
+ *    operations) exceeds QKV_PAR_MIN_WORK; below that, thread start-up costs more
+ *    than it saves and two threads would be slower than one. Use
+ *        #pragma omp parallel for if (QKV_PARALLEL(work)) schedule(static)
+ * 2. Results never depend on the thread count. Each output element is computed by
+ *    one thread in a fixed order. Reductions to one value use qkv_sum_fixed():
+ *    fixed-size chunks, summed in double, combined in chunk order.
+ */
+#ifndef QKV_PARALLEL_H
+#define QKV_PARALLEL_H
+
+#include <stddef.h>
+
+#define QKV_PAR_MIN_WORK 32768
+#define QKV_PARALLEL(work) ((size_t)(work) >= (size_t)QKV_PAR_MIN_WORK && qkv_threads() > 1)
+
+/* Elements per chunk of a deterministic reduction. */
+#define QKV_REDUCE_CHUNK 4096
+
+/* Sets the number of threads (n <= 0: all cores). Returns the number in use. */
+int qkv_set_threads(int n);
+int qkv_threads(void);
+
+/* Sum of x[0..n) in a fixed order, independent of the thread count. */
+double qkv_sum_fixed(const float *x, size_t n);
+
+#endif

@@ -1,0 +1,44 @@
+/* params.c — see params.h. */
+#include "params.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+qkv_tensor *qkv_params_new(qkv_params *params, const char *name, int ndim, const int *shape) {
+    QKV_CHECK(name && *name, "params_new: a parameter needs a name");
+    QKV_CHECK(!qkv_params_find(params, name), "params_new: duplicate parameter name %s", name);
+    if (params->n == params->cap) {
+        int cap = params->cap ? params->cap * 2 : 16;
+        qkv_tensor **grown = realloc(params->items, (size_t)cap * sizeof *grown);
+        if (!grown) qkv_fatal("params_new: out of memory");
+        params->items = grown;
+        params->cap = cap;
+    }
+    qkv_tensor *t = qkv_tensor_create(name, ndim, shape, 1);
+    params->items[params->n++] = t;
+    return t;
+}
+
+void qkv_params_zero_grad(const qkv_params *params) {
+    for (int i = 0; i < params->n; i++) qkv_tensor_zero_grad(params->items[i]);
+}
+
+size_t qkv_params_count(const qkv_params *params) {
+    size_t total = 0;
+    for (int i = 0; i < params->n; i++) total += params->items[i]->size;
+    return total;
+}
+
+qkv_tensor *qkv_params_find(const qkv_params *params, const char *name) {
+    for (int i = 0; i < params->n; i++)
+        if (strcmp(params->items[i]->name, name) == 0) return params->items[i];
+    return NULL;
+}
+
+void qkv_params_free(qkv_params *params) {
+    for (int i = 0; i < params->n; i++) qkv_tensor_free(params->items[i]);
+    free(params->items);
+    memset(params, 0, sizeof *params);
+}

@@ -1,0 +1,24 @@
+/* params.h — a model's parameters as one list, in a fixed order.
+ *
+ * Modules register each parameter they create (with its dotted name); optimizers,
+ * checkpoints and gradient clipping walk the list. The list owns its tensors:
+ * qkv_params_free() frees them all.
+ */
+#ifndef QKV_PARAMS_H
+#define QKV_PARAMS_H
+
+#include "tensor.h"
+
+typedef struct qkv_params {
+    qkv_tensor **items;
+    int n, cap;
+} qkv_params;
+
+/* Creates a parameter (requires_grad, zero-filled), appends it and returns it. */
+qkv_tensor *qkv_params_new(qkv_params *params, const char *name, int ndim, const int *shape);
+void qkv_params_zero_grad(const qkv_params *params);
+size_t qkv_params_count(const qkv_params *params);   /* total scalars */
+qkv_tensor *qkv_params_find(const qkv_params *params, const char *name);
+void qkv_params_free(qkv_params *params);
+
+#endif

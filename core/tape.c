@@ -1,0 +1,192 @@
+/* tape.c — arena, node list, backward walk and printing. See tape.h. */
+#include "tape.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+void qkv__check_shape(const char *where, int ndim, const int *shape);
+
+/* The arena is a list of chunks. Reset rewinds to the first chunk; if the step
+ * needed more than one chunk, the chunks are merged into one big enough for the
+ * peak, so the steady state is a single chunk and no malloc at all. */
+struct qkv_arena_chunk {
+    qkv_arena_chunk *next;
+    size_t size, used;
+    unsigned char *memory;
+};
+
+#define ARENA_MIN_CHUNK ((size_t)1 << 22)
+#define ARENA_ALIGN 64
+
+static qkv_arena_chunk *chunk_new(size_t size) {
+    qkv_arena_chunk *c = calloc(1, sizeof *c);
+    if (!c || posix_memalign((void **)&c->memory, ARENA_ALIGN, size) != 0)
+        qkv_fatal("tape: out of memory for a %zu-byte arena chunk", size);
+    c->size = size;
+    return c;
+}
+
+static void chunks_free(qkv_arena_chunk *c) {
+    while (c) {
+        qkv_arena_chunk *next = c->next;
+        free(c->memory);
+        free(c);
+        c = next;
+    }
+}
+
+qkv_tape *qkv_tape_create(unsigned long long seed) {
+    qkv_tape *tape = calloc(1, sizeof *tape);
+    if (!tape) qkv_fatal("tape: out of memory");
+    tape->chunks = chunk_new(ARENA_MIN_CHUNK);
+    tape->grad_enabled = 1;
+    tape->training = 1;
+    tape->rng = qkv_rng_make(seed);
+    tape->generation = 1;
+    return tape;
+}
+
+void qkv_tape_free(qkv_tape *tape) {
+    if (!tape) return;
+    chunks_free(tape->chunks);
+    free(tape->nodes);
+    free(tape);
+}
+
+void qkv_tape_reset(qkv_tape *tape) {
+    if (tape->chunks->next) {
+        size_t need = tape->arena_peak + tape->arena_peak / 4;
+        chunks_free(tape->chunks);
+        tape->chunks = chunk_new(need > ARENA_MIN_CHUNK ? need : ARENA_MIN_CHUNK);
+    }
+    tape->chunks->used = 0;
+    tape->arena_used = 0;
+    tape->n_nodes = 0;
+    tape->generation++;
+}
+
+int qkv_tape_set_grad(qkv_tape *tape, int enabled) {
+    int previous = tape->grad_enabled;
+    tape->grad_enabled = enabled;
+    return previous;
+}
+
+int qkv_tape_set_training(qkv_tape *tape, int training) {
+    int previous = tape->training;
+    tape->training = training;
+    return previous;
+}
+
+void *qkv_tape_alloc(qkv_tape *tape, size_t bytes) {
+    size_t rounded = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    qkv_arena_chunk *c = tape->chunks;
+    if (c->used + rounded > c->size) {
+        size_t size = c->size * 2 > rounded ? c->size * 2 : rounded;
+        qkv_arena_chunk *fresh = chunk_new(size);
+        fresh->next = c;
+        tape->chunks = c = fresh;
+    }
+    void *p = c->memory + c->used;
+    c->used += rounded;
+    tape->arena_used += rounded;
+    if (tape->arena_used > tape->arena_peak) tape->arena_peak = tape->arena_used;
+    return p;
+}
+
+void *qkv_tape_calloc(qkv_tape *tape, size_t bytes) {
+    void *p = qkv_tape_alloc(tape, bytes);
+    memset(p, 0, bytes);
+    return p;
+}
+
+qkv_tensor *qkv_tape_tensor(qkv_tape *tape, int ndim, const int *shape) {
+    qkv__check_shape("tape_tensor", ndim, shape);
+    qkv_tensor *t = qkv_tape_calloc(tape, sizeof *t);
+    t->ndim = ndim;
+    memcpy(t->shape, shape, (size_t)ndim * sizeof(int));
+    t->size = qkv_shape_size(ndim, shape);
+    t->data = qkv_tape_alloc(tape, t->size * sizeof(float));
+    t->tape = tape;
+    t->generation = tape->generation;
+    return t;
+}
+
+qkv_tensor *qkv_tape_zeros(qkv_tape *tape, int ndim, const int *shape) {
+    qkv_tensor *t = qkv_tape_tensor(tape, ndim, shape);
+    memset(t->data, 0, t->size * sizeof(float));
+    return t;
+}
+
+qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
+                          qkv_backward_fn backward, int n_inputs, qkv_tensor *const *inputs) {
+    int any = 0;
+    for (int i = 0; i < n_inputs; i++) {
+        if (!inputs[i]) continue; /* optional inputs (a NULL bias) */
+        qkv_tensor_check_live(inputs[i], op);
+        any |= inputs[i]->requires_grad;
+    }
+    if (!tape->grad_enabled || !any) return NULL;
+    if (tape->n_nodes == tape->cap_nodes) {
+        int cap = tape->cap_nodes ? tape->cap_nodes * 2 : 256;
+        qkv_node *grown = realloc(tape->nodes, (size_t)cap * sizeof *grown);
+        if (!grown) qkv_fatal("tape: out of memory for %d nodes", cap);
+        tape->nodes = grown;
+        tape->cap_nodes = cap;
+    }
+    qkv_node *node = &tape->nodes[tape->n_nodes++];
+    memset(node, 0, sizeof *node);
+    node->op = op;
+    node->n_inputs = n_inputs;
+    node->inputs = qkv_tape_alloc(tape, (size_t)n_inputs * sizeof(qkv_tensor *));
+    memcpy(node->inputs, inputs, (size_t)n_inputs * sizeof(qkv_tensor *));
+    node->out = out;
+    node->backward = backward;
+    out->requires_grad = 1;
+    return node;
+}
+
+void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad) {
+    qkv_tensor_check_live(out, "backward");
+    QKV_CHECK(out->requires_grad, "backward: output does not depend on any tensor that requires a gradient");
+    float *g = qkv_tensor_grad(out);
+    for (size_t i = 0; i < out->size; i++) g[i] += seed_grad[i];
+    /* Walk back from the node that produced out; later nodes cannot affect it. */
+    int last = tape->n_nodes - 1;
+    while (last >= 0 && tape->nodes[last].out != out) last--;
+    QKV_CHECK(last >= 0 || out->owned, "backward: output was not produced on this tape");
+    for (int i = last; i >= 0; i--) {
+        qkv_node *node = &tape->nodes[i];
+        if (node->out->grad) node->backward(node); /* no gradient reached it: skip */
+    }
+}
+
+void qkv_backward(qkv_tape *tape, qkv_tensor *loss) {
+    char shape[QKV_SHAPE_STR_LEN];
+    QKV_CHECK(loss->size == 1, "backward: loss must be a scalar, got %s",
+              qkv_shape_str(loss, shape, sizeof shape));
+    const float one = 1.0f;
+    qkv_backward_seeded(tape, loss, &one);
+}
+
+static void print_tensor_ref(const qkv_tensor *t, FILE *out) {
+    char shape[QKV_SHAPE_STR_LEN];
+    if (!t) { fputs("-", out); return; }
+    if (t->name) fprintf(out, "%s", t->name);
+    fputs(qkv_shape_str(t, shape, sizeof shape), out);
+}
+
+void qkv_tape_print(const qkv_tape *tape, FILE *out) {
+    for (int i = 0; i < tape->n_nodes; i++) {
+        const qkv_node *node = &tape->nodes[i];
+        fprintf(out, "#%-3d %-14s ", i, node->op);
+        for (int j = 0; j < node->n_inputs; j++) {
+            if (j) fputs(", ", out);
+            print_tensor_ref(node->inputs[j], out);
+        }
+        fputs(" -> ", out);
+        print_tensor_ref(node->out, out);
+        fputc('\n', out);
+    }
+}

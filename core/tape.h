@@ -1,0 +1,83 @@
+/* tape.h — the reverse-mode tape: an arena plus a list of nodes.
+ *
+ * Every op that runs while the tape records, with at least one input that requires
+ * a gradient, appends a node: the op's name, its inputs, its output, what it saved
+ * for backward, and its backward function. qkv_backward(tape, loss) seeds
+ * dloss = 1 and walks the nodes in reverse; each backward function ADDS (+=) into
+ * the gradients of those inputs that require one. Parameter gradients therefore
+ * accumulate across calls until qkv_tensor_zero_grad().
+ *
+ * qkv_tape_reset() frees every activation at once (the arena is rewound, not
+ * returned to malloc) and clears the node list; one reset per training step.
+ * In no-grad mode (qkv_tape_set_grad(tape, 0)) nothing is recorded.
+ *
+ * The tape also carries the training flag (dropout is active only when training)
+ * and the RNG stream dropout draws from.
+ */
+#ifndef QKV_TAPE_H
+#define QKV_TAPE_H
+
+#include "rng.h"
+#include "tensor.h"
+
+typedef struct qkv_node qkv_node;
+typedef void (*qkv_backward_fn)(qkv_node *node);
+
+struct qkv_node {
+    const char *op;         /* static string, e.g. "matmul" */
+    qkv_tensor **inputs;    /* arena array of n_inputs */
+    int n_inputs;
+    qkv_tensor *out;
+    qkv_backward_fn backward;
+    void *saved;            /* op-specific, arena-allocated */
+    int iarg[8];            /* small op arguments (axis, flags, ...) */
+    float farg[4];
+};
+
+typedef struct qkv_arena_chunk qkv_arena_chunk;
+
+typedef struct qkv_tape {
+    qkv_arena_chunk *chunks;     /* singly linked; the first is the one in use */
+    size_t arena_used;           /* bytes handed out since the last reset */
+    size_t arena_peak;
+    qkv_node *nodes;
+    int n_nodes, cap_nodes;
+    int grad_enabled;            /* 1: record nodes */
+    int training;                /* 1: dropout active */
+    qkv_rng rng;                 /* dropout stream */
+    unsigned long generation;    /* incremented by each reset */
+} qkv_tape;
+
+qkv_tape *qkv_tape_create(unsigned long long seed);
+void qkv_tape_free(qkv_tape *tape);
+void qkv_tape_reset(qkv_tape *tape);
+
+/* Returns the previous value. */
+int qkv_tape_set_grad(qkv_tape *tape, int enabled);
+int qkv_tape_set_training(qkv_tape *tape, int training);
+
+/* Arena allocation, 64-byte aligned, uninitialized (qkv_tape_calloc zeroes). */
+void *qkv_tape_alloc(qkv_tape *tape, size_t bytes);
+void *qkv_tape_calloc(qkv_tape *tape, size_t bytes);
+
+/* An activation of the given shape from the arena; data uninitialized. */
+qkv_tensor *qkv_tape_tensor(qkv_tape *tape, int ndim, const int *shape);
+/* Same, zero-filled. */
+qkv_tensor *qkv_tape_zeros(qkv_tape *tape, int ndim, const int *shape);
+
+/* For op implementations: checks that each input is live, then, if the tape is
+ * recording and some input requires a gradient, appends a node, marks out as
+ * requiring a gradient and returns the node (to fill saved/iarg/farg).
+ * Otherwise returns NULL. */
+qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
+                          qkv_backward_fn backward, int n_inputs, qkv_tensor *const *inputs);
+
+/* Backward from a scalar (size-1) loss: seeds dloss = 1. */
+void qkv_backward(qkv_tape *tape, qkv_tensor *loss);
+/* Backward from any output with a given seed gradient (out->size floats). */
+void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad);
+
+/* One line per node: index, op, input shapes (and names), output shape. */
+void qkv_tape_print(const qkv_tape *tape, FILE *out);
+
+#endif

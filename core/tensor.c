@@ -1,0 +1,141 @@
+/* tensor.c — owned tensors, shapes, and small utilities. See tensor.h. */
+#include "tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "tape.h"
+
+static void check_shape(const char *where, int ndim, const int *shape) {
+    QKV_CHECK(ndim >= 0 && ndim <= QKV_MAX_DIMS, "%s: ndim %d outside 0..%d", where, ndim,
+              QKV_MAX_DIMS);
+    for (int i = 0; i < ndim; i++)
+        QKV_CHECK(shape[i] >= 1, "%s: dim %d is %d (must be >= 1)", where, i, shape[i]);
+}
+
+size_t qkv_shape_size(int ndim, const int *shape) {
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= (size_t)shape[i];
+    return n;
+}
+
+static void *xaligned(size_t bytes) {
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) qkv_fatal("out of memory (%zu bytes)", bytes);
+    return p;
+}
+
+qkv_tensor *qkv_tensor_create(const char *name, int ndim, const int *shape, int requires_grad) {
+    check_shape("tensor_create", ndim, shape);
+    qkv_tensor *t = calloc(1, sizeof *t);
+    if (!t) qkv_fatal("out of memory");
+    t->ndim = ndim;
+    memcpy(t->shape, shape, (size_t)ndim * sizeof(int));
+    t->size = qkv_shape_size(ndim, shape);
+    t->data = xaligned(t->size * sizeof(float));
+    memset(t->data, 0, t->size * sizeof(float));
+    if (requires_grad) {
+        t->grad = xaligned(t->size * sizeof(float));
+        memset(t->grad, 0, t->size * sizeof(float));
+    }
+    t->requires_grad = requires_grad;
+    t->owned = 1;
+    if (name) {
+        char *copy = malloc(strlen(name) + 1);
+        if (!copy) qkv_fatal("out of memory");
+        strcpy(copy, name);
+        t->name = copy;
+    }
+    return t;
+}
+
+void qkv_tensor_free(qkv_tensor *t) {
+    if (!t) return;
+    QKV_CHECK(t->owned, "tensor_free: %s is a tape activation; it dies at qkv_tape_reset",
+              t->name ? t->name : "tensor");
+    free(t->data);
+    free(t->grad);
+    free((char *)t->name);
+    free(t);
+}
+
+int qkv_same_shape(const qkv_tensor *a, const qkv_tensor *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+char *qkv_shape_str(const qkv_tensor *t, char *buf, size_t len) {
+    size_t used = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < t->ndim && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, i ? ",%d" : "%d", t->shape[i]);
+    if (used < len) snprintf(buf + used, len - used, "]");
+    return buf;
+}
+
+int qkv_axis(const char *op, const qkv_tensor *t, int axis) {
+    char shape[QKV_SHAPE_STR_LEN];
+    int resolved = axis < 0 ? axis + t->ndim : axis;
+    QKV_CHECK(resolved >= 0 && resolved < t->ndim, "%s: axis %d out of range for %s", op, axis,
+              qkv_shape_str(t, shape, sizeof shape));
+    return resolved;
+}
+
+void qkv_axis_split(const qkv_tensor *t, int axis, size_t *outer, size_t *len, size_t *inner) {
+    *outer = qkv_shape_size(axis, t->shape);
+    *len = (size_t)t->shape[axis];
+    *inner = qkv_shape_size(t->ndim - axis - 1, t->shape + axis + 1);
+}
+
+void qkv_tensor_check_live(const qkv_tensor *t, const char *op) {
+    QKV_CHECK(t != NULL, "%s: input tensor is NULL", op);
+    if (t->owned) return;
+    QKV_CHECK(t->tape && t->generation == t->tape->generation,
+              "%s: activation %s used after its tape was reset", op, t->name ? t->name : "");
+}
+
+float *qkv_tensor_grad(qkv_tensor *t) {
+    if (!t->grad) {
+        QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
+                  t->name ? t->name : "");
+        t->grad = qkv_tape_calloc(t->tape, t->size * sizeof(float));
+    }
+    return t->grad;
+}
+
+void qkv_tensor_fill(qkv_tensor *t, float value) {
+    for (size_t i = 0; i < t->size; i++) t->data[i] = value;
+}
+
+void qkv_tensor_copy_from(qkv_tensor *t, const float *values) {
+    memcpy(t->data, values, t->size * sizeof(float));
+}
+
+void qkv_tensor_zero_grad(qkv_tensor *t) {
+    if (t->grad) memset(t->grad, 0, t->size * sizeof(float));
+}
+
+void qkv_tensor_print(const qkv_tensor *t, FILE *out) {
+    char shape[QKV_SHAPE_STR_LEN];
+    fprintf(out, "%s%s%s [", t->name ? t->name : "tensor", t->name ? " " : "",
+            qkv_shape_str(t, shape, sizeof shape));
+    size_t show = t->size < 8 ? t->size : 8;
+    for (size_t i = 0; i < show; i++) fprintf(out, i ? ", %.6g" : "%.6g", t->data[i]);
+    fprintf(out, "%s]\n", show < t->size ? ", ..." : "");
+}
+
+float qkv_at(const qkv_tensor *t, int i0, int i1, int i2, int i3) {
+    int idx[QKV_MAX_DIMS] = {i0, i1, i2, i3};
+    size_t off = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        QKV_CHECK(idx[d] >= 0 && idx[d] < t->shape[d], "at: index %d out of range for dim %d of size %d",
+                  idx[d], d, t->shape[d]);
+        off = off * (size_t)t->shape[d] + (size_t)idx[d];
+    }
+    return t->data[off];
+}
+
+/* Used by tape.c for arena tensors. */
+void qkv__check_shape(const char *where, int ndim, const int *shape) { check_shape(where, ndim, shape); }

@@ -1,0 +1,17 @@
+/* spirals.h — the interleaved-spirals classification set (the demo's data).
+ *
+ * Class c of n_classes has n_per_class points along the arm
+ *     r = t,  theta = 4 t + 2 pi c / n_classes + noise,   t uniform in (0, 1],
+ * i.e. (r cos theta, r sin theta). Deterministic in the seed.
+ */
+#ifndef QKV_SPIRALS_H
+#define QKV_SPIRALS_H
+
+#include <stdint.h>
+
+/* x gets n_per_class * n_classes rows of 2 floats; y the class of each row.
+ * Rows are shuffled. */
+void qkv_spirals_make(int n_per_class, int n_classes, float noise, uint64_t seed, float *x,
+                      int32_t *y);
+
+#endif

@@ -1,0 +1,22 @@
+/* run_tests.c — runs every Check suite in one process, without fork (see
+ * test_util.h), and exits non-zero if any test failed. */
+#include <check.h>
+#include <stdlib.h>
+
+#define SUITES(X)                                                                           \
+    X(core) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy)          \
+    X(reference) X(determinism) X(layers) X(train)
+
+#define DECLARE(name) Suite *suite_##name(void);
+SUITES(DECLARE)
+
+int main(void) {
+    SRunner *runner = srunner_create(NULL);
+#define ADD(name) srunner_add_suite(runner, suite_##name());
+    SUITES(ADD)
+    srunner_set_fork_status(runner, CK_NOFORK);
+    srunner_run_all(runner, CK_NORMAL);
+    int failed = srunner_ntests_failed(runner);
+    srunner_free(runner);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

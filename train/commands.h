@@ -1,0 +1,10 @@
+/* commands.h — the subcommands of ./qkv. Each takes the arguments after its own
+ * name and returns the process exit code. */
+#ifndef QKV_COMMANDS_H
+#define QKV_COMMANDS_H
+
+int qkv_cmd_train(int argc, char **argv);
+int qkv_cmd_gradcheck(int argc, char **argv);
+int qkv_cmd_bench(int argc, char **argv);
+
+#endif
