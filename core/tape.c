@@ -67,6 +67,12 @@ void qkv_tape_reset(qkv_tape *tape) {
     tape->generation++;
 }
 
+int qkv_tape_n_chunks(const qkv_tape *tape) {
+    int n = 0;
+    for (const qkv_arena_chunk *c = tape->chunks; c; c = c->next) n++;
+    return n;
+}
+
 int qkv_tape_set_grad(qkv_tape *tape, int enabled) {
     int previous = tape->grad_enabled;
     tape->grad_enabled = enabled;

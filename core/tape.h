@@ -77,6 +77,9 @@ void qkv_backward(qkv_tape *tape, qkv_tensor *loss);
 /* Backward from any output with a given seed gradient (out->size floats). */
 void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad);
 
+/* Arena chunks in use: 1 in the steady state (for tests and stats). */
+int qkv_tape_n_chunks(const qkv_tape *tape);
+
 /* One line per node: index, op, input shapes (and names), output shape. */
 void qkv_tape_print(const qkv_tape *tape, FILE *out);
 

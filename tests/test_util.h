@@ -26,7 +26,7 @@ void qkv_test_hook(const char *message);
     do {                                                                                    \
         qkv_error_hook previous_hook_ = qkv_set_error_hook(qkv_test_hook);                  \
         qkv_test_message[0] = '\0';                                                         \
-        int stopped_ = 0;                                                                   \
+        volatile int stopped_ = 0;                                                          \
         if (setjmp(qkv_test_jump) == 0) { stmt; } else { stopped_ = 1; }                    \
         qkv_set_error_hook(previous_hook_);                                                 \
         ck_assert_msg(stopped_, "expected a fatal error from: %s", #stmt);                  \

@@ -1,0 +1,30 @@
+/* spirals.c — see spirals.h. */
+#include "spirals.h"
+
+#include <math.h>
+
+#include "core/rng.h"
+
+void qkv_spirals_make(int n_per_class, int n_classes, float noise, uint64_t seed, float *x,
+                      int32_t *y) {
+    qkv_rng rng = qkv_rng_make(seed);
+    int n = n_per_class * n_classes;
+    for (int c = 0; c < n_classes; c++) {
+        for (int i = 0; i < n_per_class; i++) {
+            int row = c * n_per_class + i;
+            float t = (float)(i + 1) / (float)n_per_class;
+            float theta = 4.0f * t + 6.2831853f * (float)c / (float)n_classes + noise * qkv_rng_normal(&rng);
+            x[2 * row] = t * cosf(theta);
+            x[2 * row + 1] = t * sinf(theta);
+            y[row] = c;
+        }
+    }
+    /* Fisher-Yates shuffle of the rows. */
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)qkv_rng_below(&rng, (uint32_t)(i + 1));
+        float x0 = x[2 * i], x1 = x[2 * i + 1];
+        int32_t yi = y[i];
+        x[2 * i] = x[2 * j]; x[2 * i + 1] = x[2 * j + 1]; y[i] = y[j];
+        x[2 * j] = x0; x[2 * j + 1] = x1; y[j] = yi;
+    }
+}

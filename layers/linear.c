@@ -1,0 +1,68 @@
+/* linear.c — Linear and MLP modules. See linear.h. */
+#include "linear.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/ops.h"
+
+void qkv_linear_init(qkv_linear *layer, qkv_params *params, const char *name, int in, int out,
+                     int with_bias, qkv_rng *rng) {
+    QKV_CHECK(in >= 1 && out >= 1, "linear_init %s: widths in=%d out=%d must be >= 1", name, in, out);
+    char full[256];
+    float bound = 1.0f / sqrtf((float)in);
+    layer->in = in;
+    layer->out = out;
+    snprintf(full, sizeof full, "%s.weight", name);
+    layer->weight = qkv_params_new(params, full, 2, (int[]){out, in});
+    qkv_fill_uniform(layer->weight->data, layer->weight->size, rng, -bound, bound);
+    layer->bias = NULL;
+    if (with_bias) {
+        snprintf(full, sizeof full, "%s.bias", name);
+        layer->bias = qkv_params_new(params, full, 1, (int[]){out});
+        qkv_fill_uniform(layer->bias->data, layer->bias->size, rng, -bound, bound);
+    }
+}
+
+/* y = x W^T (+ b): matmul with W transposed, then a broadcast add over rows. */
+qkv_tensor *qkv_linear_forward(qkv_tape *tape, const qkv_linear *layer, qkv_tensor *x) {
+    char shape[QKV_SHAPE_STR_LEN];
+    QKV_CHECK(x->ndim >= 1 && x->shape[x->ndim - 1] == layer->in,
+              "linear %s: input %s does not end in in=%d", layer->weight->name,
+              qkv_shape_str(x, shape, sizeof shape), layer->in);
+    qkv_tensor *x2 = x->ndim >= 2 ? x : qkv_reshape(tape, x, 2, (int[]){1, layer->in});
+    qkv_tensor *y = qkv_matmul(tape, x2, layer->weight, 0, 1);
+    if (layer->bias) y = qkv_add(tape, y, layer->bias);
+    if (x->ndim == 1) y = qkv_reshape(tape, y, 1, (int[]){layer->out});
+    return y;
+}
+
+void qkv_mlp_init(qkv_mlp *mlp, qkv_params *params, const char *name, int n_layers,
+                  const int *widths, qkv_activation activation, qkv_rng *rng) {
+    QKV_CHECK(n_layers >= 1 && n_layers <= QKV_MLP_MAX_LAYERS, "mlp_init %s: %d layers (1..%d)", name,
+              n_layers, QKV_MLP_MAX_LAYERS);
+    mlp->n_layers = n_layers;
+    mlp->activation = activation;
+    for (int i = 0; i < n_layers; i++) {
+        char full[256];
+        snprintf(full, sizeof full, "%s.%d", name, i);
+        qkv_linear_init(&mlp->layers[i], params, full, widths[i], widths[i + 1], 1, rng);
+    }
+}
+
+static qkv_tensor *activate(qkv_tape *tape, qkv_activation activation, qkv_tensor *x) {
+    switch (activation) {
+    case QKV_ACT_GELU: return qkv_gelu(tape, x);
+    case QKV_ACT_TANH: return qkv_tanh(tape, x);
+    default: return qkv_relu(tape, x);
+    }
+}
+
+qkv_tensor *qkv_mlp_forward(qkv_tape *tape, const qkv_mlp *mlp, qkv_tensor *x) {
+    for (int i = 0; i < mlp->n_layers; i++) {
+        x = qkv_linear_forward(tape, &mlp->layers[i], x);
+        if (i + 1 < mlp->n_layers) x = activate(tape, mlp->activation, x);
+    }
+    return x;
+}

@@ -1,0 +1,25 @@
+/* args.h — strict command-line flag parsing for the ./qkv subcommands.
+ *
+ * A command declares its flags in a table; qkv_args_parse() walks argv, fills the
+ * targets and returns 0, or prints one line naming the flag and what was wrong
+ * ("qkv train spirals: --steps: expected an integer in [1, 10000000], got 'x'")
+ * and returns -1. --help prints the table. Nothing is half-applied: on error the
+ * targets may have changed, but the command then exits without running.
+ */
+#ifndef QKV_ARGS_H
+#define QKV_ARGS_H
+
+typedef enum { QKV_ARG_INT, QKV_ARG_FLOAT, QKV_ARG_FLAG, QKV_ARG_STRING } qkv_arg_kind;
+
+typedef struct qkv_arg {
+    const char *flag;      /* "--steps" */
+    qkv_arg_kind kind;
+    void *target;          /* int*, float*, int* (flag), const char** */
+    double min, max;       /* accepted range for INT and FLOAT */
+    const char *help;
+} qkv_arg;
+
+/* Returns 0 on success, 1 if --help was printed, -1 on error (message printed). */
+int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args);
+
+#endif
