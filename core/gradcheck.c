@@ -28,14 +28,45 @@ static double eval_loss(qkv_tape *tape, qkv_gradcheck_fn fn, qkv_tensor *const *
     return weighted_sum(out, weights);
 }
 
+/* Compares analytic and numeric gradients over the elements of x (sampled). */
+static void check_tensor(qkv_gradcheck_result *result, int index, qkv_tensor *x, qkv_tape *tape,
+                         qkv_gradcheck_fn fn, qkv_tensor *const *inputs, const void *ctx,
+                         const float *weights, float eps, uint64_t seed, size_t out_size) {
+    size_t n = x->size;
+    size_t stride = n > SAMPLE_LIMIT ? n / SAMPLE_LIMIT : 1;
+    for (size_t j = 0; j < n; j += stride) {
+        float saved = x->data[j];
+        x->data[j] = saved + eps;
+        double plus = eval_loss(tape, fn, inputs, ctx, weights, seed, out_size);
+        x->data[j] = saved - eps;
+        double minus = eval_loss(tape, fn, inputs, ctx, weights, seed, out_size);
+        x->data[j] = saved;
+        /* The actual step is (saved+eps) - (saved-eps) in float, not 2*eps. */
+        double step = (double)(saved + eps) - (double)(saved - eps);
+        double numeric = (plus - minus) / step;
+        double analytic = x->grad[j];
+        double scale = fmax(1.0, fmax(fabs(analytic), fabs(numeric)));
+        double err = fabs(analytic - numeric) / scale;
+        if (err > result->max_err || result->n_checked == 0) {
+            result->max_err = err;
+            result->worst_input = index;
+            result->worst_index = j;
+            result->worst_analytic = analytic;
+            result->worst_numeric = numeric;
+        }
+        result->n_checked++;
+    }
+}
+
 qkv_gradcheck_result qkv_gradcheck(qkv_gradcheck_fn fn, int n_inputs, qkv_tensor *const *inputs,
-                                   const void *ctx, float eps, uint64_t seed) {
+                                   const qkv_params *params, const void *ctx, float eps, uint64_t seed) {
     qkv_gradcheck_result result = {0};
     qkv_tape *tape = qkv_tape_create(seed);
     qkv_rng rng = qkv_rng_make(seed ^ 0xc0ffeeULL);
 
     /* Analytic gradients: one backward pass seeded with R. */
     for (int i = 0; i < n_inputs; i++) qkv_tensor_zero_grad(inputs[i]);
+    if (params) qkv_params_zero_grad(params);
     tape->rng = qkv_rng_make(seed);
     qkv_tensor *out = fn(tape, inputs, ctx);
     size_t out_size = out->size;
@@ -43,34 +74,12 @@ qkv_gradcheck_result qkv_gradcheck(qkv_gradcheck_fn fn, int n_inputs, qkv_tensor
     qkv_fill_normal(weights, out_size, &rng, 0.0f, 1.0f);
     if (out->requires_grad) qkv_backward_seeded(tape, out, weights);
 
-    for (int i = 0; i < n_inputs; i++) {
-        qkv_tensor *x = inputs[i];
-        if (!x->requires_grad) continue;
-        size_t n = x->size;
-        size_t stride = n > SAMPLE_LIMIT ? n / SAMPLE_LIMIT : 1;
-        for (size_t j = 0; j < n; j += stride) {
-            float saved = x->data[j];
-            x->data[j] = saved + eps;
-            double plus = eval_loss(tape, fn, inputs, ctx, weights, seed, out_size);
-            x->data[j] = saved - eps;
-            double minus = eval_loss(tape, fn, inputs, ctx, weights, seed, out_size);
-            x->data[j] = saved;
-            /* The actual step is (saved+eps) - (saved-eps) in float, not 2*eps. */
-            double step = (double)(saved + eps) - (double)(saved - eps);
-            double numeric = (plus - minus) / step;
-            double analytic = x->grad[j];
-            double scale = fmax(1.0, fmax(fabs(analytic), fabs(numeric)));
-            double err = fabs(analytic - numeric) / scale;
-            if (err > result.max_err || result.n_checked == 0) {
-                result.max_err = err;
-                result.worst_input = i;
-                result.worst_index = j;
-                result.worst_analytic = analytic;
-                result.worst_numeric = numeric;
-            }
-            result.n_checked++;
-        }
-    }
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i]->requires_grad)
+            check_tensor(&result, i, inputs[i], tape, fn, inputs, ctx, weights, eps, seed, out_size);
+    for (int i = 0; params && i < params->n; i++)
+        check_tensor(&result, n_inputs + i, params->items[i], tape, fn, inputs, ctx, weights, eps, seed,
+                     out_size);
     free(weights);
     qkv_tape_free(tape);
     return result;
@@ -82,8 +91,10 @@ static void fill_input(qkv_tensor *t, int init, qkv_rng *rng) {
         qkv_fill_uniform(t->data, t->size, rng, 0.5f, 2.0f);
         break;
     case QKV_INIT_SPREAD: {
-        /* A shuffled ramp: distinct values, 0.1 apart, centred on 0. */
-        for (size_t i = 0; i < t->size; i++) t->data[i] = 0.1f * ((float)i - 0.5f * (float)t->size) + 0.05f;
+        /* A shuffled ramp 0.1 k + 0.05 for integer k around 0: distinct values
+         * 0.1 apart, none within 0.05 of zero (relu's kink). */
+        long half = (long)(t->size / 2);
+        for (size_t i = 0; i < t->size; i++) t->data[i] = 0.1f * (float)((long)i - half) + 0.05f;
         for (size_t i = t->size; i > 1; i--) {
             size_t j = qkv_rng_below(rng, (uint32_t)i);
             float tmp = t->data[i - 1]; t->data[i - 1] = t->data[j]; t->data[j] = tmp;
@@ -104,8 +115,12 @@ qkv_gradcheck_result qkv_gradcheck_run_case(const qkv_gradcheck_case *c, uint64_
         inputs[i] = qkv_tensor_create(NULL, c->ndim[i], c->shape[i], !c->no_grad[i]);
         fill_input(inputs[i], c->init[i], &rng);
     }
-    qkv_gradcheck_result r = qkv_gradcheck(c->fn, c->n_inputs, inputs, c->ctx,
-                                           c->eps > 0 ? c->eps : 1e-3f, seed);
+    qkv_params params = {0};
+    void *module = c->setup ? c->setup(&params, &rng, c->ctx) : NULL;
+    qkv_gradcheck_result r = qkv_gradcheck(c->fn, c->n_inputs, inputs, c->setup ? &params : NULL,
+                                           c->setup ? module : c->ctx, c->eps > 0 ? c->eps : 1e-3f, seed);
+    if (c->teardown) c->teardown(module);
+    qkv_params_free(&params);
     for (int i = 0; i < c->n_inputs; i++) qkv_tensor_free(inputs[i]);
     return r;
 }

@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "params.h"
 #include "tape.h"
 
 typedef qkv_tensor *(*qkv_gradcheck_fn)(qkv_tape *tape, qkv_tensor *const *inputs, const void *ctx);
@@ -29,10 +30,11 @@ typedef struct qkv_gradcheck_result {
     size_t n_checked;      /* elements compared */
 } qkv_gradcheck_result;
 
-/* inputs are owned tensors; those with requires_grad are checked. Their values
- * are restored afterwards; their gradients are overwritten. */
+/* inputs are owned tensors; those with requires_grad are checked, and so is
+ * every tensor of params (may be NULL). Values are restored afterwards;
+ * gradients are overwritten. */
 qkv_gradcheck_result qkv_gradcheck(qkv_gradcheck_fn fn, int n_inputs, qkv_tensor *const *inputs,
-                                   const void *ctx, float eps, uint64_t seed);
+                                   const qkv_params *params, const void *ctx, float eps, uint64_t seed);
 
 /* How a case fills its inputs. */
 enum qkv_gradcheck_init {
@@ -54,6 +56,11 @@ typedef struct qkv_gradcheck_case {
     const void *ctx;               /* extra arguments for fn (targets, axis, ...) */
     float eps;                     /* 0: 1e-3 */
     float tol;                     /* 0: 1e-2 */
+    /* Layers: setup builds a module, registering its parameters in params; its
+     * return value replaces ctx for fn, and every parameter is checked too.
+     * teardown frees what setup allocated besides the parameters. */
+    void *(*setup)(qkv_params *params, qkv_rng *rng, const void *ctx);
+    void (*teardown)(void *module);
 } qkv_gradcheck_case;
 
 /* Makes the inputs, runs the check, frees the inputs. */

@@ -1,0 +1,377 @@
+/* test_softmax.c — softmax, log-softmax, cross-entropy and mse: gradient checks,
+ * values by hand, stability on huge logits, the ignore_index and weight rules,
+ * errors, bitwise thread independence, and the worked attention example. */
+#include <stdlib.h>
+
+#include "test_util.h"
+
+#define IGNORE (-100)
+
+static qkv_tensor *owned(int ndim, const int *shape, const float *values, int requires_grad) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
+    if (values) qkv_tensor_copy_from(t, values);
+    return t;
+}
+
+static void assert_floats(const float *got, const float *expected, size_t n, double tol) {
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabs(got[i] - expected[i]) <= tol, "element %zu: %.9g, expected %.9g", i,
+                      (double)got[i], (double)expected[i]);
+}
+
+static void assert_all_finite(const float *x, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++) ck_assert_msg(isfinite(x[i]), "%s[%zu] = %g", what, i, (double)x[i]);
+}
+
+static void fill_normal(qkv_tensor *t, uint64_t seed, float std) {
+    qkv_rng rng = qkv_rng_make(seed);
+    qkv_fill_normal(t->data, t->size, &rng, 0.0f, std);
+}
+
+START_TEST(test_softmax_gradients) { CHECK_GROUP_GRADIENTS(qkv_checks_softmax); }
+END_TEST
+
+START_TEST(test_softmax_values) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, -1, -1, -1}, 0);
+    double z = exp(1) + exp(2) + exp(3);
+    float expected[6] = {(float)(exp(1) / z), (float)(exp(2) / z), (float)(exp(3) / z),
+                         1.0f / 3, 1.0f / 3, 1.0f / 3};
+    qkv_tensor *y = qkv_softmax(tape, x);
+    ck_assert_int_eq(y->ndim, 2);
+    ck_assert_int_eq(y->shape[0], 2);
+    ck_assert_int_eq(y->shape[1], 3);
+    assert_floats(y->data, expected, 6, 1e-7);
+
+    float expected_log[6] = {(float)(1 - log(z)), (float)(2 - log(z)), (float)(3 - log(z)),
+                             (float)-log(3), (float)-log(3), (float)-log(3)};
+    assert_floats(qkv_log_softmax(tape, x)->data, expected_log, 6, 1e-6);
+
+    /* A single class: softmax 1, log-softmax 0. */
+    qkv_tensor *one = owned(2, (int[]){3, 1}, (float[]){-7, 0, 42}, 0);
+    assert_floats(qkv_softmax(tape, one)->data, (float[]){1, 1, 1}, 3, 0);
+    assert_floats(qkv_log_softmax(tape, one)->data, (float[]){0, 0, 0}, 3, 0);
+
+    qkv_tensor_free(one);
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(test_softmax_rows_sum_to_one) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = owned(3, (int[]){3, 7, 13}, NULL, 0);
+    fill_normal(x, 3, 5.0f);
+    qkv_tensor *y = qkv_softmax(tape, x);
+    for (int r = 0; r < 21; r++) {
+        double sum = 0;
+        for (int j = 0; j < 13; j++) {
+            float p = y->data[r * 13 + j];
+            ck_assert(p >= 0.0f && p <= 1.0f);
+            sum += p;
+        }
+        ck_assert_close(sum, 1.0, 1e-6);
+    }
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* Logits of +-1e4 and rows of equal huge values: no NaN or Inf, forward or backward. */
+START_TEST(test_softmax_stable_on_huge_logits) {
+    qkv_tape *tape = qkv_tape_create(1);
+    const float huge = 3e38f;
+    qkv_tensor *x = owned(2, (int[]){3, 4},
+                          (float[]){1e4f, -1e4f, 0, 1e4f - 1, -1e4f, -1e4f, -1e4f, -1e4f,
+                                    huge, huge, huge, huge}, 1);
+    const float seed[12] = {1, -2, 3, 0.5f, 1, 2, 3, 4, -1, 1, -1, 2};
+
+    qkv_tensor *y = qkv_softmax(tape, x);
+    assert_all_finite(y->data, 12, "softmax");
+    double e1 = exp(-1.0);
+    float expected[12] = {(float)(1 / (1 + e1)), 0, 0, (float)(e1 / (1 + e1)), 0.25f, 0.25f, 0.25f,
+                          0.25f, 0.25f, 0.25f, 0.25f, 0.25f};
+    assert_floats(y->data, expected, 12, 1e-6);
+    qkv_backward_seeded(tape, y, seed);
+    assert_all_finite(x->grad, 12, "softmax grad");
+
+    qkv_tensor_zero_grad(x);
+    qkv_tape_reset(tape);
+    qkv_tensor *ly = qkv_log_softmax(tape, x);
+    assert_all_finite(ly->data, 12, "log_softmax");
+    ck_assert_close(ly->data[1], -2e4 - log1p(e1), 1e-6);
+    ck_assert_close(ly->data[4], -log(4.0), 1e-6);
+    ck_assert_close(ly->data[8], -log(4.0), 1e-6);
+    qkv_backward_seeded(tape, ly, seed);
+    assert_all_finite(x->grad, 12, "log_softmax grad");
+
+    qkv_tensor_zero_grad(x);
+    qkv_tape_reset(tape);
+    qkv_tensor *loss = qkv_cross_entropy(tape, x, (int32_t[]){1, 0, 3}, IGNORE, NULL);
+    ck_assert(isfinite(loss->data[0]));
+    ck_assert_close(loss->data[0], (2e4 + log1p(e1) + 2 * log(4.0)) / 3, 1e-6);
+    qkv_backward(tape, loss);
+    assert_all_finite(x->grad, 12, "cross_entropy grad");
+
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(test_log_softmax_is_log_of_softmax) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = owned(2, (int[]){5, 9}, NULL, 0);
+    fill_normal(x, 11, 3.0f);
+    qkv_tensor *p = qkv_softmax(tape, x), *lp = qkv_log_softmax(tape, x);
+    int compared = 0;
+    for (size_t i = 0; i < x->size; i++) {
+        double log_p = log(p->data[i]);
+        if (!isfinite(log_p)) continue;
+        ck_assert_close(lp->data[i], log_p, 1e-5);
+        compared++;
+    }
+    ck_assert_int_gt(compared, 40);
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* logits [[1,2,3],[1,1,1]]: row losses l0 = log(e+e^2+e^3) - 3, l1 = log 3. */
+START_TEST(test_cross_entropy_values) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 1, 1, 1}, 1);
+    double z = exp(1) + exp(2) + exp(3), l0 = log(z) - 3, l1 = log(3.0);
+
+    qkv_tensor *loss = qkv_cross_entropy(tape, x, (int32_t[]){2, 0}, IGNORE, NULL);
+    ck_assert_int_eq(loss->ndim, 0);
+    ck_assert_close(loss->data[0], (l0 + l1) / 2, 1e-6);
+    /* dlogits = (softmax - onehot) / 2 per row. */
+    qkv_backward(tape, loss);
+    float expected[6] = {(float)(exp(1) / z / 2), (float)(exp(2) / z / 2), (float)((exp(3) / z - 1) / 2),
+                         (float)((1.0 / 3 - 1) / 2), (float)(1.0 / 6), (float)(1.0 / 6)};
+    assert_floats(x->grad, expected, 6, 1e-6);
+
+    /* The ignored row counts for nothing, in value or gradient. */
+    qkv_tensor_zero_grad(x);
+    qkv_tape_reset(tape);
+    loss = qkv_cross_entropy(tape, x, (int32_t[]){2, -1}, -1, NULL);
+    ck_assert_close(loss->data[0], l0, 1e-6);
+    qkv_backward(tape, loss);
+    assert_floats(x->grad + 3, (float[]){0, 0, 0}, 3, 0);
+    ck_assert_close(x->grad[2], exp(3) / z - 1, 1e-6);
+
+    /* ignore_index may be a valid class, as in PyTorch. */
+    qkv_tape_reset(tape);
+    ck_assert_close(qkv_cross_entropy(tape, x, (int32_t[]){2, 0}, 0, NULL)->data[0], l0, 1e-6);
+
+    /* Weighted: (2 l0 + 1 l1) / 3, and the gradient scales by w_i / sum_w. */
+    qkv_tensor_zero_grad(x);
+    qkv_tape_reset(tape);
+    loss = qkv_cross_entropy(tape, x, (int32_t[]){2, 0}, IGNORE, (float[]){2, 1});
+    ck_assert_close(loss->data[0], (2 * l0 + l1) / 3, 1e-6);
+    qkv_backward(tape, loss);
+    ck_assert_close(x->grad[2], 2.0 / 3 * (exp(3) / z - 1), 1e-6);
+    ck_assert_close(x->grad[3], 1.0 / 3 * (1.0 / 3 - 1), 1e-6);
+
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* The targets and weights are copied: the caller may reuse its buffers before backward. */
+START_TEST(test_cross_entropy_copies_targets) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 1, 1, 1}, 1);
+    int32_t targets[2] = {2, 0};
+    float weights[2] = {2, 1};
+    qkv_tensor *loss = qkv_cross_entropy(tape, x, targets, IGNORE, weights);
+    targets[0] = 0, targets[1] = IGNORE;
+    weights[0] = 100;
+    qkv_backward(tape, loss);
+    double z = exp(1) + exp(2) + exp(3);
+    ck_assert_close(x->grad[2], 2.0 / 3 * (exp(3) / z - 1), 1e-6);
+    ck_assert_close(x->grad[3], 1.0 / 3 * (1.0 / 3 - 1), 1e-6);
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(test_cross_entropy_all_ignored) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = owned(3, (int[]){2, 2, 3}, NULL, 1);
+    fill_normal(x, 2, 1.0f);
+    const int32_t targets[4] = {IGNORE, IGNORE, IGNORE, IGNORE};
+    qkv_tensor *loss = qkv_cross_entropy(tape, x, targets, IGNORE, NULL);
+    ck_assert(loss->data[0] == 0.0f);
+    qkv_backward(tape, loss);
+    for (size_t i = 0; i < x->size; i++) ck_assert(x->grad[i] == 0.0f);
+    /* Counted rows whose weights are all 0: also 0, not 0/0. */
+    qkv_tape_reset(tape);
+    loss = qkv_cross_entropy(tape, x, (int32_t[]){0, 1, 2, IGNORE}, IGNORE, (float[]){0, 0, 0, 5});
+    ck_assert(loss->data[0] == 0.0f);
+    qkv_backward(tape, loss);
+    for (size_t i = 0; i < x->size; i++) ck_assert(x->grad[i] == 0.0f);
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(test_mse_values) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *pred = owned(1, (int[]){3}, (float[]){1, 2, 3}, 1);
+    qkv_tensor *target = owned(1, (int[]){3}, (float[]){0, 2, 5}, 1);
+    qkv_tensor *loss = qkv_mse(tape, pred, target);
+    ck_assert_int_eq(loss->ndim, 0);
+    ck_assert_close(loss->data[0], 5.0 / 3, 1e-6);
+    qkv_backward(tape, loss);
+    assert_floats(pred->grad, (float[]){2.0f / 3, 0, -4.0f / 3}, 3, 1e-6);
+    assert_floats(target->grad, (float[]){-2.0f / 3, 0, 4.0f / 3}, 3, 1e-6);
+    qkv_tensor_free(pred);
+    qkv_tensor_free(target);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(test_softmax_errors) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = owned(2, (int[]){2, 3}, NULL, 1);
+    qkv_tensor *y = owned(2, (int[]){3, 2}, NULL, 0);
+    qkv_tensor *scalar = qkv_tensor_create(NULL, 0, (int[]){1}, 1);
+    EXPECT_FATAL(qkv_cross_entropy(tape, x, (int32_t[]){0, 3}, IGNORE, NULL),
+                 "cross_entropy: logits [2,3]: row 1 target 3 outside [0,3)");
+    EXPECT_FATAL(qkv_cross_entropy(tape, x, (int32_t[]){-5, 0}, IGNORE, NULL),
+                 "cross_entropy: logits [2,3]: row 0 target -5");
+    EXPECT_FATAL(qkv_cross_entropy(tape, x, NULL, IGNORE, NULL),
+                 "cross_entropy: logits [2,3]: targets is NULL");
+    EXPECT_FATAL(qkv_cross_entropy(tape, scalar, (int32_t[]){0}, IGNORE, NULL),
+                 "cross_entropy: axis -1 out of range for []");
+    EXPECT_FATAL(qkv_softmax(tape, scalar), "softmax: axis -1 out of range for []");
+    EXPECT_FATAL(qkv_log_softmax(tape, scalar), "log_softmax: axis -1 out of range for []");
+    EXPECT_FATAL(qkv_mse(tape, x, y), "mse: pred [2,3] vs target [3,2]: shapes differ");
+    EXPECT_FATAL(qkv_mse(tape, x, NULL), "mse: input tensor is NULL");
+    qkv_tensor *activation = qkv_softmax(tape, x);
+    qkv_tape_reset(tape);
+    EXPECT_FATAL(qkv_log_softmax(tape, activation), "log_softmax: activation");
+    qkv_tensor_free(x);
+    qkv_tensor_free(y);
+    qkv_tensor_free(scalar);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* ---- 1 vs 2 threads, bitwise ------------------------------------------------- */
+
+#define BIG_ROWS 256
+#define BIG_COLS 1000
+
+typedef qkv_tensor *(*big_op)(qkv_tape *tape, qkv_tensor *x, qkv_tensor *other);
+
+static int32_t big_targets[BIG_ROWS];
+static float big_weights[BIG_ROWS];
+
+static qkv_tensor *softmax_op(qkv_tape *t, qkv_tensor *x, qkv_tensor *o) {
+    (void)o;
+    return qkv_softmax(t, x);
+}
+static qkv_tensor *log_softmax_op(qkv_tape *t, qkv_tensor *x, qkv_tensor *o) {
+    (void)o;
+    return qkv_log_softmax(t, x);
+}
+static qkv_tensor *cross_entropy_op(qkv_tape *t, qkv_tensor *x, qkv_tensor *o) {
+    (void)o;
+    return qkv_cross_entropy(t, x, big_targets, IGNORE, big_weights);
+}
+static qkv_tensor *mse_op(qkv_tape *t, qkv_tensor *x, qkv_tensor *o) { return qkv_mse(t, x, o); }
+
+/* Runs op forward and backward (random seed gradient) on threads threads; copies
+ * the output and both inputs' gradients into result (out, dx, dother). */
+static void run_big(int threads, big_op op, qkv_tensor *x, qkv_tensor *other, float *result) {
+    qkv_set_threads(threads);
+    qkv_tape *tape = qkv_tape_create(7);
+    qkv_tensor_zero_grad(x);
+    qkv_tensor_zero_grad(other);
+    qkv_tensor *y = op(tape, x, other);
+    float *seed = malloc(y->size * sizeof(float));
+    qkv_rng rng = qkv_rng_make(99);
+    qkv_fill_normal(seed, y->size, &rng, 0.0f, 1.0f);
+    qkv_backward_seeded(tape, y, seed);
+    memcpy(result, y->data, y->size * sizeof(float));
+    memcpy(result + x->size, x->grad, x->size * sizeof(float));
+    memcpy(result + 2 * x->size, other->grad, x->size * sizeof(float));
+    free(seed);
+    qkv_tape_free(tape);
+}
+
+static void assert_big_thread_independent(big_op op, const char *name) {
+    int previous = qkv_threads();
+    const int shape[2] = {BIG_ROWS, BIG_COLS};
+    qkv_tensor *x = owned(2, shape, NULL, 1), *other = owned(2, shape, NULL, 1);
+    fill_normal(x, 21, 4.0f);
+    fill_normal(other, 22, 1.0f);
+    size_t n = 3 * x->size;
+    float *one = calloc(n, sizeof(float)), *two = calloc(n, sizeof(float));
+    run_big(1, op, x, other, one);
+    run_big(2, op, x, other, two);
+    qkv_set_threads(previous);
+    ck_assert_msg(memcmp(one, two, n * sizeof(float)) == 0, "%s: 1 and 2 threads differ", name);
+    free(one), free(two);
+    qkv_tensor_free(x);
+    qkv_tensor_free(other);
+}
+
+START_TEST(test_softmax_thread_independent) {
+    for (int r = 0; r < BIG_ROWS; r++) {
+        big_targets[r] = r % 7 == 3 ? IGNORE : (r * 37) % BIG_COLS;
+        big_weights[r] = 0.5f + (float)(r % 5) * 0.25f;
+    }
+    assert_big_thread_independent(softmax_op, "softmax");
+    assert_big_thread_independent(log_softmax_op, "log_softmax");
+    assert_big_thread_independent(cross_entropy_op, "cross_entropy");
+    assert_big_thread_independent(mse_op, "mse");
+}
+END_TEST
+
+/* ---- worked attention example ----------------------------------------------- */
+
+/* One query q = [1], keys [0], [log 2], [log 3]: scores q.k = 0, log 2, log 3;
+ * softmax gives weights 1/6, 2/6, 3/6; with values [1,0], [0,2], [2,2] the output
+ * is 1/6 [1,0] + 2/6 [0,2] + 3/6 [2,2] = [7/6, 5/3]. */
+START_TEST(test_attention_worked_example) {
+    qkv_tape *tape = qkv_tape_create(1);
+    const float query = 1.0f, keys[3] = {0.0f, logf(2.0f), logf(3.0f)};
+    const float values[3][2] = {{1, 0}, {0, 2}, {2, 2}};
+    qkv_tensor *scores = owned(2, (int[]){1, 3}, NULL, 0);
+    for (int k = 0; k < 3; k++) scores->data[k] = query * keys[k];
+
+    qkv_tensor *weights = qkv_softmax(tape, scores);
+    assert_floats(weights->data, (float[]){1.0f / 6, 2.0f / 6, 3.0f / 6}, 3, 1e-6);
+
+    float out[2] = {0, 0};
+    for (int k = 0; k < 3; k++)
+        for (int d = 0; d < 2; d++) out[d] += weights->data[k] * values[k][d];
+    assert_floats(out, (float[]){7.0f / 6, 5.0f / 3}, 2, 1e-6);
+
+    qkv_tensor_free(scores);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+Suite *suite_softmax(void) {
+    Suite *s = suite_create("softmax");
+    TCase *tc = tcase_create("softmax");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_softmax_gradients);
+    tcase_add_test(tc, test_softmax_values);
+    tcase_add_test(tc, test_softmax_rows_sum_to_one);
+    tcase_add_test(tc, test_softmax_stable_on_huge_logits);
+    tcase_add_test(tc, test_log_softmax_is_log_of_softmax);
+    tcase_add_test(tc, test_cross_entropy_values);
+    tcase_add_test(tc, test_cross_entropy_copies_targets);
+    tcase_add_test(tc, test_cross_entropy_all_ignored);
+    tcase_add_test(tc, test_mse_values);
+    tcase_add_test(tc, test_softmax_errors);
+    tcase_add_test(tc, test_softmax_thread_independent);
+    tcase_add_test(tc, test_attention_worked_example);
+    suite_add_tcase(s, tc);
+    return s;
+}
