@@ -9,6 +9,8 @@
  * operand across the batch. stride_c == 0 sums all batch products into one C,
  * in batch order (deterministic): C = alpha * sum_b op(A_b) op(B_b) + beta * C.
  * beta is 0 (overwrite; C need not be initialized) or 1 (accumulate).
+ * With stride_c != 0 the batch's C matrices must not overlap: threads may write
+ * different batch entries at the same time.
  *
  * Cache-blocked, with a register-tiled micro-kernel the compiler vectorizes, and
  * parallel over (batch, output tile) above the work threshold. Each element of C

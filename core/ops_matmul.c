@@ -1,0 +1,142 @@
+/* ops_matmul.c — the matmul op: C = op(A) op(B), forward and backward.
+ *
+ * op transposes the last two dims when trans_a / trans_b is set. A is [..., M, K]
+ * (or [..., K, M] with trans_a), B is [..., K, N] (or [..., N, K] with trans_b).
+ * The batch dims (all but the last two) of A and B must be equal, or one operand is
+ * 2-D and shared by every matrix of the other; C is [batch dims..., M, N].
+ *
+ * Every product, forward and backward, goes through qkv_gemm_batched, via one
+ * helper (batched_product) that also flattens a batch into one large product when
+ * the memory layout allows it (the linear-layer case x W^T, and its weight
+ * gradient), which parallelizes better than many small products.
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "gemm.h"
+#include "ops.h"
+
+/* A batch of row-major matrices stored in a tensor: matrix b starts at
+ * data + b * stride; stride 0 means one matrix shared by the whole batch. */
+typedef struct mat_view {
+    float *data;
+    int rows, cols;   /* as stored, before any transpose */
+    size_t stride;
+} mat_view;
+
+static mat_view view_of(float *data, const qkv_tensor *t, int batch) {
+    mat_view v = {data, t->shape[t->ndim - 2], t->shape[t->ndim - 1], 0};
+    size_t matrix = (size_t)v.rows * v.cols;
+    v.stride = t->ndim == 2 && batch > 1 ? 0 : matrix;
+    return v;
+}
+
+/* out_b (+)= op(X_b) op(Y_b) for b in [0, batch); beta 0 overwrites, 1 adds.
+ * out_stride 0 sums the whole batch into one matrix, in batch order. */
+static void batched_product(int batch, mat_view x, int tx, mat_view y, int ty, float *out,
+                            size_t out_stride, float beta) {
+    int M = tx ? x.cols : x.rows, K = tx ? x.rows : x.cols, N = ty ? y.rows : y.cols;
+    int summed = batch > 1 && out_stride == 0, batched_x = x.stride != 0, batched_y = y.stride != 0;
+    if (summed && tx && !ty && batched_x && batched_y && (long long)batch * K <= INT_MAX) {
+        /* sum_b X_b^T Y_b = X_all^T Y_all, with X_all, Y_all the batch stacked by rows */
+        K *= batch;
+        batch = 1;
+    } else if (!summed && !tx && batched_x && !batched_y && (long long)batch * M <= INT_MAX) {
+        /* X_b Y for every b = X_all Y: one product over all batch rows */
+        M *= batch;
+        batch = 1;
+    }
+    qkv_gemm_batched(batch, tx, ty, M, N, K, 1.0f, x.data, x.cols, x.stride, y.data, y.cols,
+                     y.stride, beta, out, N, batch > 1 ? out_stride : 0);
+}
+
+/* ---- shape checking ------------------------------------------------------------- */
+
+typedef struct matmul_dims {
+    int batch, M, N, K;
+    int ndim, shape[QKV_MAX_DIMS];   /* of C */
+} matmul_dims;
+
+/* Stops with "matmul: [4,3] x [5,2]^T: <reason>"; ^T marks a transposed operand. */
+__attribute__((format(printf, 5, 6))) _Noreturn static void
+matmul_fail(const qkv_tensor *a, const qkv_tensor *b, int ta, int tb, const char *fmt, ...) {
+    char sa[QKV_SHAPE_STR_LEN], sb[QKV_SHAPE_STR_LEN], reason[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    qkv_fatal("matmul: %s%s x %s%s: %s", qkv_shape_str(a, sa, sizeof sa), ta ? "^T" : "",
+              qkv_shape_str(b, sb, sizeof sb), tb ? "^T" : "", reason);
+}
+
+static matmul_dims matmul_dims_of(const qkv_tensor *a, const qkv_tensor *b, int ta, int tb) {
+    if (a->ndim < 2 || b->ndim < 2)
+        matmul_fail(a, b, ta, tb, "operands need at least 2 dims, got %d and %d", a->ndim, b->ndim);
+    int a_rows = a->shape[a->ndim - 2], a_cols = a->shape[a->ndim - 1];
+    int b_rows = b->shape[b->ndim - 2], b_cols = b->shape[b->ndim - 1];
+    matmul_dims d;
+    d.M = ta ? a_cols : a_rows;
+    d.K = ta ? a_rows : a_cols;
+    d.N = tb ? b_rows : b_cols;
+    int b_inner = tb ? b_cols : b_rows;
+    if (d.K != b_inner) matmul_fail(a, b, ta, tb, "inner dims %d != %d", d.K, b_inner);
+
+    const qkv_tensor *batched = a->ndim >= b->ndim ? a : b;
+    if (a->ndim > 2 && b->ndim > 2) {
+        int equal = a->ndim == b->ndim;
+        for (int i = 0; equal && i < a->ndim - 2; i++) equal = a->shape[i] == b->shape[i];
+        if (!equal)
+            matmul_fail(a, b, ta, tb, "batch dims differ (they must be equal, or one operand 2-D)");
+    }
+    d.ndim = batched->ndim;
+    d.batch = 1;
+    for (int i = 0; i < d.ndim - 2; i++) {
+        d.shape[i] = batched->shape[i];
+        d.batch *= batched->shape[i];
+    }
+    d.shape[d.ndim - 2] = d.M;
+    d.shape[d.ndim - 1] = d.N;
+    return d;
+}
+
+/* ---- forward and backward -------------------------------------------------------- */
+
+/* With G = dL/dC:  dL/dop(A) = G op(B)^T   and   dL/dop(B) = op(A)^T G.
+ * A transposed operand receives the transpose: dL/dA = op(B) G^T (trans_a),
+ * dL/dB = G^T op(A) (trans_b). A shared 2-D operand sums over the batch. */
+static void matmul_backward(qkv_node *node) {
+    qkv_tensor *a = node->inputs[0], *b = node->inputs[1], *c = node->out;
+    int ta = node->iarg[0], tb = node->iarg[1], batch = node->iarg[2];
+    mat_view va = view_of(a->data, a, batch), vb = view_of(b->data, b, batch);
+    mat_view grad_c = view_of(c->grad, c, 1);
+    if (a->requires_grad) {
+        float *grad_a = qkv_tensor_grad(a);
+        if (!ta) batched_product(batch, grad_c, 0, vb, !tb, grad_a, va.stride, 1.0f);
+        else batched_product(batch, vb, tb, grad_c, 1, grad_a, va.stride, 1.0f);
+    }
+    if (b->requires_grad) {
+        float *grad_b = qkv_tensor_grad(b);
+        if (!tb) batched_product(batch, va, !ta, grad_c, 0, grad_b, vb.stride, 1.0f);
+        else batched_product(batch, grad_c, 1, va, ta, grad_b, vb.stride, 1.0f);
+    }
+}
+
+qkv_tensor *qkv_matmul(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b, int trans_a, int trans_b) {
+    qkv_tensor_check_live(a, "matmul");
+    qkv_tensor_check_live(b, "matmul");
+    int ta = trans_a != 0, tb = trans_b != 0;
+    matmul_dims d = matmul_dims_of(a, b, ta, tb);
+    qkv_tensor *c = qkv_tape_tensor(tape, d.ndim, d.shape);
+    batched_product(d.batch, view_of(a->data, a, d.batch), ta, view_of(b->data, b, d.batch), tb,
+                    c->data, (size_t)d.M * d.N, 0.0f);
+    qkv_tensor *inputs[2] = {a, b};
+    qkv_node *node = qkv_tape_record(tape, "matmul", c, matmul_backward, 2, inputs);
+    if (node) {
+        node->iarg[0] = ta;
+        node->iarg[1] = tb;
+        node->iarg[2] = d.batch;
+    }
+    return c;
+}

@@ -1,0 +1,370 @@
+/* test_matmul.c — the gemm kernel against the double-precision triple loop, and the
+ * matmul op: hand-computed values, shapes, gradients, errors, and bitwise
+ * independence of the thread count. */
+#include "test_util.h"
+
+#include <omp.h>
+#include <stdlib.h>
+
+/* ---- gemm against qkv_gemm_reference ------------------------------------------ */
+
+typedef struct gemm_case {
+    int batch, trans_a, trans_b, M, N, K;
+    float alpha, beta;
+    int pad;                      /* lda, ldb, ldc exceed their minimum by this */
+    int share_a, share_b, sum_c;  /* stride 0 for A, B or C */
+} gemm_case;
+
+#define SENTINEL 12345.0f
+
+/* Runs one case through qkv_gemm_batched and checks every element of C against the
+ * reference, within the float rounding bound K * 2^-22 * sum_k |alpha a b| (+ |c|),
+ * and that the padding of C is untouched. */
+static void check_gemm_case(const gemm_case *g, qkv_rng *rng) {
+    int lda = (g->trans_a ? g->M : g->K) + g->pad, ldb = (g->trans_b ? g->K : g->N) + g->pad;
+    int ldc = g->N + g->pad;
+    size_t a_size = (size_t)(g->trans_a ? g->K : g->M) * lda;
+    size_t b_size = (size_t)(g->trans_b ? g->N : g->K) * ldb, c_size = (size_t)g->M * ldc;
+    size_t n_a = g->share_a ? a_size : a_size * g->batch, n_b = g->share_b ? b_size : b_size * g->batch;
+    size_t n_c = g->sum_c ? c_size : c_size * g->batch;
+    float *A = malloc(n_a * sizeof(float)), *B = malloc(n_b * sizeof(float));
+    float *C = malloc(n_c * sizeof(float)), *expect = malloc(n_c * sizeof(float));
+    float *abs_a = malloc(n_a * sizeof(float)), *abs_b = malloc(n_b * sizeof(float));
+    float *bound = malloc(n_c * sizeof(float));
+    qkv_fill_normal(A, n_a, rng, 0.0f, 1.0f);
+    qkv_fill_normal(B, n_b, rng, 0.0f, 1.0f);
+    qkv_fill_normal(C, n_c, rng, 0.0f, 1.0f);
+    for (size_t i = 0; i < n_c; i++)
+        if (i % ldc >= (size_t)g->N) C[i] = SENTINEL;
+    for (size_t i = 0; i < n_a; i++) abs_a[i] = fabsf(A[i]);
+    for (size_t i = 0; i < n_b; i++) abs_b[i] = fabsf(B[i]);
+    memcpy(expect, C, n_c * sizeof(float));
+    for (size_t i = 0; i < n_c; i++) bound[i] = g->beta != 0.0f ? fabsf(C[i]) : 0.0f;
+
+    qkv_gemm_batched(g->batch, g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, A, lda,
+                     g->share_a ? 0 : a_size, B, ldb, g->share_b ? 0 : b_size, g->beta, C, ldc,
+                     g->sum_c ? 0 : c_size);
+    for (int b = 0; b < g->batch; b++) {
+        const float *Ab = A + (g->share_a ? 0 : b * a_size), *Bb = B + (g->share_b ? 0 : b * b_size);
+        const float *abs_Ab = abs_a + (Ab - A), *abs_Bb = abs_b + (Bb - B);
+        size_t c_off = g->sum_c ? 0 : b * c_size;
+        float beta = g->sum_c && b > 0 ? 1.0f : g->beta;
+        qkv_gemm_reference(g->trans_a, g->trans_b, g->M, g->N, g->K, g->alpha, Ab, lda, Bb, ldb,
+                           beta, expect + c_off, ldc);
+        qkv_gemm_reference(g->trans_a, g->trans_b, g->M, g->N, g->K, fabsf(g->alpha), abs_Ab, lda,
+                           abs_Bb, ldb, 1.0f, bound + c_off, ldc);
+    }
+    /* Scan first, assert once: each ck_assert costs a write in Check's bookkeeping. */
+    double ulp_sum = 4.0 * (g->K + 1) * (g->sum_c ? g->batch : 1) / 8388608.0;
+    size_t bad = n_c, padding_hit = n_c;
+    for (size_t i = 0; i < n_c && bad == n_c && padding_hit == n_c; i++) {
+        if (i % ldc >= (size_t)g->N) {
+            if (C[i] != SENTINEL) padding_hit = i;
+        } else if (fabs((double)C[i] - expect[i]) > ulp_sum * bound[i] + 1e-30) {
+            bad = i;
+        }
+    }
+    ck_assert_msg(padding_hit == n_c, "gemm wrote into the padding of C at %zu", padding_hit);
+    ck_assert_msg(bad == n_c,
+                  "gemm batch %d ta %d tb %d %dx%dx%d alpha %g beta %g pad %d share %d%d sum %d:"
+                  " C[%zu] = %.9g, expected %.9g (tol %.3g)",
+                  g->batch, g->trans_a, g->trans_b, g->M, g->N, g->K, (double)g->alpha,
+                  (double)g->beta, g->pad, g->share_a, g->share_b, g->sum_c, bad,
+                  bad < n_c ? (double)C[bad] : 0.0, bad < n_c ? (double)expect[bad] : 0.0,
+                  bad < n_c ? ulp_sum * bound[bad] : 0.0);
+    free(A); free(B); free(C); free(expect); free(abs_a); free(abs_b); free(bound);
+}
+
+START_TEST(gemm_reference_by_hand) {
+    /* [1 2; 3 4] [5 6; 7 8] = [19 22; 43 50]; with beta = 1 onto C = 1, alpha = 2. */
+    float A[] = {1, 2, 3, 4}, B[] = {5, 6, 7, 8}, C[] = {1, 1, 1, 1};
+    qkv_gemm_reference(0, 0, 2, 2, 2, 2.0f, A, 2, B, 2, 1.0f, C, 2);
+    ck_assert_float_eq(C[0], 39.0f);
+    ck_assert_float_eq(C[1], 45.0f);
+    ck_assert_float_eq(C[2], 87.0f);
+    ck_assert_float_eq(C[3], 101.0f);
+    /* A^T B^T = (B A)^T: [1 3; 2 4] [5 7; 6 8] = [23 31; 34 46]. */
+    qkv_gemm_reference(1, 1, 2, 2, 2, 1.0f, A, 2, B, 2, 0.0f, C, 2);
+    ck_assert_float_eq(C[0], 23.0f);
+    ck_assert_float_eq(C[1], 31.0f);
+    ck_assert_float_eq(C[2], 34.0f);
+    ck_assert_float_eq(C[3], 46.0f);
+    /* The kernel agrees exactly on small integers. */
+    float D[4];
+    qkv_gemm(1, 1, 2, 2, 2, 1.0f, A, 2, B, 2, 0.0f, D, 2);
+    ck_assert_mem_eq(C, D, sizeof C);
+}
+END_TEST
+
+START_TEST(gemm_random_small_sizes) {
+    int threads = omp_get_max_threads();
+    qkv_rng rng = qkv_rng_make(7);
+    for (int iter = 0; iter < 600; iter++) {
+        gemm_case g = {
+            .batch = 1 + (int)qkv_rng_below(&rng, 3),
+            .trans_a = (int)qkv_rng_below(&rng, 2), .trans_b = (int)qkv_rng_below(&rng, 2),
+            .M = 1 + (int)qkv_rng_below(&rng, 70), .N = 1 + (int)qkv_rng_below(&rng, 70),
+            .K = 1 + (int)qkv_rng_below(&rng, 70),
+            .alpha = qkv_rng_below(&rng, 3) == 0 ? -0.5f : 1.0f,
+            .beta = (float)qkv_rng_below(&rng, 2),
+            .pad = qkv_rng_below(&rng, 2) ? 3 : 0,
+            .share_a = qkv_rng_below(&rng, 3) == 0, .share_b = qkv_rng_below(&rng, 3) == 0,
+            .sum_c = qkv_rng_below(&rng, 4) == 0,
+        };
+        omp_set_num_threads(1 + iter % 2);
+        check_gemm_case(&g, &rng);
+    }
+    omp_set_num_threads(threads);
+}
+END_TEST
+
+START_TEST(gemm_primes_and_tile_edges) {
+    /* Around the 6x16 register tile and its multiples; primes. */
+    static const int sizes[] = {1, 2, 5, 6, 7, 11, 13, 15, 16, 17, 31, 32, 33, 37, 47, 48, 61, 67};
+    int n = (int)(sizeof sizes / sizeof sizes[0]);
+    qkv_rng rng = qkv_rng_make(11);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j += 3) {
+            gemm_case g = {1, i % 2, j % 2, sizes[i], sizes[j], sizes[(i + j) % n], 1.0f,
+                           (float)(i % 2), j % 4 == 0 ? 5 : 0, 0, 0, 0};
+            check_gemm_case(&g, &rng);
+        }
+}
+END_TEST
+
+START_TEST(gemm_larger_sizes) {
+    /* Several K blocks (K > 256), several row blocks, N not a multiple of 16; both the
+     * team path (one large matrix) and the batch and summed paths, on 2 threads. */
+    int threads = omp_get_max_threads();
+    qkv_rng rng = qkv_rng_make(13);
+    omp_set_num_threads(2);
+    for (int t = 0; t < 4; t++) {
+        gemm_case single = {1, t & 1, t >> 1, 257, 129, 300, 1.0f, (float)(t & 1), 1, 0, 0, 0};
+        check_gemm_case(&single, &rng);
+    }
+    gemm_case batched = {3, 0, 1, 70, 45, 530, 0.5f, 1.0f, 0, 0, 1, 0};
+    check_gemm_case(&batched, &rng);
+    gemm_case summed = {4, 1, 0, 40, 33, 300, 1.0f, 1.0f, 2, 0, 0, 1};
+    check_gemm_case(&summed, &rng);
+    gemm_case wide = {1, 0, 0, 5, 2100, 40, 1.0f, 0.0f, 0, 0, 0, 0}; /* two NC blocks */
+    check_gemm_case(&wide, &rng);
+    gemm_case tall = {2, 1, 1, 600, 7, 20, 1.0f, 0.0f, 0, 1, 0, 0};
+    check_gemm_case(&tall, &rng);
+    omp_set_num_threads(threads);
+}
+END_TEST
+
+START_TEST(gemm_bad_arguments_stop) {
+    float x[16] = {0};
+    EXPECT_FATAL(qkv_gemm(0, 0, 2, 2, 4, 1.0f, x, 3, x, 2, 0.0f, x, 2), "gemm: lda 3 < 4");
+    EXPECT_FATAL(qkv_gemm(0, 1, 2, 2, 4, 1.0f, x, 4, x, 2, 0.0f, x, 2), "gemm: ldb 2 < 4");
+    EXPECT_FATAL(qkv_gemm(0, 0, 2, 3, 2, 1.0f, x, 2, x, 3, 0.0f, x, 2), "gemm: ldc 2 < N 3");
+    EXPECT_FATAL(qkv_gemm(0, 0, 2, 2, 2, 1.0f, x, 2, x, 2, 0.5f, x, 2), "beta must be 0 or 1");
+}
+END_TEST
+
+/* Runs f on 1 and on 2 threads and asserts the outputs are bitwise equal. */
+static void fill(float *x, size_t n, uint64_t seed) {
+    qkv_rng rng = qkv_rng_make(seed);
+    qkv_fill_normal(x, n, &rng, 0.0f, 1.0f);
+}
+
+static void gemm_threads_bitwise(int batch, int ta, int tb, int M, int N, int K, int sum_c) {
+    size_t a_size = (size_t)M * K, b_size = (size_t)K * N, c_size = (size_t)M * N;
+    size_t n_c = sum_c ? c_size : c_size * batch;
+    float *A = malloc(a_size * batch * sizeof(float)), *B = malloc(b_size * batch * sizeof(float));
+    float *C1 = malloc(n_c * sizeof(float)), *C2 = malloc(n_c * sizeof(float));
+    fill(A, a_size * batch, 1);
+    fill(B, b_size * batch, 2);
+    for (int threads = 1; threads <= 2; threads++) {
+        omp_set_num_threads(threads);
+        qkv_gemm_batched(batch, ta, tb, M, N, K, 1.0f, A, ta ? M : K, a_size, B, tb ? K : N,
+                         b_size, 0.0f, threads == 1 ? C1 : C2, N, sum_c ? 0 : c_size);
+    }
+    ck_assert_msg(memcmp(C1, C2, n_c * sizeof(float)) == 0,
+                  "gemm batch %d %dx%dx%d sum %d differs between 1 and 2 threads", batch, M, N, K,
+                  sum_c);
+    free(A); free(B); free(C1); free(C2);
+}
+
+START_TEST(gemm_bitwise_across_threads) {
+    int threads = omp_get_max_threads();
+    gemm_threads_bitwise(1, 0, 0, 256, 256, 256, 0);   /* team: one matrix split in tiles */
+    gemm_threads_bitwise(1, 1, 1, 131, 77, 600, 0);    /* team, several K blocks, edges */
+    gemm_threads_bitwise(8, 0, 1, 64, 64, 32, 0);      /* each thread whole matrices */
+    gemm_threads_bitwise(3, 0, 0, 200, 120, 300, 0);   /* odd batch: team per matrix */
+    gemm_threads_bitwise(6, 1, 0, 64, 48, 100, 1);     /* batch summed into one C */
+    omp_set_num_threads(threads);
+}
+END_TEST
+
+/* ---- the matmul op ------------------------------------------------------------- */
+
+static qkv_tensor *owned(int ndim, const int *shape, const float *values, int requires_grad) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
+    if (values) qkv_tensor_copy_from(t, values);
+    return t;
+}
+
+START_TEST(matmul_forward_by_hand) {
+    qkv_tape *tape = qkv_tape_create(1);
+    /* [1 2 3; 4 5 6] [7 8; 9 10; 11 12] = [58 64; 139 154] */
+    qkv_tensor *a = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 0);
+    qkv_tensor *b = owned(2, (int[]){3, 2}, (float[]){7, 8, 9, 10, 11, 12}, 0);
+    qkv_tensor *a_t = owned(2, (int[]){3, 2}, (float[]){1, 4, 2, 5, 3, 6}, 0);
+    qkv_tensor *b_t = owned(2, (int[]){2, 3}, (float[]){7, 9, 11, 8, 10, 12}, 0);
+    const float expect[] = {58, 64, 139, 154};
+    qkv_tensor *outs[4] = {qkv_matmul(tape, a, b, 0, 0), qkv_matmul(tape, a_t, b, 1, 0),
+                           qkv_matmul(tape, a, b_t, 0, 1), qkv_matmul(tape, a_t, b_t, 1, 1)};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(outs[i]->ndim, 2);
+        ck_assert_int_eq(outs[i]->shape[0], 2);
+        ck_assert_int_eq(outs[i]->shape[1], 2);
+        for (int j = 0; j < 4; j++) ck_assert_float_eq(outs[i]->data[j], expect[j]);
+    }
+    /* Batched with a shared B: the second matrix of A is -A, so C_1 = -C_0. */
+    qkv_tensor *a2 = owned(3, (int[]){2, 2, 3}, (float[]){1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6}, 0);
+    qkv_tensor *c2 = qkv_matmul(tape, a2, b, 0, 0);
+    ck_assert_int_eq(c2->ndim, 3);
+    ck_assert_int_eq(c2->shape[0], 2);
+    for (int j = 0; j < 4; j++) {
+        ck_assert_float_eq(c2->data[j], expect[j]);
+        ck_assert_float_eq(c2->data[4 + j], -expect[j]);
+    }
+    /* Shared A with a batched B: [2, 3, 2] -> [2, 2, 2]. */
+    qkv_tensor *b2 = owned(3, (int[]){2, 3, 2}, (float[]){7, 8, 9, 10, 11, 12, 1, 0, 0, 1, 0, 0}, 0);
+    qkv_tensor *c3 = qkv_matmul(tape, a, b2, 0, 0);
+    const float expect3[] = {58, 64, 139, 154, 1, 2, 4, 5};
+    for (int j = 0; j < 8; j++) ck_assert_float_eq(c3->data[j], expect3[j]);
+    ck_assert_int_eq(tape->n_nodes, 0); /* nothing requires a gradient */
+    qkv_tensor_free(a); qkv_tensor_free(b); qkv_tensor_free(a_t); qkv_tensor_free(b_t);
+    qkv_tensor_free(a2); qkv_tensor_free(b2);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(matmul_output_shapes) {
+    qkv_tape *tape = qkv_tape_create(1);
+    struct { int nda, da[4], ndb, db[4], ta, tb, ndc, dc[4]; } cases[] = {
+        {4, {2, 3, 5, 4}, 4, {2, 3, 6, 4}, 0, 1, 4, {2, 3, 5, 6}},
+        {3, {2, 5, 4}, 2, {4, 7}, 0, 0, 3, {2, 5, 7}},
+        {2, {4, 5}, 4, {2, 3, 4, 6}, 1, 0, 4, {2, 3, 5, 6}},
+        {3, {1, 1, 1}, 3, {1, 1, 1}, 0, 0, 3, {1, 1, 1}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        qkv_tensor *a = qkv_tape_zeros(tape, cases[i].nda, cases[i].da);
+        qkv_tensor *b = qkv_tape_zeros(tape, cases[i].ndb, cases[i].db);
+        qkv_tensor *c = qkv_matmul(tape, a, b, cases[i].ta, cases[i].tb);
+        ck_assert_int_eq(c->ndim, cases[i].ndc);
+        for (int d = 0; d < c->ndim; d++) ck_assert_int_eq(c->shape[d], cases[i].dc[d]);
+    }
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(matmul_gradients) {
+    CHECK_GROUP_GRADIENTS(qkv_checks_matmul);
+}
+END_TEST
+
+START_TEST(matmul_backward_by_hand) {
+    /* C = A B with L = sum(C): dA = 1 B^T (row sums of B), dB = A^T 1 (column sums of A),
+     * accumulated onto gradients that start at 1. */
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *a = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 1);
+    qkv_tensor *b = owned(2, (int[]){3, 2}, (float[]){7, 8, 9, 10, 11, 12}, 1);
+    for (size_t i = 0; i < 6; i++) a->grad[i] = b->grad[i] = 1.0f;
+    const float ones[4] = {1, 1, 1, 1};
+    qkv_backward_seeded(tape, qkv_matmul(tape, a, b, 0, 0), ones);
+    const float grad_a[] = {15, 19, 23, 15, 19, 23}, grad_b[] = {5, 5, 7, 7, 9, 9};
+    for (int i = 0; i < 6; i++) {
+        ck_assert_float_eq(a->grad[i], grad_a[i] + 1.0f);
+        ck_assert_float_eq(b->grad[i], grad_b[i] + 1.0f);
+    }
+    qkv_tensor_free(a);
+    qkv_tensor_free(b);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(matmul_bad_shapes_stop) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *a43 = qkv_tape_zeros(tape, 2, (int[]){4, 3});
+    qkv_tensor *b52 = qkv_tape_zeros(tape, 2, (int[]){5, 2});
+    EXPECT_FATAL(qkv_matmul(tape, a43, b52, 0, 0), "matmul: [4,3] x [5,2]: inner dims 3 != 5");
+    EXPECT_FATAL(qkv_matmul(tape, a43, b52, 1, 1), "matmul: [4,3]^T x [5,2]^T: inner dims 4 != 2");
+    qkv_tensor *a234 = qkv_tape_zeros(tape, 3, (int[]){2, 3, 4});
+    qkv_tensor *b345 = qkv_tape_zeros(tape, 3, (int[]){3, 4, 5});
+    EXPECT_FATAL(qkv_matmul(tape, a234, b345, 0, 0), "matmul: [2,3,4] x [3,4,5]: batch dims differ");
+    qkv_tensor *b2245 = qkv_tape_zeros(tape, 4, (int[]){2, 2, 4, 5});
+    EXPECT_FATAL(qkv_matmul(tape, a234, b2245, 0, 0), "matmul: [2,3,4] x [2,2,4,5]: batch dims differ");
+    qkv_tensor *v = qkv_tape_zeros(tape, 1, (int[]){3});
+    EXPECT_FATAL(qkv_matmul(tape, v, a43, 0, 0), "matmul: [3] x [4,3]: operands need at least 2 dims");
+    qkv_tape_reset(tape); /* (checked before the arena hands the same memory out again) */
+    EXPECT_FATAL(qkv_matmul(tape, a43, b52, 0, 1), "matmul: activation  used after its tape was reset");
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* The linear-layer case x W^T on 1 and 2 threads: output and both gradients bitwise equal. */
+static void linear_step(int threads, float *out, float *grad_x, float *grad_w) {
+    omp_set_num_threads(threads);
+    qkv_tape *tape = qkv_tape_create(1);
+    int xs[3] = {4, 50, 96}, ws[2] = {80, 96};
+    qkv_tensor *x = qkv_tensor_create(NULL, 3, xs, 1), *w = qkv_tensor_create(NULL, 2, ws, 1);
+    qkv_tensor *h = qkv_tensor_create(NULL, 3, (int[]){4, 96, 50}, 1);
+    fill(x->data, x->size, 3);
+    fill(w->data, w->size, 4);
+    fill(h->data, h->size, 5);
+    qkv_tensor *y = qkv_matmul(tape, x, w, 0, 1);            /* [4,50,80] */
+    qkv_tensor *z = qkv_matmul(tape, h, y, 0, 0);            /* [4,96,80], batched */
+    float *seed = malloc(z->size * sizeof(float));
+    fill(seed, z->size, 6);
+    qkv_backward_seeded(tape, z, seed);
+    memcpy(out, z->data, z->size * sizeof(float));
+    memcpy(grad_x, x->grad, x->size * sizeof(float));
+    memcpy(grad_w, w->grad, w->size * sizeof(float));
+    free(seed);
+    qkv_tensor_free(x); qkv_tensor_free(w); qkv_tensor_free(h);
+    qkv_tape_free(tape);
+}
+
+START_TEST(matmul_bitwise_across_threads) {
+    int threads = omp_get_max_threads();
+    size_t n_out = 4 * 96 * 80, n_x = 4 * 50 * 96, n_w = 80 * 96;
+    float *buf[2][3];
+    for (int t = 0; t < 2; t++) {
+        buf[t][0] = malloc(n_out * sizeof(float));
+        buf[t][1] = malloc(n_x * sizeof(float));
+        buf[t][2] = malloc(n_w * sizeof(float));
+        linear_step(t + 1, buf[t][0], buf[t][1], buf[t][2]);
+    }
+    ck_assert_msg(memcmp(buf[0][0], buf[1][0], n_out * sizeof(float)) == 0, "output differs");
+    ck_assert_msg(memcmp(buf[0][1], buf[1][1], n_x * sizeof(float)) == 0, "grad x differs");
+    ck_assert_msg(memcmp(buf[0][2], buf[1][2], n_w * sizeof(float)) == 0, "grad w differs");
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 3; i++) free(buf[t][i]);
+    omp_set_num_threads(threads);
+}
+END_TEST
+
+Suite *suite_matmul(void) {
+    Suite *s = suite_create("matmul");
+    TCase *kernel = tcase_create("gemm");
+    tcase_add_test(kernel, gemm_reference_by_hand);
+    tcase_add_test(kernel, gemm_random_small_sizes);
+    tcase_add_test(kernel, gemm_primes_and_tile_edges);
+    tcase_add_test(kernel, gemm_larger_sizes);
+    tcase_add_test(kernel, gemm_bad_arguments_stop);
+    tcase_add_test(kernel, gemm_bitwise_across_threads);
+    suite_add_tcase(s, kernel);
+    TCase *op = tcase_create("matmul");
+    tcase_add_test(op, matmul_forward_by_hand);
+    tcase_add_test(op, matmul_output_shapes);
+    tcase_add_test(op, matmul_gradients);
+    tcase_add_test(op, matmul_backward_by_hand);
+    tcase_add_test(op, matmul_bad_shapes_stop);
+    tcase_add_test(op, matmul_bitwise_across_threads);
+    suite_add_tcase(s, op);
+    return s;
+}

@@ -1,0 +1,162 @@
+/* bench.c — `qkv bench [matmul] [--json FILE]`: speed measurements, never tests.
+ *
+ * matmul: square sgemm C = A B (n = 64 ... 1024) through qkv_gemm, on 1 thread and
+ * on all threads. Each point repeats the product until one sample takes about
+ * SAMPLE_SECONDS, takes SAMPLES such samples and reports the median, in GFLOP/s
+ * (2 n^3 flops per product). Prints a table; --json FILE also writes it as JSON
+ * (to FILE.tmp, then renamed). `qkv bench` alone runs every bench (today: matmul).
+ * An unknown bench or flag prints one line and returns 2.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/gemm.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "train/args.h"
+#include "train/commands.h"
+
+#define SAMPLES 5
+#define SAMPLE_SECONDS 0.06
+
+static const int matmul_sizes[] = {64, 128, 256, 512, 1024};
+#define N_SIZES ((int)(sizeof matmul_sizes / sizeof matmul_sizes[0]))
+
+typedef struct matmul_row {
+    int n;
+    double gflops_one, gflops_all;
+} matmul_row;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void square_product(int n, const float *A, const float *B, float *C, int reps) {
+    for (int r = 0; r < reps; r++) qkv_gemm(0, 0, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
+}
+
+/* Median GFLOP/s of SAMPLES timed samples on `threads` threads. */
+static double measure_matmul(int n, int threads, const float *A, const float *B, float *C) {
+    qkv_set_threads(threads);
+    square_product(n, A, B, C, 1); /* warm up: caches, packing buffers, thread pool */
+    int reps = 1;
+    for (;;) { /* calibrate: grow reps until one sample lasts SAMPLE_SECONDS */
+        double t0 = now_seconds();
+        square_product(n, A, B, C, reps);
+        double elapsed = now_seconds() - t0;
+        if (elapsed >= SAMPLE_SECONDS) break;
+        int grow = elapsed > 0 ? (int)(SAMPLE_SECONDS / elapsed * 1.2) + 1 : 10;
+        reps *= grow < 2 ? 2 : grow > 10 ? 10 : grow;
+    }
+    double gflops[SAMPLES];
+    double flops = 2.0 * n * n * (double)n * reps;
+    for (int s = 0; s < SAMPLES; s++) {
+        double t0 = now_seconds();
+        square_product(n, A, B, C, reps);
+        gflops[s] = flops / (now_seconds() - t0) * 1e-9;
+    }
+    qsort(gflops, SAMPLES, sizeof gflops[0], compare_doubles);
+    return gflops[SAMPLES / 2];
+}
+
+static void bench_matmul(matmul_row *rows, int all_threads) {
+    printf("matmul: square sgemm C = A B, median of %d samples, GFLOP/s\n", SAMPLES);
+    char all_label[32];
+    snprintf(all_label, sizeof all_label, "%d threads", all_threads);
+    printf("%6s | %12s | %12s | %7s\n", "n", "1 thread", all_label, "speedup");
+    qkv_rng rng = qkv_rng_make(42);
+    for (int i = 0; i < N_SIZES; i++) {
+        int n = matmul_sizes[i];
+        size_t count = (size_t)n * n;
+        float *A = malloc(count * sizeof *A), *B = malloc(count * sizeof *B);
+        float *C = malloc(count * sizeof *C);
+        if (!A || !B || !C) {
+            fprintf(stderr, "qkv bench: out of memory at n = %d\n", n);
+            exit(1);
+        }
+        qkv_fill_uniform(A, count, &rng, -1.0f, 1.0f);
+        qkv_fill_uniform(B, count, &rng, -1.0f, 1.0f);
+        rows[i].n = n;
+        rows[i].gflops_one = measure_matmul(n, 1, A, B, C);
+        rows[i].gflops_all = measure_matmul(n, all_threads, A, B, C);
+        printf("%6d | %12.1f | %12.1f | %6.2fx\n", n, rows[i].gflops_one, rows[i].gflops_all,
+               rows[i].gflops_all / rows[i].gflops_one);
+        fflush(stdout);
+        free(A);
+        free(B);
+        free(C);
+    }
+}
+
+/* The JSON file is opened (as FILE.tmp) before measuring, so a bad path fails fast. */
+static FILE *open_json(const char *path, char *tmp, size_t tmp_len) {
+    if (snprintf(tmp, tmp_len, "%s.tmp", path) >= (int)tmp_len) {
+        fprintf(stderr, "qkv bench: --json: path too long: %s\n", path);
+        return NULL;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) fprintf(stderr, "qkv bench: --json: cannot write %s\n", tmp);
+    return f;
+}
+
+static int write_json(FILE *f, const char *tmp, const char *path, const matmul_row *rows,
+                      int all_threads) {
+    fprintf(f, "{\n  \"bench\": \"matmul\",\n  \"threads\": %d,\n  \"samples\": %d,\n  \"rows\": [\n",
+            all_threads, SAMPLES);
+    for (int i = 0; i < N_SIZES; i++)
+        fprintf(f,
+                "    {\"n\": %d, \"gflops_1_thread\": %.2f, \"gflops_all_threads\": %.2f, "
+                "\"speedup\": %.3f}%s\n",
+                rows[i].n, rows[i].gflops_one, rows[i].gflops_all,
+                rows[i].gflops_all / rows[i].gflops_one, i + 1 < N_SIZES ? "," : "");
+    fprintf(f, "  ]\n}\n");
+    int failed = ferror(f);
+    failed |= fclose(f) != 0;
+    if (failed || rename(tmp, path) != 0) {
+        fprintf(stderr, "qkv bench: --json: cannot write %s\n", path);
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int qkv_cmd_bench(int argc, char **argv) {
+    const char *bench = "all";
+    if (argc > 0 && argv[0][0] != '-') {
+        bench = argv[0];
+        argc--;
+        argv++;
+    }
+    if (strcmp(bench, "all") != 0 && strcmp(bench, "matmul") != 0) {
+        fprintf(stderr, "qkv bench: unknown bench '%s' (available: matmul)\n", bench);
+        return 2;
+    }
+    const char *json_path = NULL;
+    const qkv_arg args[] = {
+        {"--json", QKV_ARG_STRING, &json_path, 0, 0, "also write the table as JSON to this file"},
+    };
+    int parsed = qkv_args_parse("bench", argc, argv, args, 1);
+    if (parsed != 0) return parsed > 0 ? 0 : 2;
+
+    char json_tmp[4096];
+    FILE *json = NULL;
+    if (json_path && !(json = open_json(json_path, json_tmp, sizeof json_tmp))) return 1;
+
+    int previous_threads = omp_get_max_threads();
+    int all_threads = omp_get_num_procs(); /* what qkv_set_threads(0) uses */
+    matmul_row rows[N_SIZES];
+    bench_matmul(rows, all_threads);
+    qkv_set_threads(previous_threads);
+    if (json && write_json(json, json_tmp, json_path, rows, all_threads) != 0) return 1;
+    return 0;
+}
