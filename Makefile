@@ -17,7 +17,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 LIB      := build/libqkv.a
 
-.PHONY: all test demo deps bench gradcheck clean check-deps
+.PHONY: all test demo deps bench gradcheck example clean check-deps
 all: check-deps $(LIB) qkv
 
 check-deps:
@@ -50,7 +50,14 @@ qkv: build/train/main.o $(LIB)
 build/run_tests: $(TEST_OBJ) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -Lbuild -lqkv $(CHECK_LIBS) $(LDLIBS)
 
-test: check-deps build/run_tests qkv
+build/example: docs/example.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+
+example: build/example
+	./build/example
+
+test: check-deps build/run_tests qkv build/example
+	./build/example > /dev/null
 	cd tests && CK_FORK=no ../build/run_tests
 
 demo: all

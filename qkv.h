@@ -2,25 +2,33 @@
  *
  *     cc -O2 -fopenmp -I/path/to/qkv prog.c -L/path/to/qkv/build -lqkv -fopenmp -lm
  *
- * Layers, from the bottom: core (tensors, the tape, ops, matmul kernel, threads,
- * rng, errors, .npy files), layers (modules built from ops), optim (optimizers),
- * data (data sets), train (trainer and commands). Every public symbol starts with
- * qkv_. See README.md for a worked example.
+ * Layers, from the bottom: core (tensors, the tape, ops, the fused attention op,
+ * position encodings, the matmul kernel, threads, rng, errors, .npy files),
+ * layers (modules built from ops), optim (optimizers), data (data sets). Every
+ * public symbol starts with qkv_. See README.md for a worked example.
  */
 #ifndef QKV_H
 #define QKV_H
 
+#include "core/attention.h"
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/gradcheck.h"
 #include "core/npy.h"
-#include "core/params.h"
 #include "core/ops.h"
 #include "core/parallel.h"
+#include "core/params.h"
+#include "core/positions.h"
 #include "core/rng.h"
 #include "core/tape.h"
 #include "core/tensor.h"
+#include "layers/checks.h"
+#include "layers/graph.h"
 #include "layers/linear.h"
+#include "layers/mha.h"
+#include "layers/norm.h"
+#include "layers/positions.h"
+#include "layers/transformer.h"
 #include "optim/sgd.h"
 #include "data/spirals.h"
 

@@ -1,6 +1,7 @@
 /* params.c — see params.h. */
 #include "params.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,19 @@ qkv_tensor *qkv_params_find(const qkv_params *params, const char *name) {
     for (int i = 0; i < params->n; i++)
         if (strcmp(params->items[i]->name, name) == 0) return params->items[i];
     return NULL;
+}
+
+char *qkv_name_join(char out[QKV_NAME_MAX], const char *prefix, const char *part) {
+    int n = snprintf(out, QKV_NAME_MAX, "%s.%s", prefix, part);
+    QKV_CHECK(n >= 0 && n < QKV_NAME_MAX, "name %s.%s is longer than %d characters", prefix, part,
+              QKV_NAME_MAX - 1);
+    return out;
+}
+
+char *qkv_name_index(char out[QKV_NAME_MAX], const char *prefix, int index) {
+    char number[16];
+    snprintf(number, sizeof number, "%d", index);
+    return qkv_name_join(out, prefix, number);
 }
 
 void qkv_params_free(qkv_params *params) {

@@ -21,4 +21,10 @@ size_t qkv_params_count(const qkv_params *params);   /* total scalars */
 qkv_tensor *qkv_params_find(const qkv_params *params, const char *name);
 void qkv_params_free(qkv_params *params);
 
+/* Dotted names: out = "<prefix>.<part>" or "<prefix>.<index>"; a name longer
+ * than QKV_NAME_MAX - 1 is a programmer error. Both return out. */
+#define QKV_NAME_MAX 128
+char *qkv_name_join(char out[QKV_NAME_MAX], const char *prefix, const char *part);
+char *qkv_name_index(char out[QKV_NAME_MAX], const char *prefix, int index);
+
 #endif

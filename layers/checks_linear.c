@@ -1,6 +1,7 @@
 /* checks_linear.c — gradient-check cases for Linear and MLP: the checker's
  * inputs become the layer's parameters, so x, W and b are all checked. */
 #include "core/gradcheck.h"
+#include "checks.h"
 #include "linear.h"
 
 /* inputs: x [..., in], W [out, in], b [out] (optional) */

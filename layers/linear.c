@@ -10,16 +10,16 @@
 void qkv_linear_init(qkv_linear *layer, qkv_params *params, const char *name, int in, int out,
                      int with_bias, qkv_rng *rng) {
     QKV_CHECK(in >= 1 && out >= 1, "linear_init %s: widths in=%d out=%d must be >= 1", name, in, out);
-    char full[256];
+    char full[QKV_NAME_MAX];
     float bound = 1.0f / sqrtf((float)in);
     layer->in = in;
     layer->out = out;
-    snprintf(full, sizeof full, "%s.weight", name);
+    qkv_name_join(full, name, "weight");
     layer->weight = qkv_params_new(params, full, 2, (int[]){out, in});
     qkv_fill_uniform(layer->weight->data, layer->weight->size, rng, -bound, bound);
     layer->bias = NULL;
     if (with_bias) {
-        snprintf(full, sizeof full, "%s.bias", name);
+        qkv_name_join(full, name, "bias");
         layer->bias = qkv_params_new(params, full, 1, (int[]){out});
         qkv_fill_uniform(layer->bias->data, layer->bias->size, rng, -bound, bound);
     }
@@ -45,8 +45,8 @@ void qkv_mlp_init(qkv_mlp *mlp, qkv_params *params, const char *name, int n_laye
     mlp->n_layers = n_layers;
     mlp->activation = activation;
     for (int i = 0; i < n_layers; i++) {
-        char full[256];
-        snprintf(full, sizeof full, "%s.%d", name, i);
+        char full[QKV_NAME_MAX];
+        qkv_name_index(full, name, i);
         qkv_linear_init(&mlp->layers[i], params, full, widths[i], widths[i + 1], 1, rng);
     }
 }

@@ -10,7 +10,6 @@
 #ifndef QKV_LINEAR_H
 #define QKV_LINEAR_H
 
-#include "core/gradcheck.h"
 #include "core/params.h"
 #include "core/rng.h"
 #include "core/tape.h"
@@ -39,8 +38,5 @@ typedef struct qkv_mlp {
 void qkv_mlp_init(qkv_mlp *mlp, qkv_params *params, const char *name, int n_layers,
                   const int *widths, qkv_activation activation, qkv_rng *rng);
 qkv_tensor *qkv_mlp_forward(qkv_tape *tape, const qkv_mlp *mlp, qkv_tensor *x);
-
-/* Gradient checks of Linear and MLP (layers/checks_linear.c). */
-extern const qkv_gradcheck_group qkv_checks_linear;
 
 #endif

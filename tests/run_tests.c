@@ -5,7 +5,7 @@
 
 #define SUITES(X)                                                                           \
     X(core) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy)          \
-    X(reference) X(determinism) X(layers) X(train)
+    X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)
 
 #define DECLARE(name) Suite *suite_##name(void);
 SUITES(DECLARE)

@@ -3,14 +3,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/attention.h"
 #include "core/gradcheck.h"
-#include "layers/linear.h"
+#include "core/positions.h"
+#include "layers/checks.h"
 #include "train/args.h"
 #include "train/commands.h"
 
 static const qkv_gradcheck_group *const all_groups[] = {
     &qkv_checks_elementwise, &qkv_checks_reduce, &qkv_checks_matmul, &qkv_checks_softmax,
-    &qkv_checks_norm, &qkv_checks_shape, &qkv_checks_linear,
+    &qkv_checks_norm, &qkv_checks_shape, &qkv_checks_attention, &qkv_checks_position,
+    &qkv_checks_linear, &qkv_checks_attention_layers,
 };
 
 int qkv_cmd_gradcheck(int argc, char **argv) {

@@ -1,0 +1,11 @@
+/* checks.h — the layers' gradient-check groups, run by `make test` and
+ * `./qkv gradcheck` (the checker and the case format are in core/gradcheck.h). */
+#ifndef QKV_LAYER_CHECKS_H
+#define QKV_LAYER_CHECKS_H
+
+#include "core/gradcheck.h"
+
+extern const qkv_gradcheck_group qkv_checks_linear;            /* checks_linear.c */
+extern const qkv_gradcheck_group qkv_checks_attention_layers;  /* checks_attention.c */
+
+#endif

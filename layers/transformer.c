@@ -1,0 +1,201 @@
+/* transformer.c — see transformer.h. */
+#include "transformer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "core/ops.h"
+
+static void check_config(const char *name, const qkv_block_config *cfg) {
+    QKV_CHECK(cfg->d_model >= 1 && cfg->d_ff >= 1 && cfg->n_heads >= 1 && cfg->d_model % cfg->n_heads == 0,
+              "%s: d_model %d, %d heads, d_ff %d (heads must divide d_model)", name, cfg->d_model,
+              cfg->n_heads, cfg->d_ff);
+    QKV_CHECK(cfg->dropout >= 0.0f && cfg->dropout < 1.0f, "%s: dropout %g outside [0, 1)", name,
+              cfg->dropout);
+}
+
+void qkv_ffn_init(qkv_ffn *ffn, qkv_params *params, const char *name, int d_model, int d_ff,
+                  qkv_activation activation, qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    qkv_name_join(full, name, "fc1");
+    qkv_linear_init(&ffn->fc1, params, full, d_model, d_ff, 1, rng);
+    qkv_name_join(full, name, "fc2");
+    qkv_linear_init(&ffn->fc2, params, full, d_ff, d_model, 1, rng);
+    ffn->activation = activation;
+}
+
+qkv_tensor *qkv_ffn_forward(qkv_tape *tape, const qkv_ffn *ffn, qkv_tensor *x) {
+    qkv_tensor *h = qkv_linear_forward(tape, &ffn->fc1, x);
+    h = ffn->activation == QKV_ACT_RELU ? qkv_relu(tape, h) : qkv_gelu(tape, h);
+    return qkv_linear_forward(tape, &ffn->fc2, h);
+}
+
+/* One residual sublayer. pre-LN: x + drop(f(LN(x))); post-LN: LN(x + drop(f(x))).
+ * The sublayer f is given as a closure: fn(tape, ctx, input). */
+typedef qkv_tensor *(*sublayer_fn)(qkv_tape *tape, const void *ctx, qkv_tensor *input);
+
+static qkv_tensor *residual(qkv_tape *tape, const qkv_block_config *cfg, const qkv_ln *ln,
+                            qkv_tensor *x, sublayer_fn fn, const void *ctx) {
+    if (!cfg->post_ln) {
+        qkv_tensor *h = qkv_dropout(tape, fn(tape, ctx, qkv_ln_forward(tape, ln, x)), cfg->dropout);
+        return qkv_add(tape, x, h);
+    }
+    qkv_tensor *h = qkv_dropout(tape, fn(tape, ctx, x), cfg->dropout);
+    return qkv_ln_forward(tape, ln, qkv_add(tape, x, h));
+}
+
+typedef struct {
+    const qkv_mha *mha;
+    const qkv_mha_kv *kv;   /* NULL: self-attention */
+    const qkv_mha_call *call;
+} attention_ctx;
+
+static qkv_tensor *attention_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) {
+    const attention_ctx *a = ctx;
+    if (a->kv) return qkv_mha_attend(tape, a->mha, x, a->kv, a->call);
+    return qkv_mha_forward(tape, a->mha, x, NULL, a->call);
+}
+
+static qkv_tensor *ffn_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) {
+    return qkv_ffn_forward(tape, ctx, x);
+}
+
+void qkv_encoder_block_init(qkv_encoder_block *block, qkv_params *params, const char *name,
+                            const qkv_block_config *cfg, qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    check_config(name, cfg);
+    block->cfg = *cfg;
+    qkv_name_join(full, name, "ln1");
+    qkv_ln_init(&block->ln1, params, full, cfg->d_model);
+    qkv_name_join(full, name, "attn");
+    qkv_mha_init(&block->attn, params, full, cfg->d_model, cfg->n_heads, 0, 0, 1, rng);
+    qkv_name_join(full, name, "ln2");
+    qkv_ln_init(&block->ln2, params, full, cfg->d_model);
+    qkv_name_join(full, name, "ffn");
+    qkv_ffn_init(&block->ffn, params, full, cfg->d_model, cfg->d_ff, cfg->activation, rng);
+}
+
+qkv_tensor *qkv_encoder_block_forward(qkv_tape *tape, const qkv_encoder_block *block, qkv_tensor *x,
+                                      const qkv_mha_call *call) {
+    attention_ctx self = {&block->attn, NULL, call};
+    x = residual(tape, &block->cfg, &block->ln1, x, attention_sublayer, &self);
+    return residual(tape, &block->cfg, &block->ln2, x, ffn_sublayer, &block->ffn);
+}
+
+void qkv_decoder_block_init(qkv_decoder_block *block, qkv_params *params, const char *name,
+                            const qkv_block_config *cfg, qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    check_config(name, cfg);
+    block->cfg = *cfg;
+    qkv_name_join(full, name, "ln1");
+    qkv_ln_init(&block->ln1, params, full, cfg->d_model);
+    qkv_name_join(full, name, "self_attn");
+    qkv_mha_init(&block->self_attn, params, full, cfg->d_model, cfg->n_heads, 0, 0, 1, rng);
+    qkv_name_join(full, name, "ln2");
+    qkv_ln_init(&block->ln2, params, full, cfg->d_model);
+    qkv_name_join(full, name, "cross_attn");
+    qkv_mha_init(&block->cross_attn, params, full, cfg->d_model, cfg->n_heads, 0, 0, 1, rng);
+    qkv_name_join(full, name, "ln3");
+    qkv_ln_init(&block->ln3, params, full, cfg->d_model);
+    qkv_name_join(full, name, "ffn");
+    qkv_ffn_init(&block->ffn, params, full, cfg->d_model, cfg->d_ff, cfg->activation, rng);
+}
+
+qkv_tensor *qkv_decoder_block_forward(qkv_tape *tape, const qkv_decoder_block *block, qkv_tensor *x,
+                                      const qkv_mha_kv *memory_kv, const qkv_mha_call *self_call,
+                                      const qkv_mha_call *cross_call) {
+    attention_ctx self = {&block->self_attn, NULL, self_call};
+    attention_ctx cross = {&block->cross_attn, memory_kv, cross_call};
+    x = residual(tape, &block->cfg, &block->ln1, x, attention_sublayer, &self);
+    x = residual(tape, &block->cfg, &block->ln2, x, attention_sublayer, &cross);
+    return residual(tape, &block->cfg, &block->ln3, x, ffn_sublayer, &block->ffn);
+}
+
+/* ---- stacks ---------------------------------------------------------------- */
+
+static void stack_common_init(const qkv_stack_config *cfg, qkv_positions *pos, qkv_ln *final_ln,
+                              qkv_params *params, const char *name, qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    QKV_CHECK(cfg->n_layers >= 1, "%s: n_layers %d must be >= 1", name, cfg->n_layers);
+    qkv_name_join(full, name, "pos");
+    qkv_positions_init(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
+                       cfg->block.n_heads, rng);
+    if (!cfg->block.post_ln) {
+        qkv_name_join(full, name, "ln_final");
+        qkv_ln_init(final_ln, params, full, cfg->block.d_model);
+    }
+}
+
+void qkv_encoder_init(qkv_encoder *enc, qkv_params *params, const char *name,
+                      const qkv_stack_config *cfg, int causal, qkv_rng *rng) {
+    enc->cfg = *cfg;
+    enc->causal = causal;
+    stack_common_init(cfg, &enc->pos, &enc->final_ln, params, name, rng);
+    enc->blocks = calloc((size_t)cfg->n_layers, sizeof *enc->blocks);
+    if (!enc->blocks) qkv_fatal("encoder_init: out of memory");
+    for (int i = 0; i < cfg->n_layers; i++) {
+        char full[QKV_NAME_MAX];
+        qkv_name_index(full, name, i);
+        qkv_encoder_block_init(&enc->blocks[i], params, full, &cfg->block, rng);
+    }
+}
+
+void qkv_encoder_free(qkv_encoder *enc) {
+    free(enc->blocks);
+    enc->blocks = NULL;
+}
+
+/* The per-layer attention call of a stack: its positions' RoPE and ALiBi. */
+static qkv_mha_call stack_call(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int causal,
+                               const qkv_tensor *key_padding) {
+    qkv_mha_call call = {0};
+    call.causal = causal;
+    call.key_padding = key_padding;
+    call.rope = qkv_positions_rope(pos);
+    call.bias = qkv_positions_bias(tape, pos, tq, tk, !causal);
+    return call;
+}
+
+qkv_tensor *qkv_encoder_forward(qkv_tape *tape, const qkv_encoder *enc, qkv_tensor *x,
+                                const qkv_tensor *key_padding) {
+    int t = x->shape[1];
+    x = qkv_positions_add(tape, &enc->pos, x, 0);
+    qkv_mha_call call = stack_call(tape, &enc->pos, t, t, enc->causal, key_padding);
+    for (int i = 0; i < enc->cfg.n_layers; i++) x = qkv_encoder_block_forward(tape, &enc->blocks[i], x, &call);
+    return enc->cfg.block.post_ln ? x : qkv_ln_forward(tape, &enc->final_ln, x);
+}
+
+void qkv_decoder_init(qkv_decoder *dec, qkv_params *params, const char *name,
+                      const qkv_stack_config *cfg, qkv_rng *rng) {
+    dec->cfg = *cfg;
+    stack_common_init(cfg, &dec->pos, &dec->final_ln, params, name, rng);
+    dec->blocks = calloc((size_t)cfg->n_layers, sizeof *dec->blocks);
+    if (!dec->blocks) qkv_fatal("decoder_init: out of memory");
+    for (int i = 0; i < cfg->n_layers; i++) {
+        char full[QKV_NAME_MAX];
+        qkv_name_index(full, name, i);
+        qkv_decoder_block_init(&dec->blocks[i], params, full, &cfg->block, rng);
+    }
+}
+
+void qkv_decoder_free(qkv_decoder *dec) {
+    free(dec->blocks);
+    dec->blocks = NULL;
+}
+
+qkv_tensor *qkv_decoder_forward(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *y,
+                                qkv_tensor *memory, const qkv_tensor *src_padding,
+                                const qkv_tensor *tgt_padding) {
+    int t = y->shape[1];
+    y = qkv_positions_add(tape, &dec->pos, y, 0);
+    qkv_mha_call self_call = stack_call(tape, &dec->pos, t, t, 1, tgt_padding);
+    qkv_mha_call cross_call = {0};
+    cross_call.key_padding = src_padding;
+    for (int i = 0; i < dec->cfg.n_layers; i++) {
+        const qkv_decoder_block *block = &dec->blocks[i];
+        qkv_mha_kv memory_kv = qkv_mha_project_kv(tape, &block->cross_attn, memory, NULL, NULL);
+        y = qkv_decoder_block_forward(tape, block, y, &memory_kv, &self_call, &cross_call);
+    }
+    return dec->cfg.block.post_ln ? y : qkv_ln_forward(tape, &dec->final_ln, y);
+}

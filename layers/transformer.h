@@ -1,0 +1,111 @@
+/* transformer.h — feed-forward, encoder and decoder blocks, and the three stacks.
+ *
+ * Feed-forward: FFN(x) = fc2(act(fc1(x))), d_model -> d_ff -> d_model.
+ *
+ * Encoder block, pre-LN (the default) and post-LN (the 2017 paper's):
+ *   pre:   x = x + MHA(LN1(x));       x = x + FFN(LN2(x))
+ *   post:  x = LN1(x + MHA(x));       x = LN2(x + FFN(x))
+ * Decoder block: causal self-attention, cross-attention to the encoder memory
+ * (with the source padding mask), then feed-forward, each with its residual and
+ * LayerNorm placed the same way.
+ *
+ * Stacks:
+ *   encoder-only    qkv_encoder with causal 0 (bidirectional)
+ *   decoder-only    qkv_encoder with causal 1 (GPT-style: causal self-attention only)
+ *   encoder-decoder qkv_encoder for the source + qkv_decoder for the target
+ * A stack owns its positions (positions.h): learned and sinusoidal are added to the
+ * input, RoPE rotates q and k in every layer, ALiBi biases every layer's scores.
+ * Pre-LN stacks end with a final LayerNorm, as in GPT-2 and PyTorch's norm_first.
+ * Residual dropout (p = dropout) is applied to each sublayer's output while
+ * training.
+ */
+#ifndef QKV_TRANSFORMER_H
+#define QKV_TRANSFORMER_H
+
+#include "mha.h"
+#include "norm.h"
+#include "positions.h"
+
+typedef struct qkv_block_config {
+    int d_model, n_heads, d_ff;
+    qkv_activation activation;   /* QKV_ACT_GELU or QKV_ACT_RELU */
+    int post_ln;                 /* 0: pre-LN (default), 1: post-LN */
+    float dropout;               /* residual dropout while training */
+} qkv_block_config;
+
+typedef struct qkv_ffn {
+    qkv_linear fc1, fc2;
+    qkv_activation activation;
+} qkv_ffn;
+
+void qkv_ffn_init(qkv_ffn *ffn, qkv_params *params, const char *name, int d_model, int d_ff,
+                  qkv_activation activation, qkv_rng *rng);
+qkv_tensor *qkv_ffn_forward(qkv_tape *tape, const qkv_ffn *ffn, qkv_tensor *x);
+
+typedef struct qkv_encoder_block {
+    qkv_block_config cfg;
+    qkv_ln ln1, ln2;
+    qkv_mha attn;
+    qkv_ffn ffn;
+} qkv_encoder_block;
+
+void qkv_encoder_block_init(qkv_encoder_block *block, qkv_params *params, const char *name,
+                            const qkv_block_config *cfg, qkv_rng *rng);
+qkv_tensor *qkv_encoder_block_forward(qkv_tape *tape, const qkv_encoder_block *block, qkv_tensor *x,
+                                      const qkv_mha_call *call);
+
+typedef struct qkv_decoder_block {
+    qkv_block_config cfg;
+    qkv_ln ln1, ln2, ln3;
+    qkv_mha self_attn, cross_attn;
+    qkv_ffn ffn;
+} qkv_decoder_block;
+
+void qkv_decoder_block_init(qkv_decoder_block *block, qkv_params *params, const char *name,
+                            const qkv_block_config *cfg, qkv_rng *rng);
+/* memory_kv: qkv_mha_project_kv(tape, &block->cross_attn, memory, NULL, NULL),
+ * computed once per source and reused for every target step. self_call must be
+ * causal for training; cross_call carries the source padding mask. */
+qkv_tensor *qkv_decoder_block_forward(qkv_tape *tape, const qkv_decoder_block *block, qkv_tensor *x,
+                                      const qkv_mha_kv *memory_kv, const qkv_mha_call *self_call,
+                                      const qkv_mha_call *cross_call);
+
+typedef struct qkv_stack_config {
+    qkv_block_config block;
+    int n_layers;
+    qkv_pos_kind positions;
+    int max_len;                 /* rows of a learned table */
+} qkv_stack_config;
+
+typedef struct qkv_encoder {
+    qkv_stack_config cfg;
+    int causal;
+    qkv_positions pos;
+    qkv_encoder_block *blocks;
+    qkv_ln final_ln;             /* pre-LN only */
+} qkv_encoder;
+
+void qkv_encoder_init(qkv_encoder *enc, qkv_params *params, const char *name,
+                      const qkv_stack_config *cfg, int causal, qkv_rng *rng);
+void qkv_encoder_free(qkv_encoder *enc);
+/* x [B,T,d_model] (already embedded); key_padding [B,T] (1 = real) or NULL. */
+qkv_tensor *qkv_encoder_forward(qkv_tape *tape, const qkv_encoder *enc, qkv_tensor *x,
+                                const qkv_tensor *key_padding);
+
+typedef struct qkv_decoder {
+    qkv_stack_config cfg;
+    qkv_positions pos;
+    qkv_decoder_block *blocks;
+    qkv_ln final_ln;
+} qkv_decoder;
+
+void qkv_decoder_init(qkv_decoder *dec, qkv_params *params, const char *name,
+                      const qkv_stack_config *cfg, qkv_rng *rng);
+void qkv_decoder_free(qkv_decoder *dec);
+/* y [B,T,d_model] (embedded targets), memory [B,S,d_model] (the encoder's output),
+ * src_padding [B,S] and tgt_padding [B,T] (1 = real) or NULL. Causal. */
+qkv_tensor *qkv_decoder_forward(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *y,
+                                qkv_tensor *memory, const qkv_tensor *src_padding,
+                                const qkv_tensor *tgt_padding);
+
+#endif

@@ -1,0 +1,514 @@
+/* test_attention.c — the fused attention op (core/ops_attention.c): gradient
+ * checks, a worked example, agreement with the same computation composed from
+ * primitive ops (matmul, scale, add, softmax), fully masked rows, huge logits,
+ * causal decoding with a cache, returned weights, gradient accumulation, error
+ * paths and thread independence. */
+#include "test_util.h"
+
+#include "core/attention.h"
+
+#include <stdlib.h>
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static qkv_tensor *random_tensor(qkv_rng *rng, int ndim, const int *shape, int requires_grad) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
+    qkv_fill_normal(t->data, t->size, rng, 0.0f, 1.0f);
+    return t;
+}
+
+static qkv_tensor *filled_tensor(int ndim, const int *shape, const float *values) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, 0);
+    qkv_tensor_copy_from(t, values);
+    return t;
+}
+
+static qkv_tensor *filled_param(int ndim, const int *shape, const float *values) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, 1);
+    qkv_tensor_copy_from(t, values);
+    return t;
+}
+
+static float *copy_floats(const float *x, size_t n) {
+    float *c = malloc(n * sizeof(float));
+    memcpy(c, x, n * sizeof(float));
+    return c;
+}
+
+static void assert_all_finite(const float *x, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++) ck_assert_msg(isfinite(x[i]), "%s[%zu] = %g", what, i, (double)x[i]);
+}
+
+static void assert_all_close(const float *a, const float *b, size_t n, double tol, const char *what) {
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabs((double)a[i] - b[i]) <= tol * fmax(1.0, fabs((double)b[i])),
+                      "%s[%zu]: %.9g vs %.9g", what, i, (double)a[i], (double)b[i]);
+}
+
+/* The q, k, v and optional bias of one problem, with gradients. */
+typedef struct problem {
+    qkv_tensor *q, *k, *v, *bias;
+} problem;
+
+static problem make_problem(uint64_t seed, int B, int H, int Tq, int Tk, int dk, int dv,
+                            int bias_ndim, const int *bias_shape) {
+    qkv_rng rng = qkv_rng_make(seed);
+    problem p;
+    p.q = random_tensor(&rng, 4, (const int[]){B, H, Tq, dk}, 1);
+    p.k = random_tensor(&rng, 4, (const int[]){B, H, Tk, dk}, 1);
+    p.v = random_tensor(&rng, 4, (const int[]){B, H, Tk, dv}, 1);
+    p.bias = bias_shape ? random_tensor(&rng, bias_ndim, bias_shape, 1) : NULL;
+    return p;
+}
+
+static void problem_zero_grad(problem *p) {
+    qkv_tensor_zero_grad(p->q);
+    qkv_tensor_zero_grad(p->k);
+    qkv_tensor_zero_grad(p->v);
+    if (p->bias) qkv_tensor_zero_grad(p->bias);
+}
+
+static void problem_free(problem *p) {
+    qkv_tensor_free(p->q);
+    qkv_tensor_free(p->k);
+    qkv_tensor_free(p->v);
+    qkv_tensor_free(p->bias);
+}
+
+/* Forward, then backward seeded with fixed random weights; returns the output. */
+static qkv_tensor *run_fused(qkv_tape *tape, problem *p, qkv_attention_opts opts) {
+    opts.bias = p->bias;
+    qkv_tensor *out = qkv_attention(tape, p->q, p->k, p->v, &opts, NULL);
+    float *seed = malloc(out->size * sizeof(float));
+    qkv_rng rng = qkv_rng_make(99);
+    qkv_fill_normal(seed, out->size, &rng, 0.0f, 1.0f);
+    qkv_backward_seeded(tape, out, seed);
+    free(seed);
+    return out;
+}
+
+/* Whether query i of (b,h) may attend to key j, spelled out independently. */
+static int allowed(const qkv_attention_opts *o, int B, int H, int Tq, int Tk, int b, int h, int i, int j) {
+    (void)B;
+    if (o->causal && j - i > Tk - Tq) return 0;
+    if (o->key_padding && o->key_padding->data[b * Tk + j] == 0.0f) return 0;
+    if (o->keep) {
+        size_t at = o->keep->ndim == 2 ? (size_t)i * Tk + j : (((size_t)b * H + h) * Tq + i) * Tk + j;
+        if (o->keep->data[at] == 0.0f) return 0;
+    }
+    return 1;
+}
+
+/* softmax(scale Q K^T + bias + M) V from primitive ops, M = 0 or -1e9 (no -inf). */
+static qkv_tensor *composed_attention(qkv_tape *tape, problem *p, const qkv_attention_opts *o) {
+    int B = p->q->shape[0], H = p->q->shape[1], Tq = p->q->shape[2], Tk = p->k->shape[2];
+    float scale = o->scale != 0.0f ? o->scale : 1.0f / sqrtf((float)p->q->shape[3]);
+    qkv_tensor *s = qkv_scale(tape, qkv_matmul(tape, p->q, p->k, 0, 1), scale);
+    if (p->bias) s = qkv_add(tape, s, p->bias);
+    qkv_tensor *mask = qkv_tape_tensor(tape, 4, (const int[]){B, H, Tq, Tk});
+    size_t at = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++)
+                for (int j = 0; j < Tk; j++)
+                    mask->data[at++] = allowed(o, B, H, Tq, Tk, b, h, i, j) ? 0.0f : -1e9f;
+    return qkv_matmul(tape, qkv_softmax(tape, qkv_add(tape, s, mask)), p->v, 0, 0);
+}
+
+/* ---- gradient checks and the worked example --------------------------------------- */
+
+START_TEST(attention_gradients) { CHECK_GROUP_GRADIENTS(qkv_checks_attention); }
+END_TEST
+
+/* One query [1]; keys [0], [log 2], [log 3]; values [1,0], [0,2], [2,2]; scale 1:
+ * scores 0, log 2, log 3 -> weights 1/6, 2/6, 3/6 -> out [7/6, 5/3]. */
+START_TEST(attention_worked_example) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *q = filled_tensor(4, (const int[]){1, 1, 1, 1}, (const float[]){1});
+    qkv_tensor *k = filled_tensor(4, (const int[]){1, 1, 3, 1},
+                                  (const float[]){0, logf(2.0f), logf(3.0f)});
+    qkv_tensor *v = filled_tensor(4, (const int[]){1, 1, 3, 2}, (const float[]){1, 0, 0, 2, 2, 2});
+    qkv_tensor *w = NULL;
+    qkv_attention_opts opts = {.scale = 1.0f, .weights = 1};
+    qkv_tensor *out = qkv_attention(tape, q, k, v, &opts, &w);
+    ck_assert_int_eq(out->ndim, 4);
+    ck_assert_int_eq(out->shape[3], 2);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_close(w->data[0], 1.0 / 6, 1e-6);
+    ck_assert_close(w->data[1], 2.0 / 6, 1e-6);
+    ck_assert_close(w->data[2], 3.0 / 6, 1e-6);
+    ck_assert_close(out->data[0], 7.0 / 6, 1e-6);
+    ck_assert_close(out->data[1], 5.0 / 3, 1e-6);
+    ck_assert_int_eq(tape->n_nodes, 0); /* nothing requires a gradient */
+    qkv_tensor_free(q);
+    qkv_tensor_free(k);
+    qkv_tensor_free(v);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* ---- agreement with the composed computation --------------------------------------- */
+
+static void compare_with_composed(int B, int H, int Tq, int Tk, int dk, int dv, int bias_ndim,
+                                  const int *bias_shape, qkv_attention_opts opts) {
+    qkv_tape *tape = qkv_tape_create(1);
+    problem p = make_problem(7, B, H, Tq, Tk, dk, dv, bias_ndim, bias_shape);
+    qkv_tensor *fused = run_fused(tape, &p, opts);
+    size_t out_size = fused->size; /* fused dies at the reset below */
+    float *fused_out = copy_floats(fused->data, out_size);
+    qkv_tensor *fused_grads[4] = {p.q, p.k, p.v, p.bias};
+    float *grads[4] = {0};
+    for (int i = 0; i < 4; i++)
+        if (fused_grads[i]) grads[i] = copy_floats(fused_grads[i]->grad, fused_grads[i]->size);
+
+    qkv_tape_reset(tape);
+    problem_zero_grad(&p);
+    qkv_tensor *ref = composed_attention(tape, &p, &opts);
+    float *seed = malloc(ref->size * sizeof(float));
+    qkv_rng rng = qkv_rng_make(99);
+    qkv_fill_normal(seed, ref->size, &rng, 0.0f, 1.0f);
+    qkv_backward_seeded(tape, ref, seed);
+
+    ck_assert_uint_eq(ref->size, out_size);
+    assert_all_close(fused_out, ref->data, ref->size, 1e-5, "out");
+    const char *names[4] = {"dq", "dk", "dv", "dbias"};
+    for (int i = 0; i < 4; i++) {
+        if (!fused_grads[i]) continue;
+        assert_all_close(grads[i], fused_grads[i]->grad, fused_grads[i]->size, 1e-4, names[i]);
+        free(grads[i]);
+    }
+    free(seed);
+    free(fused_out);
+    problem_free(&p);
+    qkv_tape_free(tape);
+}
+
+START_TEST(attention_matches_composed_ops) {
+    /* No mask, default scale. */
+    compare_with_composed(2, 2, 5, 5, 8, 8, 0, NULL, (qkv_attention_opts){0});
+    /* Every mask at once, a learned bias, Tq < Tk, dk != dv, a custom scale. Key 0
+     * is always allowed, so no row is fully masked (there the composed softmax is
+     * uniform instead of 0). */
+    const int B = 2, H = 3, Tq = 5, Tk = 7;
+    float padding[2 * 7] = {1, 1, 0, 1, 1, 0, 1,   1, 0, 1, 1, 1, 1, 0};
+    float keep[2 * 3 * 5 * 7];
+    qkv_rng rng = qkv_rng_make(5);
+    for (int i = 0; i < B * H * Tq * Tk; i++) keep[i] = (i % Tk == 0 || qkv_rng_uniform(&rng) < 0.7f);
+    qkv_tensor *padding_t = filled_tensor(2, (const int[]){B, Tk}, padding);
+    qkv_tensor *keep_t = filled_tensor(4, (const int[]){B, H, Tq, Tk}, keep);
+    qkv_attention_opts opts = {.scale = 0.5f, .causal = 1, .key_padding = padding_t, .keep = keep_t};
+    compare_with_composed(B, H, Tq, Tk, 6, 4, 4, (const int[]){1, H, Tq, Tk}, opts);
+    compare_with_composed(B, H, Tq, Tk, 6, 4, 2, (const int[]){Tq, 1}, opts);
+    qkv_tensor_free(padding_t);
+    qkv_tensor_free(keep_t);
+}
+END_TEST
+
+/* ---- numerics ---------------------------------------------------------------------- */
+
+/* keep row 2 is empty and batch 1 is all padding: those rows give exactly 0 and
+ * pass exactly 0 gradient, with no NaN or Inf anywhere. */
+START_TEST(attention_fully_masked_rows_are_zero) {
+    const int B = 2, H = 2, Tq = 4, Tk = 3, d = 5;
+    qkv_tape *tape = qkv_tape_create(1);
+    problem p = make_problem(3, B, H, Tq, Tk, d, d, 2, (const int[]){Tq, Tk});
+    qkv_tensor *keep = filled_tensor(2, (const int[]){Tq, Tk},
+                                     (const float[]){1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 1});
+    qkv_tensor *padding = filled_tensor(2, (const int[]){B, Tk}, (const float[]){1, 1, 1, 0, 0, 0});
+    qkv_tensor *w = NULL;
+    qkv_attention_opts opts = {.key_padding = padding, .keep = keep, .bias = p.bias, .weights = 1};
+    qkv_tensor *out = qkv_attention(tape, p.q, p.k, p.v, &opts, &w);
+    float *seed = malloc(out->size * sizeof(float));
+    for (size_t i = 0; i < out->size; i++) seed[i] = 1.0f + (float)i;
+    qkv_backward_seeded(tape, out, seed);
+    free(seed);
+
+    qkv_tensor *all[4] = {p.q, p.k, p.v, p.bias};
+    for (int t = 0; t < 4; t++) assert_all_finite(all[t]->grad, all[t]->size, "grad");
+    assert_all_finite(out->data, out->size, "out");
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++) {
+                int masked = b == 1 || i == 2;
+                size_t row = ((size_t)b * H + h) * Tq + i;
+                double wsum = 0.0;
+                for (int j = 0; j < Tk; j++) wsum += w->data[row * Tk + j];
+                ck_assert_close(wsum, masked ? 0.0 : 1.0, 1e-6);
+                for (int c = 0; c < d && masked; c++) {
+                    ck_assert_float_eq(out->data[row * d + c], 0.0f);
+                    ck_assert_float_eq(p.q->grad[row * d + c], 0.0f);
+                }
+            }
+    /* No query of batch 1 attends, so its keys and values get no gradient. */
+    size_t half = p.k->size / 2;
+    for (size_t i = half; i < p.k->size; i++) {
+        ck_assert_float_eq(p.k->grad[i], 0.0f);
+        ck_assert_float_eq(p.v->grad[i], 0.0f);
+    }
+    /* Bias row 2 only ever meets masked rows; masked keys get nothing either. */
+    for (int j = 0; j < Tk; j++) ck_assert_float_eq(p.bias->grad[2 * Tk + j], 0.0f);
+    ck_assert_float_eq(p.bias->grad[0 * Tk + 2], 0.0f);
+    ck_assert_float_ne(p.bias->grad[0 * Tk + 0], 0.0f);
+    problem_free(&p);
+    qkv_tensor_free(keep);
+    qkv_tensor_free(padding);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* Logits of +-1e4 give one-hot attention, finite values and gradients. With the
+ * larger keys masked, the row max is taken over the allowed keys only, so a row
+ * whose only allowed logit is -1e4 still attends to it (weight 1, not NaN). */
+START_TEST(attention_huge_logits_are_stable) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *q = filled_param(4, (const int[]){1, 1, 2, 1}, (const float[]){100, -100});
+    qkv_tensor *k = filled_param(4, (const int[]){1, 1, 3, 1}, (const float[]){100, -100, 99});
+    qkv_tensor *v = filled_param(4, (const int[]){1, 1, 3, 2}, (const float[]){1, 2, 3, 4, 5, 6});
+    /* Logits: row 0 = 1e4, -1e4, 9900; row 1 = -1e4, 1e4, -9900. */
+    const float no_mask[3] = {1, 1, 1}, mask_first[3] = {0, 1, 1}, only_middle[3] = {0, 1, 0};
+    const float *paddings[3] = {no_mask, mask_first, only_middle};
+    const int expect_key[3][2] = {{0, 1}, {2, 1}, {1, 1}};
+    for (int c = 0; c < 3; c++) {
+        qkv_tape_reset(tape);
+        qkv_tensor *padding = filled_tensor(2, (const int[]){1, 3}, paddings[c]);
+        qkv_tensor *w = NULL;
+        qkv_attention_opts opts = {.scale = 1.0f, .key_padding = padding, .weights = 1};
+        qkv_tensor *out = qkv_attention(tape, q, k, v, &opts, &w);
+        for (int i = 0; i < 2; i++) {
+            int key = expect_key[c][i];
+            for (int j = 0; j < 3; j++) ck_assert_close(w->data[i * 3 + j], j == key ? 1.0 : 0.0, 1e-6);
+            ck_assert_close(out->data[i * 2 + 0], v->data[key * 2 + 0], 1e-6);
+            ck_assert_close(out->data[i * 2 + 1], v->data[key * 2 + 1], 1e-6);
+        }
+        qkv_backward_seeded(tape, out, (const float[]){1, -1, 0.5f, 2});
+        assert_all_finite(q->grad, q->size, "dq");
+        assert_all_finite(k->grad, k->size, "dk");
+        assert_all_finite(v->grad, v->size, "dv");
+        qkv_tensor_free(padding);
+    }
+    qkv_tensor_free(q);
+    qkv_tensor_free(k);
+    qkv_tensor_free(v);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* Decoding with a cache: query t against the first t+1 keys (causal, Tq = 1,
+ * Tk = t+1) equals row t of the full causal pass; so do the last two queries
+ * against all keys (Tq = 2). */
+START_TEST(attention_causal_offset_matches_full_pass) {
+    const int B = 2, H = 2, T = 6, d = 8;
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_rng rng = qkv_rng_make(11);
+    qkv_tensor *q = random_tensor(&rng, 4, (const int[]){B, H, T, d}, 0);
+    qkv_tensor *k = random_tensor(&rng, 4, (const int[]){B, H, T, d}, 0);
+    qkv_tensor *v = random_tensor(&rng, 4, (const int[]){B, H, T, d}, 0);
+    qkv_attention_opts causal = {.causal = 1};
+    qkv_tensor *full = qkv_attention(tape, q, k, v, &causal, NULL);
+    for (int rows = 1; rows <= 2; rows++)
+        for (int t = rows - 1; t < T; t++) {
+            int len = t + 1; /* keys in the cache */
+            qkv_tensor *qs = qkv_tape_tensor(tape, 4, (const int[]){B, H, rows, d});
+            qkv_tensor *ks = qkv_tape_tensor(tape, 4, (const int[]){B, H, len, d});
+            qkv_tensor *vs = qkv_tape_tensor(tape, 4, (const int[]){B, H, len, d});
+            for (int bh = 0; bh < B * H; bh++) {
+                memcpy(qs->data + (size_t)bh * rows * d, q->data + ((size_t)bh * T + t + 1 - rows) * d,
+                       (size_t)rows * d * sizeof(float));
+                memcpy(ks->data + (size_t)bh * len * d, k->data + (size_t)bh * T * d,
+                       (size_t)len * d * sizeof(float));
+                memcpy(vs->data + (size_t)bh * len * d, v->data + (size_t)bh * T * d,
+                       (size_t)len * d * sizeof(float));
+            }
+            qkv_tensor *step = qkv_attention(tape, qs, ks, vs, &causal, NULL);
+            for (int bh = 0; bh < B * H; bh++)
+                assert_all_close(step->data + (size_t)bh * rows * d,
+                                 full->data + ((size_t)bh * T + t + 1 - rows) * d, (size_t)rows * d,
+                                 1e-6, "decoded row");
+        }
+    qkv_tensor_free(q);
+    qkv_tensor_free(k);
+    qkv_tensor_free(v);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* Per-head weights: rows sum to 1 (0 when fully masked) and out = weights V;
+ * head-averaged weights are their mean over heads. */
+START_TEST(attention_returned_weights) {
+    const int B = 2, H = 3, Tq = 4, Tk = 5, d = 3;
+    qkv_tape *tape = qkv_tape_create(1);
+    problem p = make_problem(21, B, H, Tq, Tk, d, d, 0, NULL);
+    qkv_tensor *padding = filled_tensor(2, (const int[]){B, Tk},
+                                        (const float[]){1, 1, 1, 0, 1,   0, 0, 1, 1, 0});
+    qkv_tensor *w1 = NULL, *w2 = NULL;
+    qkv_attention_opts opts = {.causal = 1, .key_padding = padding, .weights = 1};
+    qkv_tensor *out = qkv_attention(tape, p.q, p.k, p.v, &opts, &w1);
+    opts.weights = 2;
+    qkv_attention(tape, p.q, p.k, p.v, &opts, &w2);
+    ck_assert_int_eq(w1->ndim, 4);
+    ck_assert_int_eq(w2->ndim, 3);
+    ck_assert_int_eq(w2->shape[0], B);
+    ck_assert_int_eq(w2->shape[1], Tq);
+    ck_assert_int_eq(w2->shape[2], Tk);
+    ck_assert(!w1->requires_grad && !w2->requires_grad);
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < Tq; i++) {
+            /* Causal offset Tk - Tq = 1: query i sees keys 0..i+1; batch 1's first
+             * real key is 2, so its query 0 sees nothing. */
+            int masked = b == 1 && i == 0;
+            for (int h = 0; h < H; h++) {
+                const float *row = w1->data + (((size_t)b * H + h) * Tq + i) * Tk;
+                double sum = 0.0;
+                for (int j = 0; j < Tk; j++) sum += row[j];
+                ck_assert_close(sum, masked ? 0.0 : 1.0, 1e-6);
+                for (int c = 0; c < d; c++) {
+                    double expect = 0.0;
+                    for (int j = 0; j < Tk; j++)
+                        expect += row[j] * p.v->data[(((size_t)b * H + h) * Tk + j) * d + c];
+                    ck_assert_close(out->data[(((size_t)b * H + h) * Tq + i) * d + c], expect, 1e-5);
+                }
+            }
+            for (int j = 0; j < Tk; j++) {
+                double mean = 0.0;
+                for (int h = 0; h < H; h++) mean += w1->data[(((size_t)b * H + h) * Tq + i) * Tk + j];
+                ck_assert_close(w2->data[((size_t)b * Tq + i) * Tk + j], mean / H, 1e-6);
+            }
+        }
+    /* weights 0: *weights_out is cleared. */
+    opts.weights = 0;
+    qkv_attention(tape, p.q, p.k, p.v, &opts, &w1);
+    ck_assert_ptr_null(w1);
+    problem_free(&p);
+    qkv_tensor_free(padding);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* Backward adds into existing gradients; no-grad mode records nothing. */
+START_TEST(attention_accumulates_and_respects_no_grad) {
+    qkv_tape *tape = qkv_tape_create(1);
+    problem p = make_problem(4, 1, 2, 3, 4, 2, 3, 1, (const int[]){4});
+    run_fused(tape, &p, (qkv_attention_opts){.causal = 1});
+    ck_assert_int_eq(tape->n_nodes, 1);
+    ck_assert_str_eq(tape->nodes[0].op, "attention");
+    qkv_tensor *all[4] = {p.q, p.k, p.v, p.bias};
+    float *once[4];
+    for (int t = 0; t < 4; t++) once[t] = copy_floats(all[t]->grad, all[t]->size);
+    qkv_tape_reset(tape);
+    run_fused(tape, &p, (qkv_attention_opts){.causal = 1});
+    for (int t = 0; t < 4; t++) {
+        for (size_t i = 0; i < all[t]->size; i++) once[t][i] *= 2.0f;
+        assert_all_close(all[t]->grad, once[t], all[t]->size, 1e-6, "twice the gradient");
+        free(once[t]);
+    }
+    qkv_tape_reset(tape);
+    qkv_tape_set_grad(tape, 0);
+    qkv_tensor *out = qkv_attention(tape, p.q, p.k, p.v, NULL, NULL);
+    ck_assert_int_eq(tape->n_nodes, 0);
+    ck_assert(!out->requires_grad);
+    problem_free(&p);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+START_TEST(attention_bad_arguments_stop) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *q = qkv_tensor_create(NULL, 4, (const int[]){2, 4, 5, 8}, 0);
+    qkv_tensor *k = qkv_tensor_create(NULL, 4, (const int[]){2, 4, 6, 8}, 0);
+    qkv_tensor *v = qkv_tensor_create(NULL, 4, (const int[]){2, 4, 6, 3}, 0);
+    qkv_tensor *k7 = qkv_tensor_create(NULL, 4, (const int[]){2, 4, 6, 7}, 0);
+    qkv_tensor *k_heads = qkv_tensor_create(NULL, 4, (const int[]){2, 3, 6, 8}, 0);
+    qkv_tensor *v_short = qkv_tensor_create(NULL, 4, (const int[]){2, 4, 5, 3}, 0);
+    qkv_tensor *q3 = qkv_tensor_create(NULL, 3, (const int[]){2, 5, 8}, 0);
+    qkv_tensor *pad_bad = qkv_tensor_create(NULL, 2, (const int[]){2, 5}, 0);
+    qkv_tensor *keep_bad = qkv_tensor_create(NULL, 2, (const int[]){5, 5}, 0);
+    qkv_tensor *keep_bad4 = qkv_tensor_create(NULL, 4, (const int[]){2, 1, 5, 6}, 0);
+    qkv_tensor *bias_bad = qkv_tensor_create(NULL, 3, (const int[]){3, 5, 6}, 0);
+    qkv_tensor *w = NULL;
+
+    EXPECT_FATAL(qkv_attention(tape, q, k7, v, NULL, NULL), "attention: q [2,4,5,8] k [2,4,6,7]: dk 8 != 7");
+    EXPECT_FATAL(qkv_attention(tape, q3, k, v, NULL, NULL), "attention: q [2,5,8] k [2,4,6,8] v [2,4,6,3]: q, k and v must be 4-D");
+    EXPECT_FATAL(qkv_attention(tape, q, k_heads, v, NULL, NULL), "attention: q [2,4,5,8] k [2,3,6,8]: B,H 2,4 != 2,3");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v_short, NULL, NULL), "attention: k [2,4,6,8] v [2,4,5,3]: B,H,Tk");
+    EXPECT_FATAL(qkv_attention(tape, NULL, k, v, NULL, NULL), "attention: input tensor is NULL");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v, &(qkv_attention_opts){.key_padding = pad_bad}, NULL),
+                 "attention: key_padding [2,5] must be [B,Tk] = [2,6]");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v, &(qkv_attention_opts){.keep = keep_bad}, NULL),
+                 "attention: keep [5,5] must be [Tq,Tk] = [5,6] or [B,H,Tq,Tk] = [2,4,5,6]");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v, &(qkv_attention_opts){.keep = keep_bad4}, NULL),
+                 "attention: keep [2,1,5,6]");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v, &(qkv_attention_opts){.bias = bias_bad}, NULL),
+                 "attention: bias [3,5,6] does not broadcast to [B,H,Tq,Tk] = [2,4,5,6]");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v, &(qkv_attention_opts){.weights = 3}, &w),
+                 "attention: opts->weights 3");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v, &(qkv_attention_opts){.weights = 1}, NULL),
+                 "attention: opts->weights 1 asks for weights but weights_out is NULL");
+    EXPECT_FATAL(qkv_attention(tape, q, k, v, &(qkv_attention_opts){.scale = NAN}, NULL),
+                 "attention: scale nan is not finite");
+    /* An activation used after its tape was reset. */
+    qkv_tensor *stale = qkv_tape_zeros(tape, 4, (const int[]){2, 4, 5, 8});
+    qkv_tape_reset(tape);
+    EXPECT_FATAL(qkv_attention(tape, stale, k, v, NULL, NULL), "attention: activation");
+
+    qkv_tensor *owned[] = {q, k, v, k7, k_heads, v_short, q3, pad_bad, keep_bad, keep_bad4, bias_bad};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) qkv_tensor_free(owned[i]);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* ---- threads ----------------------------------------------------------------------- */
+
+/* Forward and backward with every mask and a learned bias, on 1 and 2 threads:
+ * bitwise the same output and gradients. */
+START_TEST(attention_is_thread_independent) {
+    const int B = 4, H = 4, T = 64, d = 16;
+    int previous = qkv_threads();
+    float *results[2][5];
+    size_t sizes[5];
+    qkv_tensor *padding = qkv_tensor_create(NULL, 2, (const int[]){B, T}, 0);
+    for (int i = 0; i < B * T; i++) padding->data[i] = (i % T) < T - 5 * (i / T);
+    for (int run = 0; run < 2; run++) {
+        qkv_set_threads(run + 1);
+        qkv_tape *tape = qkv_tape_create(1);
+        problem p = make_problem(8, B, H, T, T, d, d, 4, (const int[]){1, H, T, T});
+        qkv_tensor *out = run_fused(tape, &p, (qkv_attention_opts){.causal = 1, .key_padding = padding});
+        qkv_tensor *all[5] = {out, p.q, p.k, p.v, p.bias};
+        for (int t = 0; t < 5; t++) {
+            const float *x = t == 0 ? out->data : all[t]->grad;
+            sizes[t] = all[t]->size;
+            results[run][t] = copy_floats(x, sizes[t]);
+        }
+        problem_free(&p);
+        qkv_tape_free(tape);
+    }
+    qkv_set_threads(previous);
+    const char *names[5] = {"out", "dq", "dk", "dv", "dbias"};
+    for (int t = 0; t < 5; t++) {
+        ck_assert_msg(memcmp(results[0][t], results[1][t], sizes[t] * sizeof(float)) == 0,
+                      "%s differs between 1 and 2 threads", names[t]);
+        free(results[0][t]);
+        free(results[1][t]);
+    }
+    qkv_tensor_free(padding);
+}
+END_TEST
+
+Suite *suite_attention(void) {
+    Suite *s = suite_create("attention");
+    TCase *tc = tcase_create("attention");
+    tcase_set_timeout(tc, 0);
+    tcase_add_test(tc, attention_gradients);
+    tcase_add_test(tc, attention_worked_example);
+    tcase_add_test(tc, attention_matches_composed_ops);
+    tcase_add_test(tc, attention_fully_masked_rows_are_zero);
+    tcase_add_test(tc, attention_huge_logits_are_stable);
+    tcase_add_test(tc, attention_causal_offset_matches_full_pass);
+    tcase_add_test(tc, attention_returned_weights);
+    tcase_add_test(tc, attention_accumulates_and_respects_no_grad);
+    tcase_add_test(tc, attention_bad_arguments_stop);
+    tcase_add_test(tc, attention_is_thread_independent);
+    suite_add_tcase(s, tc);
+    return s;
+}
