@@ -4,7 +4,7 @@
 CC      ?= gcc
 OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT) -g
-CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=fast -Wall -Wextra -I.
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=fast -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
 LDLIBS  += -fopenmp -lm
 
 DEB_PACKAGES := check libstb-dev pkg-config
@@ -39,6 +39,9 @@ build/%.o: %.c
 build/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+# A change of flags rebuilds everything.
+$(LIB_OBJ) $(TEST_OBJ) build/train/main.o: Makefile
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

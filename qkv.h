@@ -29,7 +29,7 @@
 #include "layers/norm.h"
 #include "layers/positions.h"
 #include "layers/transformer.h"
-#include "optim/sgd.h"
+#include "optim/optimizer.h"
 #include "data/spirals.h"
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "attention.h"
 #include "error.h"
+#include "fastmath.h"
 #include "gemm.h"
 #include "parallel.h"
 
@@ -153,29 +154,6 @@ static int key_allowed(const key_mask *km, int j) {
            (!km->keep || km->keep[j] != 0.0f);
 }
 
-/* exp(x) for x <= 0 or -inf, within 1e-7 relative of expf where the result is a
- * normal float, exactly 1 at 0 and exactly 0 at -inf. Straight-line code (Cephes'
- * polynomial, explicit fmaf) so that row loops vectorize, and the same result
- * whether an element lands in the vector body or the scalar tail. */
-static inline float exp_nonpositive(float x) {
-    const float magic = 12582912.0f;                        /* 1.5 * 2^23: x + magic - magic rounds x */
-    float xc = x < -110.0f ? -110.0f : x;                   /* exp(-110) rounds to 0 anyway */
-    float n = fmaf(xc, 1.44269504088896341f, magic) - magic; /* round(x / ln 2), in [-159, 0] */
-    float r = fmaf(n, -0.693359375f, xc);                   /* r = x - n ln 2 (ln 2 in two parts) */
-    r = fmaf(n, 2.12194440e-4f, r);
-    float p = 1.9875691500e-4f;                             /* exp(r) on [-ln2/2, ln2/2] */
-    p = fmaf(p, r, 1.3981999507e-3f);
-    p = fmaf(p, r, 8.3334519073e-3f);
-    p = fmaf(p, r, 4.1665795894e-2f);
-    p = fmaf(p, r, 1.6666665459e-1f);
-    p = fmaf(p, r, 5.0000001201e-1f);
-    p = fmaf(p * r, r, r) + 1.0f;
-    int32_t bits = ((int32_t)n + 126 + 127) << 23;          /* 2^(n + 126): always a normal float */
-    float two_pow;
-    memcpy(&two_pow, &bits, sizeof two_pow);
-    return (p * two_pow) * 1.17549435e-38f;                 /* * 2^-126, one rounding (to 0 if tiny) */
-}
-
 /* s holds scale * q_i . k_j; on return the row's probabilities: bias added, the max
  * over allowed keys subtracted, masked keys 0, and all 0 when no key is allowed
  * (or every allowed logit is -inf). */
@@ -195,7 +173,7 @@ static void masked_softmax_row(float *s, int Tk, const key_mask *km, const float
         memset(s, 0, (size_t)Tk * sizeof(float));
         return;
     }
-    for (int j = 0; j < Tk; j++) s[j] = exp_nonpositive(s[j] - max);
+    for (int j = 0; j < Tk; j++) s[j] = qkv_fast_exp_nonpositive(s[j] - max);
     double sum = 0.0;
     for (int j = 0; j < Tk; j++) sum += s[j];
     float inv = (float)(1.0 / sum);

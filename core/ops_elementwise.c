@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "fastmath.h"
 #include "parallel.h"
 
 #define ELEM_CHUNK 4096   /* elements per parallel work item */
@@ -212,9 +213,9 @@ INLINE float unary_value(enum unary_kind k, float x, float c) {
     case UNARY_SCALE: return c * x;
     case UNARY_ADD_SCALAR: return x + c;
     case UNARY_RELU: return x < 0.0f ? 0.0f : x; /* NaN passes through */
-    case UNARY_GELU: return 0.5f * x * (1.0f + tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x)));
+    case UNARY_GELU: return 0.5f * x * (1.0f + qkv_fast_tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x)));
     case UNARY_GELU_EXACT: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
-    case UNARY_TANH: return tanhf(x);
+    case UNARY_TANH: return qkv_fast_tanhf(x);
     case UNARY_SIGMOID: { /* exp of a non-positive number only: no overflow */
         float e = expf(-fabsf(x));
         return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
@@ -234,7 +235,7 @@ INLINE float unary_slope(enum unary_kind k, float x, float y, float c) {
     case UNARY_GELU: {
         /* d[0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2),
          * t = tanh(beta (x + kappa x^3)) */
-        float t = tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x));
+        float t = qkv_fast_tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x));
         return 0.5f * (1.0f + t) +
                0.5f * x * (1.0f - t * t) * GELU_BETA * (1.0f + 3.0f * GELU_KAPPA * x * x);
     }

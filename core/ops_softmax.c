@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "fastmath.h"
 #include "ops.h"
 #include "parallel.h"
 
@@ -40,7 +41,7 @@ static row_exp row_exp_sum(const float *x, size_t n, float *exps) {
         if (x[j] > max) max = x[j];
     double sum = 0.0;
     for (size_t j = 0; j < n; j++) {
-        float e = expf(x[j] - max);
+        float e = qkv_fast_exp_nonpositive(x[j] - max);
         if (exps) exps[j] = e;
         sum += e;
     }
@@ -101,7 +102,7 @@ static void log_softmax_backward(qkv_node *node) {
         double dy_sum = 0.0;
         for (size_t j = 0; j < cols; j++) dy_sum += dy_r[j];
         float *dx_r = dx + r * cols;
-        for (size_t j = 0; j < cols; j++) dx_r[j] += dy_r[j] - expf(y_r[j]) * (float)dy_sum;
+        for (size_t j = 0; j < cols; j++) dx_r[j] += dy_r[j] - qkv_fast_exp_nonpositive(y_r[j]) * (float)dy_sum;
     }
 }
 
@@ -175,7 +176,7 @@ static void cross_entropy_backward(qkv_node *node) {
         const float *x_r = logits->data + r * cols;
         float *dx_r = dx + r * cols;
         for (size_t j = 0; j < cols; j++) {
-            float p = expf((x_r[j] - s->lse[r].max) - s->lse[r].log_sum);
+            float p = qkv_fast_exp_nonpositive((x_r[j] - s->lse[r].max) - s->lse[r].log_sum);
             dx_r[j] += coef * (p - (j == (size_t)t ? 1.0f : 0.0f));
         }
     }

@@ -8,8 +8,9 @@ int main(void) {
     qkv_rng rng = qkv_rng_make(42);
     qkv_linear fc;                           /* y = x W^T + b, W is [out, in] */
     qkv_linear_init(&fc, &params, "fc", 2, 3, 1, &rng);
-    qkv_sgd opt;
-    qkv_sgd_init(&opt, 0.1f, 0.0f);
+    qkv_optimizer_config sgd = {.kind = QKV_OPT_SGD, .lr = 0.1f};
+    qkv_optimizer opt;                       /* or QKV_OPT_ADAMW, .weight_decay */
+    qkv_optimizer_init(&opt, &sgd, &params); /* sizes its state for params */
 
     qkv_tape *tape = qkv_tape_create(42);    /* arena + list of nodes */
     qkv_tensor *x = qkv_tape_tensor(tape, 2, (int[]){4, 2});
@@ -20,12 +21,12 @@ int main(void) {
     qkv_params_zero_grad(&params);
     qkv_backward(tape, loss);                /* walks the tape in reverse */
     qkv_tape_print(tape, stdout);            /* matmul, add, cross_entropy */
-    qkv_sgd_step(&opt, &params);
+    qkv_optimizer_step(&opt, &params, sgd.lr);
     printf("loss %.4f\n", loss->data[0]);
     qkv_tape_reset(tape);                    /* frees every activation at once */
 
     qkv_tape_free(tape);
-    qkv_sgd_free(&opt);
+    qkv_optimizer_free(&opt);
     qkv_params_free(&params);
     return 0;
 }

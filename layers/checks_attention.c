@@ -77,7 +77,7 @@ static void *encoder_block_setup(qkv_params *params, qkv_rng *rng, const void *c
 static qkv_tensor *encoder_block_case(qkv_tape *tape, qkv_tensor *const *in, const void *module) {
     const block_module *m = module;
     qkv_mha_call call = {.causal = m->cfg.causal};
-    return qkv_encoder_block_forward(tape, &m->enc_block, in[0], &call);
+    return qkv_encoder_block_forward(tape, &m->enc_block, in[0], &call, NULL);
 }
 
 static void *decoder_block_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
@@ -94,7 +94,7 @@ static qkv_tensor *decoder_block_case(qkv_tape *tape, qkv_tensor *const *in, con
     qkv_mha_kv kv = qkv_mha_project_kv(tape, &m->dec_block.cross_attn, in[1], NULL, NULL);
     qkv_mha_call self = {.causal = 1};
     qkv_mha_call cross = {.key_padding = padding_mask(tape, in[1]->shape[0], in[1]->shape[1])};
-    return qkv_decoder_block_forward(tape, &m->dec_block, in[0], &kv, &self, &cross);
+    return qkv_decoder_block_forward(tape, &m->dec_block, in[0], &kv, &self, &cross, NULL);
 }
 
 static qkv_stack_config stack_config(const layer_cfg *c) {

@@ -47,13 +47,15 @@ static qkv_tensor *residual(qkv_tape *tape, const qkv_block_config *cfg, const q
 
 typedef struct {
     const qkv_mha *mha;
-    const qkv_mha_kv *kv;   /* NULL: self-attention */
+    const qkv_mha_kv *kv;   /* cross-attention to these K/V; NULL: self-attention */
     const qkv_mha_call *call;
+    qkv_kv_cache *cache;    /* self-attention over a decoding cache, or NULL */
 } attention_ctx;
 
 static qkv_tensor *attention_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) {
     const attention_ctx *a = ctx;
     if (a->kv) return qkv_mha_attend(tape, a->mha, x, a->kv, a->call);
+    if (a->cache) return qkv_mha_decode(tape, a->mha, x, a->cache, a->call);
     return qkv_mha_forward(tape, a->mha, x, NULL, a->call);
 }
 
@@ -77,8 +79,8 @@ void qkv_encoder_block_init(qkv_encoder_block *block, qkv_params *params, const 
 }
 
 qkv_tensor *qkv_encoder_block_forward(qkv_tape *tape, const qkv_encoder_block *block, qkv_tensor *x,
-                                      const qkv_mha_call *call) {
-    attention_ctx self = {&block->attn, NULL, call};
+                                      const qkv_mha_call *call, qkv_kv_cache *cache) {
+    attention_ctx self = {&block->attn, NULL, call, cache};
     x = residual(tape, &block->cfg, &block->ln1, x, attention_sublayer, &self);
     return residual(tape, &block->cfg, &block->ln2, x, ffn_sublayer, &block->ffn);
 }
@@ -104,9 +106,9 @@ void qkv_decoder_block_init(qkv_decoder_block *block, qkv_params *params, const 
 
 qkv_tensor *qkv_decoder_block_forward(qkv_tape *tape, const qkv_decoder_block *block, qkv_tensor *x,
                                       const qkv_mha_kv *memory_kv, const qkv_mha_call *self_call,
-                                      const qkv_mha_call *cross_call) {
-    attention_ctx self = {&block->self_attn, NULL, self_call};
-    attention_ctx cross = {&block->cross_attn, memory_kv, cross_call};
+                                      const qkv_mha_call *cross_call, qkv_kv_cache *cache) {
+    attention_ctx self = {&block->self_attn, NULL, self_call, cache};
+    attention_ctx cross = {&block->cross_attn, memory_kv, cross_call, NULL};
     x = residual(tape, &block->cfg, &block->ln1, x, attention_sublayer, &self);
     x = residual(tape, &block->cfg, &block->ln2, x, attention_sublayer, &cross);
     return residual(tape, &block->cfg, &block->ln3, x, ffn_sublayer, &block->ffn);
@@ -157,13 +159,34 @@ static qkv_mha_call stack_call(qkv_tape *tape, const qkv_positions *pos, int tq,
     return call;
 }
 
+void qkv_stack_caches_init(qkv_kv_cache *caches, int n_layers, const qkv_mha *attn_of_layer0, int batch,
+                           int max_len) {
+    for (int i = 0; i < n_layers; i++) qkv_kv_cache_init(&caches[i], attn_of_layer0, batch, max_len);
+}
+
+void qkv_stack_caches_free(qkv_kv_cache *caches, int n_layers) {
+    for (int i = 0; i < n_layers; i++) qkv_kv_cache_free(&caches[i]);
+}
+
+/* The encoder stack over x at positions offset.., with caches (decoding) or not. */
+static qkv_tensor *run_encoder(qkv_tape *tape, const qkv_encoder *enc, qkv_tensor *x,
+                               const qkv_tensor *key_padding, qkv_kv_cache *caches) {
+    int offset = caches ? caches[0].len : 0, tn = x->shape[1];
+    x = qkv_positions_add(tape, &enc->pos, x, offset);
+    qkv_mha_call call = stack_call(tape, &enc->pos, tn, offset + tn, enc->causal, key_padding);
+    for (int i = 0; i < enc->cfg.n_layers; i++)
+        x = qkv_encoder_block_forward(tape, &enc->blocks[i], x, &call, caches ? &caches[i] : NULL);
+    return enc->cfg.block.post_ln ? x : qkv_ln_forward(tape, &enc->final_ln, x);
+}
+
 qkv_tensor *qkv_encoder_forward(qkv_tape *tape, const qkv_encoder *enc, qkv_tensor *x,
                                 const qkv_tensor *key_padding) {
-    int t = x->shape[1];
-    x = qkv_positions_add(tape, &enc->pos, x, 0);
-    qkv_mha_call call = stack_call(tape, &enc->pos, t, t, enc->causal, key_padding);
-    for (int i = 0; i < enc->cfg.n_layers; i++) x = qkv_encoder_block_forward(tape, &enc->blocks[i], x, &call);
-    return enc->cfg.block.post_ln ? x : qkv_ln_forward(tape, &enc->final_ln, x);
+    return run_encoder(tape, enc, x, key_padding, NULL);
+}
+
+qkv_tensor *qkv_encoder_decode(qkv_tape *tape, const qkv_encoder *enc, qkv_tensor *x, qkv_kv_cache *caches) {
+    QKV_CHECK(enc->causal, "encoder_decode: only a causal stack decodes incrementally");
+    return run_encoder(tape, enc, x, NULL, caches);
 }
 
 void qkv_decoder_init(qkv_decoder *dec, qkv_params *params, const char *name,
@@ -184,18 +207,36 @@ void qkv_decoder_free(qkv_decoder *dec) {
     dec->blocks = NULL;
 }
 
+void qkv_decoder_memory(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *memory, qkv_mha_kv *memory_kv) {
+    for (int i = 0; i < dec->cfg.n_layers; i++)
+        memory_kv[i] = qkv_mha_project_kv(tape, &dec->blocks[i].cross_attn, memory, NULL, NULL);
+}
+
+/* The decoder stack over y at positions offset.., with caches (decoding) or not. */
+static qkv_tensor *run_decoder(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *y,
+                               const qkv_mha_kv *memory_kv, const qkv_tensor *src_padding,
+                               const qkv_tensor *tgt_padding, qkv_kv_cache *caches) {
+    int offset = caches ? caches[0].len : 0, tn = y->shape[1];
+    y = qkv_positions_add(tape, &dec->pos, y, offset);
+    qkv_mha_call self_call = stack_call(tape, &dec->pos, tn, offset + tn, 1, tgt_padding);
+    qkv_mha_call cross_call = {0};
+    cross_call.key_padding = src_padding;
+    for (int i = 0; i < dec->cfg.n_layers; i++)
+        y = qkv_decoder_block_forward(tape, &dec->blocks[i], y, &memory_kv[i], &self_call, &cross_call,
+                                      caches ? &caches[i] : NULL);
+    return dec->cfg.block.post_ln ? y : qkv_ln_forward(tape, &dec->final_ln, y);
+}
+
 qkv_tensor *qkv_decoder_forward(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *y,
                                 qkv_tensor *memory, const qkv_tensor *src_padding,
                                 const qkv_tensor *tgt_padding) {
-    int t = y->shape[1];
-    y = qkv_positions_add(tape, &dec->pos, y, 0);
-    qkv_mha_call self_call = stack_call(tape, &dec->pos, t, t, 1, tgt_padding);
-    qkv_mha_call cross_call = {0};
-    cross_call.key_padding = src_padding;
-    for (int i = 0; i < dec->cfg.n_layers; i++) {
-        const qkv_decoder_block *block = &dec->blocks[i];
-        qkv_mha_kv memory_kv = qkv_mha_project_kv(tape, &block->cross_attn, memory, NULL, NULL);
-        y = qkv_decoder_block_forward(tape, block, y, &memory_kv, &self_call, &cross_call);
-    }
-    return dec->cfg.block.post_ln ? y : qkv_ln_forward(tape, &dec->final_ln, y);
+    qkv_mha_kv *memory_kv = qkv_tape_alloc(tape, (size_t)dec->cfg.n_layers * sizeof *memory_kv);
+    qkv_decoder_memory(tape, dec, memory, memory_kv);
+    return run_decoder(tape, dec, y, memory_kv, src_padding, tgt_padding, NULL);
+}
+
+qkv_tensor *qkv_decoder_decode(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *y,
+                               const qkv_mha_kv *memory_kv, const qkv_tensor *src_padding,
+                               qkv_kv_cache *caches) {
+    return run_decoder(tape, dec, y, memory_kv, src_padding, NULL, caches);
 }

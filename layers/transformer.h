@@ -18,6 +18,11 @@
  * Pre-LN stacks end with a final LayerNorm, as in GPT-2 and PyTorch's norm_first.
  * Residual dropout (p = dropout) is applied to each sublayer's output while
  * training.
+ *
+ * Incremental decoding (inference): a causal qkv_encoder or a qkv_decoder can be
+ * fed a few new positions at a time with one qkv_kv_cache per layer; the outputs
+ * equal those of the full causal pass. The decoder's cross-attention K/V of the
+ * memory are computed once per source (qkv_decoder_memory) and reused each step.
  */
 #ifndef QKV_TRANSFORMER_H
 #define QKV_TRANSFORMER_H
@@ -51,8 +56,10 @@ typedef struct qkv_encoder_block {
 
 void qkv_encoder_block_init(qkv_encoder_block *block, qkv_params *params, const char *name,
                             const qkv_block_config *cfg, qkv_rng *rng);
+/* cache NULL: the whole sequence. Otherwise x holds the next positions after the
+ * cache's and self-attention goes through qkv_mha_decode (causal). */
 qkv_tensor *qkv_encoder_block_forward(qkv_tape *tape, const qkv_encoder_block *block, qkv_tensor *x,
-                                      const qkv_mha_call *call);
+                                      const qkv_mha_call *call, qkv_kv_cache *cache);
 
 typedef struct qkv_decoder_block {
     qkv_block_config cfg;
@@ -68,7 +75,7 @@ void qkv_decoder_block_init(qkv_decoder_block *block, qkv_params *params, const 
  * causal for training; cross_call carries the source padding mask. */
 qkv_tensor *qkv_decoder_block_forward(qkv_tape *tape, const qkv_decoder_block *block, qkv_tensor *x,
                                       const qkv_mha_kv *memory_kv, const qkv_mha_call *self_call,
-                                      const qkv_mha_call *cross_call);
+                                      const qkv_mha_call *cross_call, qkv_kv_cache *cache);
 
 typedef struct qkv_stack_config {
     qkv_block_config block;
@@ -92,6 +99,13 @@ void qkv_encoder_free(qkv_encoder *enc);
 qkv_tensor *qkv_encoder_forward(qkv_tape *tape, const qkv_encoder *enc, qkv_tensor *x,
                                 const qkv_tensor *key_padding);
 
+/* One cache per layer for a causal stack (caches: enc->cfg.n_layers of them). */
+void qkv_stack_caches_init(qkv_kv_cache *caches, int n_layers, const qkv_mha *attn_of_layer0, int batch,
+                           int max_len);
+void qkv_stack_caches_free(qkv_kv_cache *caches, int n_layers);
+/* Causal stacks only: x [B,Tn,d_model] are the positions after caches[0].len. */
+qkv_tensor *qkv_encoder_decode(qkv_tape *tape, const qkv_encoder *enc, qkv_tensor *x, qkv_kv_cache *caches);
+
 typedef struct qkv_decoder {
     qkv_stack_config cfg;
     qkv_positions pos;
@@ -107,5 +121,11 @@ void qkv_decoder_free(qkv_decoder *dec);
 qkv_tensor *qkv_decoder_forward(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *y,
                                 qkv_tensor *memory, const qkv_tensor *src_padding,
                                 const qkv_tensor *tgt_padding);
+/* Cross-attention K/V of memory for every layer (memory_kv: n_layers entries). */
+void qkv_decoder_memory(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *memory, qkv_mha_kv *memory_kv);
+/* y [B,Tn,d_model]: the next target positions after caches[0].len. */
+qkv_tensor *qkv_decoder_decode(qkv_tape *tape, const qkv_decoder *dec, qkv_tensor *y,
+                               const qkv_mha_kv *memory_kv, const qkv_tensor *src_padding,
+                               qkv_kv_cache *caches);
 
 #endif

@@ -11,40 +11,6 @@
 
 /* ---- helpers ------------------------------------------------------------------- */
 
-static qkv_tensor *random_tensor(qkv_rng *rng, int ndim, const int *shape, int requires_grad) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    qkv_fill_normal(t->data, t->size, rng, 0.0f, 1.0f);
-    return t;
-}
-
-static qkv_tensor *filled_tensor(int ndim, const int *shape, const float *values) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, 0);
-    qkv_tensor_copy_from(t, values);
-    return t;
-}
-
-static qkv_tensor *filled_param(int ndim, const int *shape, const float *values) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, 1);
-    qkv_tensor_copy_from(t, values);
-    return t;
-}
-
-static float *copy_floats(const float *x, size_t n) {
-    float *c = malloc(n * sizeof(float));
-    memcpy(c, x, n * sizeof(float));
-    return c;
-}
-
-static void assert_all_finite(const float *x, size_t n, const char *what) {
-    for (size_t i = 0; i < n; i++) ck_assert_msg(isfinite(x[i]), "%s[%zu] = %g", what, i, (double)x[i]);
-}
-
-static void assert_all_close(const float *a, const float *b, size_t n, double tol, const char *what) {
-    for (size_t i = 0; i < n; i++)
-        ck_assert_msg(fabs((double)a[i] - b[i]) <= tol * fmax(1.0, fabs((double)b[i])),
-                      "%s[%zu]: %.9g vs %.9g", what, i, (double)a[i], (double)b[i]);
-}
-
 /* The q, k, v and optional bias of one problem, with gradients. */
 typedef struct problem {
     qkv_tensor *q, *k, *v, *bias;
@@ -54,10 +20,10 @@ static problem make_problem(uint64_t seed, int B, int H, int Tq, int Tk, int dk,
                             int bias_ndim, const int *bias_shape) {
     qkv_rng rng = qkv_rng_make(seed);
     problem p;
-    p.q = random_tensor(&rng, 4, (const int[]){B, H, Tq, dk}, 1);
-    p.k = random_tensor(&rng, 4, (const int[]){B, H, Tk, dk}, 1);
-    p.v = random_tensor(&rng, 4, (const int[]){B, H, Tk, dv}, 1);
-    p.bias = bias_shape ? random_tensor(&rng, bias_ndim, bias_shape, 1) : NULL;
+    p.q = random_tensor_from(&rng, 4, (const int[]){B, H, Tq, dk}, 1);
+    p.k = random_tensor_from(&rng, 4, (const int[]){B, H, Tk, dk}, 1);
+    p.v = random_tensor_from(&rng, 4, (const int[]){B, H, Tk, dv}, 1);
+    p.bias = bias_shape ? random_tensor_from(&rng, bias_ndim, bias_shape, 1) : NULL;
     return p;
 }
 
@@ -79,11 +45,7 @@ static void problem_free(problem *p) {
 static qkv_tensor *run_fused(qkv_tape *tape, problem *p, qkv_attention_opts opts) {
     opts.bias = p->bias;
     qkv_tensor *out = qkv_attention(tape, p->q, p->k, p->v, &opts, NULL);
-    float *seed = malloc(out->size * sizeof(float));
-    qkv_rng rng = qkv_rng_make(99);
-    qkv_fill_normal(seed, out->size, &rng, 0.0f, 1.0f);
-    qkv_backward_seeded(tape, out, seed);
-    free(seed);
+    backward_random(tape, out, 99);
     return out;
 }
 
@@ -124,15 +86,13 @@ END_TEST
  * scores 0, log 2, log 3 -> weights 1/6, 2/6, 3/6 -> out [7/6, 5/3]. */
 START_TEST(attention_worked_example) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *q = filled_tensor(4, (const int[]){1, 1, 1, 1}, (const float[]){1});
-    qkv_tensor *k = filled_tensor(4, (const int[]){1, 1, 3, 1},
-                                  (const float[]){0, logf(2.0f), logf(3.0f)});
-    qkv_tensor *v = filled_tensor(4, (const int[]){1, 1, 3, 2}, (const float[]){1, 0, 0, 2, 2, 2});
+    qkv_tensor *q = tensor_of(4, (const int[]){1, 1, 1, 1}, (const float[]){1}, 0);
+    qkv_tensor *k = tensor_of(4, (const int[]){1, 1, 3, 1}, (const float[]){0, logf(2.0f), logf(3.0f)}, 0);
+    qkv_tensor *v = tensor_of(4, (const int[]){1, 1, 3, 2}, (const float[]){1, 0, 0, 2, 2, 2}, 0);
     qkv_tensor *w = NULL;
     qkv_attention_opts opts = {.scale = 1.0f, .weights = 1};
     qkv_tensor *out = qkv_attention(tape, q, k, v, &opts, &w);
-    ck_assert_int_eq(out->ndim, 4);
-    ck_assert_int_eq(out->shape[3], 2);
+    assert_shape(out, 4, (const int[]){1, 1, 1, 2});
     ck_assert_ptr_nonnull(w);
     ck_assert_close(w->data[0], 1.0 / 6, 1e-6);
     ck_assert_close(w->data[1], 2.0 / 6, 1e-6);
@@ -164,20 +124,16 @@ static void compare_with_composed(int B, int H, int Tq, int Tk, int dk, int dv, 
     qkv_tape_reset(tape);
     problem_zero_grad(&p);
     qkv_tensor *ref = composed_attention(tape, &p, &opts);
-    float *seed = malloc(ref->size * sizeof(float));
-    qkv_rng rng = qkv_rng_make(99);
-    qkv_fill_normal(seed, ref->size, &rng, 0.0f, 1.0f);
-    qkv_backward_seeded(tape, ref, seed);
+    backward_random(tape, ref, 99);
 
     ck_assert_uint_eq(ref->size, out_size);
-    assert_all_close(fused_out, ref->data, ref->size, 1e-5, "out");
+    assert_floats_close(fused_out, ref->data, ref->size, 1e-5, "out");
     const char *names[4] = {"dq", "dk", "dv", "dbias"};
     for (int i = 0; i < 4; i++) {
         if (!fused_grads[i]) continue;
-        assert_all_close(grads[i], fused_grads[i]->grad, fused_grads[i]->size, 1e-4, names[i]);
+        assert_floats_close(grads[i], fused_grads[i]->grad, fused_grads[i]->size, 1e-4, names[i]);
         free(grads[i]);
     }
-    free(seed);
     free(fused_out);
     problem_free(&p);
     qkv_tape_free(tape);
@@ -194,8 +150,8 @@ START_TEST(attention_matches_composed_ops) {
     float keep[2 * 3 * 5 * 7];
     qkv_rng rng = qkv_rng_make(5);
     for (int i = 0; i < B * H * Tq * Tk; i++) keep[i] = (i % Tk == 0 || qkv_rng_uniform(&rng) < 0.7f);
-    qkv_tensor *padding_t = filled_tensor(2, (const int[]){B, Tk}, padding);
-    qkv_tensor *keep_t = filled_tensor(4, (const int[]){B, H, Tq, Tk}, keep);
+    qkv_tensor *padding_t = tensor_of(2, (const int[]){B, Tk}, padding, 0);
+    qkv_tensor *keep_t = tensor_of(4, (const int[]){B, H, Tq, Tk}, keep, 0);
     qkv_attention_opts opts = {.scale = 0.5f, .causal = 1, .key_padding = padding_t, .keep = keep_t};
     compare_with_composed(B, H, Tq, Tk, 6, 4, 4, (const int[]){1, H, Tq, Tk}, opts);
     compare_with_composed(B, H, Tq, Tk, 6, 4, 2, (const int[]){Tq, 1}, opts);
@@ -212,9 +168,9 @@ START_TEST(attention_fully_masked_rows_are_zero) {
     const int B = 2, H = 2, Tq = 4, Tk = 3, d = 5;
     qkv_tape *tape = qkv_tape_create(1);
     problem p = make_problem(3, B, H, Tq, Tk, d, d, 2, (const int[]){Tq, Tk});
-    qkv_tensor *keep = filled_tensor(2, (const int[]){Tq, Tk},
-                                     (const float[]){1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 1});
-    qkv_tensor *padding = filled_tensor(2, (const int[]){B, Tk}, (const float[]){1, 1, 1, 0, 0, 0});
+    qkv_tensor *keep = tensor_of(2, (const int[]){Tq, Tk},
+                                 (const float[]){1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 1}, 0);
+    qkv_tensor *padding = tensor_of(2, (const int[]){B, Tk}, (const float[]){1, 1, 1, 0, 0, 0}, 0);
     qkv_tensor *w = NULL;
     qkv_attention_opts opts = {.key_padding = padding, .keep = keep, .bias = p.bias, .weights = 1};
     qkv_tensor *out = qkv_attention(tape, p.q, p.k, p.v, &opts, &w);
@@ -261,16 +217,16 @@ END_TEST
  * whose only allowed logit is -1e4 still attends to it (weight 1, not NaN). */
 START_TEST(attention_huge_logits_are_stable) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *q = filled_param(4, (const int[]){1, 1, 2, 1}, (const float[]){100, -100});
-    qkv_tensor *k = filled_param(4, (const int[]){1, 1, 3, 1}, (const float[]){100, -100, 99});
-    qkv_tensor *v = filled_param(4, (const int[]){1, 1, 3, 2}, (const float[]){1, 2, 3, 4, 5, 6});
+    qkv_tensor *q = tensor_of(4, (const int[]){1, 1, 2, 1}, (const float[]){100, -100}, 1);
+    qkv_tensor *k = tensor_of(4, (const int[]){1, 1, 3, 1}, (const float[]){100, -100, 99}, 1);
+    qkv_tensor *v = tensor_of(4, (const int[]){1, 1, 3, 2}, (const float[]){1, 2, 3, 4, 5, 6}, 1);
     /* Logits: row 0 = 1e4, -1e4, 9900; row 1 = -1e4, 1e4, -9900. */
     const float no_mask[3] = {1, 1, 1}, mask_first[3] = {0, 1, 1}, only_middle[3] = {0, 1, 0};
     const float *paddings[3] = {no_mask, mask_first, only_middle};
     const int expect_key[3][2] = {{0, 1}, {2, 1}, {1, 1}};
     for (int c = 0; c < 3; c++) {
         qkv_tape_reset(tape);
-        qkv_tensor *padding = filled_tensor(2, (const int[]){1, 3}, paddings[c]);
+        qkv_tensor *padding = tensor_of(2, (const int[]){1, 3}, paddings[c], 0);
         qkv_tensor *w = NULL;
         qkv_attention_opts opts = {.scale = 1.0f, .key_padding = padding, .weights = 1};
         qkv_tensor *out = qkv_attention(tape, q, k, v, &opts, &w);
@@ -300,9 +256,9 @@ START_TEST(attention_causal_offset_matches_full_pass) {
     const int B = 2, H = 2, T = 6, d = 8;
     qkv_tape *tape = qkv_tape_create(1);
     qkv_rng rng = qkv_rng_make(11);
-    qkv_tensor *q = random_tensor(&rng, 4, (const int[]){B, H, T, d}, 0);
-    qkv_tensor *k = random_tensor(&rng, 4, (const int[]){B, H, T, d}, 0);
-    qkv_tensor *v = random_tensor(&rng, 4, (const int[]){B, H, T, d}, 0);
+    qkv_tensor *q = random_tensor_from(&rng, 4, (const int[]){B, H, T, d}, 0);
+    qkv_tensor *k = random_tensor_from(&rng, 4, (const int[]){B, H, T, d}, 0);
+    qkv_tensor *v = random_tensor_from(&rng, 4, (const int[]){B, H, T, d}, 0);
     qkv_attention_opts causal = {.causal = 1};
     qkv_tensor *full = qkv_attention(tape, q, k, v, &causal, NULL);
     for (int rows = 1; rows <= 2; rows++)
@@ -321,9 +277,9 @@ START_TEST(attention_causal_offset_matches_full_pass) {
             }
             qkv_tensor *step = qkv_attention(tape, qs, ks, vs, &causal, NULL);
             for (int bh = 0; bh < B * H; bh++)
-                assert_all_close(step->data + (size_t)bh * rows * d,
-                                 full->data + ((size_t)bh * T + t + 1 - rows) * d, (size_t)rows * d,
-                                 1e-6, "decoded row");
+                assert_floats_close(step->data + (size_t)bh * rows * d,
+                                    full->data + ((size_t)bh * T + t + 1 - rows) * d, (size_t)rows * d,
+                                    1e-6, "decoded row");
         }
     qkv_tensor_free(q);
     qkv_tensor_free(k);
@@ -338,18 +294,15 @@ START_TEST(attention_returned_weights) {
     const int B = 2, H = 3, Tq = 4, Tk = 5, d = 3;
     qkv_tape *tape = qkv_tape_create(1);
     problem p = make_problem(21, B, H, Tq, Tk, d, d, 0, NULL);
-    qkv_tensor *padding = filled_tensor(2, (const int[]){B, Tk},
-                                        (const float[]){1, 1, 1, 0, 1,   0, 0, 1, 1, 0});
+    qkv_tensor *padding = tensor_of(2, (const int[]){B, Tk},
+                                    (const float[]){1, 1, 1, 0, 1,   0, 0, 1, 1, 0}, 0);
     qkv_tensor *w1 = NULL, *w2 = NULL;
     qkv_attention_opts opts = {.causal = 1, .key_padding = padding, .weights = 1};
     qkv_tensor *out = qkv_attention(tape, p.q, p.k, p.v, &opts, &w1);
     opts.weights = 2;
     qkv_attention(tape, p.q, p.k, p.v, &opts, &w2);
-    ck_assert_int_eq(w1->ndim, 4);
-    ck_assert_int_eq(w2->ndim, 3);
-    ck_assert_int_eq(w2->shape[0], B);
-    ck_assert_int_eq(w2->shape[1], Tq);
-    ck_assert_int_eq(w2->shape[2], Tk);
+    assert_shape(w1, 4, (const int[]){B, H, Tq, Tk});
+    assert_shape(w2, 3, (const int[]){B, Tq, Tk});
     ck_assert(!w1->requires_grad && !w2->requires_grad);
     for (int b = 0; b < B; b++)
         for (int i = 0; i < Tq; i++) {
@@ -398,7 +351,7 @@ START_TEST(attention_accumulates_and_respects_no_grad) {
     run_fused(tape, &p, (qkv_attention_opts){.causal = 1});
     for (int t = 0; t < 4; t++) {
         for (size_t i = 0; i < all[t]->size; i++) once[t][i] *= 2.0f;
-        assert_all_close(all[t]->grad, once[t], all[t]->size, 1e-6, "twice the gradient");
+        assert_floats_close(all[t]->grad, once[t], all[t]->size, 1e-6, "twice the gradient");
         free(once[t]);
     }
     qkv_tape_reset(tape);
@@ -462,35 +415,26 @@ END_TEST
 
 /* Forward and backward with every mask and a learned bias, on 1 and 2 threads:
  * bitwise the same output and gradients. */
+enum { TI_B = 4, TI_H = 4, TI_T = 64, TI_D = 16, TI_QKV = TI_B * TI_H * TI_T * TI_D };
+
+/* out gets the output, dq, dk, dv and dbias of one masked, biased problem. */
+static void attention_forward_backward(float *out, void *padding) {
+    qkv_tape *tape = qkv_tape_create(1);
+    problem p = make_problem(8, TI_B, TI_H, TI_T, TI_T, TI_D, TI_D, 4, (const int[]){1, TI_H, TI_T, TI_T});
+    qkv_tensor *y = run_fused(tape, &p, (qkv_attention_opts){.causal = 1, .key_padding = padding});
+    out = append_floats(out, y->data, y->size);
+    qkv_tensor *inputs[4] = {p.q, p.k, p.v, p.bias};
+    for (int t = 0; t < 4; t++) out = append_floats(out, inputs[t]->grad, inputs[t]->size);
+    problem_free(&p);
+    qkv_tape_free(tape);
+}
+
 START_TEST(attention_is_thread_independent) {
-    const int B = 4, H = 4, T = 64, d = 16;
-    int previous = qkv_threads();
-    float *results[2][5];
-    size_t sizes[5];
-    qkv_tensor *padding = qkv_tensor_create(NULL, 2, (const int[]){B, T}, 0);
-    for (int i = 0; i < B * T; i++) padding->data[i] = (i % T) < T - 5 * (i / T);
-    for (int run = 0; run < 2; run++) {
-        qkv_set_threads(run + 1);
-        qkv_tape *tape = qkv_tape_create(1);
-        problem p = make_problem(8, B, H, T, T, d, d, 4, (const int[]){1, H, T, T});
-        qkv_tensor *out = run_fused(tape, &p, (qkv_attention_opts){.causal = 1, .key_padding = padding});
-        qkv_tensor *all[5] = {out, p.q, p.k, p.v, p.bias};
-        for (int t = 0; t < 5; t++) {
-            const float *x = t == 0 ? out->data : all[t]->grad;
-            sizes[t] = all[t]->size;
-            results[run][t] = copy_floats(x, sizes[t]);
-        }
-        problem_free(&p);
-        qkv_tape_free(tape);
-    }
-    qkv_set_threads(previous);
-    const char *names[5] = {"out", "dq", "dk", "dv", "dbias"};
-    for (int t = 0; t < 5; t++) {
-        ck_assert_msg(memcmp(results[0][t], results[1][t], sizes[t] * sizeof(float)) == 0,
-                      "%s differs between 1 and 2 threads", names[t]);
-        free(results[0][t]);
-        free(results[1][t]);
-    }
+    qkv_tensor *padding = qkv_tensor_create(NULL, 2, (const int[]){TI_B, TI_T}, 0);
+    for (int i = 0; i < TI_B * TI_T; i++) padding->data[i] = (i % TI_T) < TI_T - 5 * (i / TI_T);
+    expect_same_for_1_and_2_threads(attention_forward_backward, padding,
+                                    4 * (size_t)TI_QKV + (size_t)TI_H * TI_T * TI_T,
+                                    "attention out, dq, dk, dv, dbias");
     qkv_tensor_free(padding);
 }
 END_TEST

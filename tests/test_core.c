@@ -52,8 +52,7 @@ END_TEST
 
 START_TEST(backward_accumulates_and_no_grad_records_nothing) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *w = qkv_tensor_create("w", 1, (int[]){3}, 1);
-    qkv_tensor_copy_from(w, (float[]){1, 2, 3});
+    qkv_tensor *w = tensor_of(1, (int[]){3}, (float[]){1, 2, 3}, 1);
     for (int round = 1; round <= 2; round++) {
         /* L = sum(w * w): dL/dw = 2w, accumulated over two backward passes. */
         qkv_tensor *loss = qkv_sum_all(tape, qkv_mul(tape, w, w));

@@ -2,52 +2,37 @@
  * matmul, a whole-tensor sum, and full training steps of the demo model. */
 #include "test_util.h"
 
-#include <omp.h>
-#include <stdlib.h>
-
+#include "train/seq_model.h"
 #include "train/spirals_task.h"
 
-/* Runs f with 1 thread, then 2, and compares the n floats it writes. */
-static void same_for_1_and_2_threads(void (*f)(float *out), size_t n) {
-    float *one = malloc(n * sizeof(float)), *two = malloc(n * sizeof(float));
-    int saved = qkv_threads();
-    qkv_set_threads(1);
-    f(one);
-    qkv_set_threads(2);
-    f(two);
-    qkv_set_threads(saved);
-    ck_assert_msg(memcmp(one, two, n * sizeof(float)) == 0, "1 and 2 threads differ");
-    free(one);
-    free(two);
-}
-
 #define N 256
-static void matmul_forward_backward(float *out) {
+static void matmul_forward_backward(float *out, void *ctx) {
+    (void)ctx;
     qkv_tape *tape = qkv_tape_create(1);
     qkv_rng rng = qkv_rng_make(5);
-    qkv_tensor *a = qkv_tensor_create("a", 2, (int[]){N, N}, 1);
-    qkv_tensor *b = qkv_tensor_create("b", 2, (int[]){N, N}, 1);
-    qkv_fill_normal(a->data, a->size, &rng, 0, 1);
-    qkv_fill_normal(b->data, b->size, &rng, 0, 1);
+    qkv_tensor *a = random_tensor_from(&rng, 2, (int[]){N, N}, 1);
+    qkv_tensor *b = random_tensor_from(&rng, 2, (int[]){N, N}, 1);
     qkv_tensor *c = qkv_matmul(tape, a, b, 0, 1);
     qkv_backward(tape, qkv_sum_all(tape, qkv_mul(tape, c, c)));
-    memcpy(out, c->data, N * N * sizeof(float));
-    memcpy(out + N * N, a->grad, N * N * sizeof(float));
-    memcpy(out + 2 * N * N, b->grad, N * N * sizeof(float));
+    out = append_floats(out, c->data, N * N);
+    out = append_floats(out, a->grad, N * N);
+    append_floats(out, b->grad, N * N);
     qkv_tensor_free(a);
     qkv_tensor_free(b);
     qkv_tape_free(tape);
 }
 
-START_TEST(matmul_is_thread_independent) { same_for_1_and_2_threads(matmul_forward_backward, 3 * N * N); }
+START_TEST(matmul_is_thread_independent) {
+    expect_same_for_1_and_2_threads(matmul_forward_backward, NULL, 3 * N * N, "matmul forward and backward");
+}
 END_TEST
 
 #define BIG 1000003
-static void big_sum(float *out) {
+static void big_sum(float *out, void *ctx) {
+    (void)ctx;
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_rng rng = qkv_rng_make(9);
-    qkv_tensor *x = qkv_tensor_create("x", 1, (int[]){BIG}, 1);
-    qkv_fill_normal(x->data, x->size, &rng, 0.5f, 3.0f);
+    qkv_tensor *x = tensor_of(1, (int[]){BIG}, NULL, 1);
+    fill_normal_seeded(x->data, x->size, 9, 0.5f, 3.0f);
     out[0] = qkv_sum_all(tape, x)->data[0];
     out[1] = qkv_mean_all(tape, x)->data[0];
     out[2] = (float)qkv_sum_fixed(x->data, x->size);
@@ -55,34 +40,64 @@ static void big_sum(float *out) {
     qkv_tape_free(tape);
 }
 
-START_TEST(sum_is_thread_independent) { same_for_1_and_2_threads(big_sum, 3); }
+START_TEST(sum_is_thread_independent) {
+    expect_same_for_1_and_2_threads(big_sum, NULL, 3, "sum_all, mean_all, sum_fixed");
+}
 END_TEST
 
-/* 30 SGD steps of the demo MLP with a batch large enough to run in parallel. */
-static size_t demo_param_count;
-static void demo_training(float *out) {
+/* Trains task for steps with the optimizer; writes the parameters and the final
+ * loss to out (when not NULL) and returns how many floats that is. */
+static size_t train_and_dump(qkv_task *task, int steps, qkv_optimizer_config optim, float *out) {
+    qkv_trainer_config config = {.steps = steps, .quiet = 1, .seed = 7, .clip = 1.0f, .optim = optim};
+    qkv_train_result result;
+    ck_assert_int_eq(qkv_train(&config, task, &result), 0);
+    size_t off = 0;
+    for (int i = 0; i < task->params->n; i++) {
+        const qkv_tensor *p = task->params->items[i];
+        if (out) memcpy(out + off, p->data, p->size * sizeof(float));
+        off += p->size;
+    }
+    if (out) out[off] = result.final_loss;
+    return off + 1;
+}
+
+/* 30 SGD steps of the MLP demo, with a batch large enough to run in parallel. */
+static size_t spirals_floats;
+static void spirals_training(float *out, void *ctx) {
+    (void)ctx;
     qkv_spirals_config config;
     qkv_spirals_default_config(&config);
-    config.steps = 30;
     config.batch = 512;
     config.hidden = 128;
     config.n_per_class = 300;
-    qkv_spirals_result result;
-    qkv_params params;
-    qkv_spirals_train(&config, NULL, &result, &params);
-    size_t off = 0;
-    for (int i = 0; i < params.n; i++) {
-        if (out) memcpy(out + off, params.items[i]->data, params.items[i]->size * sizeof(float));
-        off += params.items[i]->size;
-    }
-    if (out) out[off] = result.final_loss;
-    demo_param_count = off + 1;
-    qkv_params_free(&params);
+    qkv_spirals_task model;
+    qkv_spirals_task_init(&model, &config);
+    qkv_optimizer_config sgd = {.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f};
+    spirals_floats = train_and_dump(&model.task, 30, sgd, out);
+    qkv_spirals_task_free(&model);
+}
+
+/* 3 AdamW steps of the reversal transformer (the default demo model), with
+ * dropout on so that the dropout stream is part of the comparison. */
+static size_t reverse_floats;
+static void reverse_training(float *out, void *ctx) {
+    (void)ctx;
+    qkv_seq_model_config config;
+    qkv_seq_model_default_config(&config);
+    config.test_size = 64;
+    config.dropout = 0.1f;
+    qkv_seq_model model;
+    qkv_seq_model_init(&model, &config);
+    qkv_optimizer_config adamw = {.kind = QKV_OPT_ADAMW, .lr = 3e-3f, .weight_decay = 0.01f};
+    reverse_floats = train_and_dump(&model.task, 3, adamw, out);
+    qkv_seq_model_free(&model);
 }
 
 START_TEST(demo_training_is_thread_independent) {
-    demo_training(NULL);
-    same_for_1_and_2_threads(demo_training, demo_param_count);
+    spirals_training(NULL, NULL);
+    expect_same_for_1_and_2_threads(spirals_training, NULL, spirals_floats, "spirals parameters and loss");
+    reverse_training(NULL, NULL);
+    expect_same_for_1_and_2_threads(reverse_training, NULL, reverse_floats, "reverse parameters and loss");
 }
 END_TEST
 

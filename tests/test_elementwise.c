@@ -2,33 +2,9 @@
  * forward values against hand-computed numbers and a naive broadcasting loop,
  * broadcast backward sums, error messages, dropout statistics and seeding, and
  * bitwise independence of the thread count. */
-#include <omp.h>
-#include <stdlib.h>
-
 #include "test_util.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
-
-static qkv_tensor *tensor_of(int ndim, const int *shape, const float *values, int requires_grad) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    if (values) qkv_tensor_copy_from(t, values);
-    return t;
-}
-
-static qkv_tensor *random_tensor(int ndim, const int *shape, int requires_grad, uint64_t seed,
-                                 float lo, float hi) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    qkv_rng rng = qkv_rng_make(seed);
-    qkv_fill_uniform(t->data, t->size, &rng, lo, hi);
-    return t;
-}
-
-static void backward_ones(qkv_tape *tape, qkv_tensor *out) {
-    float *ones = malloc(out->size * sizeof(float));
-    for (size_t i = 0; i < out->size; i++) ones[i] = 1.0f;
-    qkv_backward_seeded(tape, out, ones);
-    free(ones);
-}
 
 typedef qkv_tensor *(*binary_fn)(qkv_tape *, qkv_tensor *, qkv_tensor *);
 
@@ -83,9 +59,8 @@ START_TEST(test_binary_values) {
     qkv_tensor *r[4] = {qkv_add(tape, a, b), qkv_sub(tape, a, b), qkv_mul(tape, a, b), qkv_div(tape, a, b)};
     const float *expect[4] = {sum, diff, prod, quot};
     for (int op = 0; op < 4; op++) {
-        ck_assert_int_eq(r[op]->ndim, 1);
-        ck_assert_int_eq(r[op]->shape[0], 4);
-        for (int i = 0; i < 4; i++) ck_assert_float_eq(r[op]->data[i], expect[op][i]);
+        assert_shape(r[op], 1, shape);
+        assert_floats_near(r[op]->data, expect[op], 4, 0);
     }
     ck_assert_int_eq(tape->n_nodes, 0); /* nothing requires a gradient */
     qkv_tensor_free(a);
@@ -116,12 +91,11 @@ START_TEST(test_broadcast_values) {
     binary_fn fns[4] = {qkv_add, qkv_sub, qkv_mul, qkv_div};
     qkv_tape *tape = qkv_tape_create(2);
     for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
-        qkv_tensor *a = random_tensor(pairs[p].na, pairs[p].a, 0, 10 + p, -2.0f, 2.0f);
-        qkv_tensor *b = random_tensor(pairs[p].nb, pairs[p].b, 0, 100 + p, 0.5f, 2.0f);
+        qkv_tensor *a = random_uniform_tensor(pairs[p].na, pairs[p].a, 10 + p, -2.0f, 2.0f, 0);
+        qkv_tensor *b = random_uniform_tensor(pairs[p].nb, pairs[p].b, 100 + p, 0.5f, 2.0f, 0);
         for (int op = 0; op < 4; op++) {
             qkv_tensor *out = fns[op](tape, a, b);
-            ck_assert_int_eq(out->ndim, pairs[p].nout);
-            for (int d = 0; d < out->ndim; d++) ck_assert_int_eq(out->shape[d], pairs[p].out[d]);
+            assert_shape(out, pairs[p].nout, pairs[p].out);
             check_against_naive(op, a, b, out);
         }
         qkv_tape_reset(tape);
@@ -137,8 +111,8 @@ END_TEST
 START_TEST(test_broadcast_backward_sums) {
     qkv_tape *tape = qkv_tape_create(3);
     int sa[2] = {3, 4}, sb[1] = {4};
-    qkv_tensor *a = random_tensor(2, sa, 1, 7, 0.5f, 2.0f);
-    qkv_tensor *b = random_tensor(1, sb, 1, 8, 0.5f, 2.0f);
+    qkv_tensor *a = random_uniform_tensor(2, sa, 7, 0.5f, 2.0f, 1);
+    qkv_tensor *b = random_uniform_tensor(1, sb, 8, 0.5f, 2.0f, 1);
 
     /* y = a * b, dL/dy = 1: da[i][j] = b[j], db[j] = sum_i a[i][j]. */
     backward_ones(tape, qkv_mul(tape, a, b));
@@ -300,7 +274,7 @@ END_TEST
 START_TEST(test_dropout_identity) {
     qkv_tape *tape = qkv_tape_create(7);
     int shape[2] = {3, 5};
-    qkv_tensor *x = random_tensor(2, shape, 1, 9, -1.0f, 1.0f);
+    qkv_tensor *x = random_uniform_tensor(2, shape, 9, -1.0f, 1.0f, 1);
     qkv_tape_set_training(tape, 0);
     qkv_tensor *y = qkv_dropout(tape, x, 0.5f);
     ck_assert_int_eq(memcmp(y->data, x->data, x->size * sizeof(float)), 0);
@@ -318,7 +292,7 @@ START_TEST(test_dropout_statistics) {
     const float p = 0.3f;
     qkv_tape *tape = qkv_tape_create(8);
     int shape[1] = {BIG};
-    qkv_tensor *x = random_tensor(1, shape, 1, 11, 0.5f, 1.5f);
+    qkv_tensor *x = random_uniform_tensor(1, shape, 11, 0.5f, 1.5f, 1);
     qkv_tensor *y = qkv_dropout(tape, x, p);
     ck_assert_int_eq(tape->n_nodes, 1);
     ck_assert_str_eq(tape->nodes[0].op, "dropout");
@@ -342,7 +316,7 @@ END_TEST
 
 START_TEST(test_dropout_seeding) {
     int shape[2] = {100, 50};
-    qkv_tensor *x = random_tensor(2, shape, 0, 12, 1.0f, 2.0f);
+    qkv_tensor *x = random_uniform_tensor(2, shape, 12, 1.0f, 2.0f, 0);
     qkv_tape *t1 = qkv_tape_create(42), *t2 = qkv_tape_create(42), *t3 = qkv_tape_create(43);
     qkv_tensor *y1 = qkv_dropout(t1, x, 0.5f), *y2 = qkv_dropout(t2, x, 0.5f), *y3 = qkv_dropout(t3, x, 0.5f);
     ck_assert_int_eq(memcmp(y1->data, y2->data, x->size * sizeof(float)), 0);
@@ -359,61 +333,32 @@ END_TEST
 
 /* ---- thread independence ---------------------------------------------------------------------- */
 
-typedef struct run_outputs {
-    float *y_mul, *y_div, *y_drop, *y_gelu, *ga, *gb, *gc, *gd;
-} run_outputs;
+enum { LA = 16, LB = 64, LC = 96, LARGE = LA * LB * LC };
 
-static float *copy_of(const float *x, size_t n) {
-    float *c = malloc(n * sizeof(float));
-    memcpy(c, x, n * sizeof(float));
-    return c;
-}
-
-/* Large broadcast ops, forward and backward, on `threads` threads. */
-static run_outputs run_large(int threads) {
-    int previous = qkv_threads();
-    qkv_set_threads(threads);
-    int sa[3] = {16, 64, 96}, sb[2] = {64, 1}, sc[3] = {16, 1, 96}, sd[1] = {96};
-    qkv_tensor *a = random_tensor(3, sa, 1, 21, -1.0f, 1.0f);
-    qkv_tensor *b = random_tensor(2, sb, 1, 22, -1.0f, 1.0f);
-    qkv_tensor *c = random_tensor(3, sc, 1, 23, 0.5f, 2.0f);
-    qkv_tensor *d = random_tensor(1, sd, 1, 24, -1.0f, 1.0f); /* a bias: one input row */
+/* Large broadcast ops, forward and backward: out gets y_mul, y_div, y_drop, y_gelu
+ * (LARGE floats each), then the gradients of a (LARGE), b (LB), c (LA * LC) and d (LC). */
+static void run_large(float *out, void *ctx) {
+    (void)ctx;
+    int sa[3] = {LA, LB, LC}, sb[2] = {LB, 1}, sc[3] = {LA, 1, LC}, sd[1] = {LC};
+    qkv_tensor *a = random_uniform_tensor(3, sa, 21, -1.0f, 1.0f, 1);
+    qkv_tensor *b = random_uniform_tensor(2, sb, 22, -1.0f, 1.0f, 1);
+    qkv_tensor *c = random_uniform_tensor(3, sc, 23, 0.5f, 2.0f, 1);
+    qkv_tensor *d = random_uniform_tensor(1, sd, 24, -1.0f, 1.0f, 1); /* a bias: one input row */
     qkv_tape *tape = qkv_tape_create(99);
     qkv_tensor *y_mul = qkv_mul(tape, a, b), *y_div = qkv_div(tape, a, c);
     qkv_tensor *y_drop = qkv_dropout(tape, y_mul, 0.25f);
     qkv_tensor *y_gelu = qkv_gelu(tape, qkv_add(tape, qkv_add(tape, y_drop, y_div), d));
-    float *seed = malloc(y_gelu->size * sizeof(float));
-    qkv_rng rng = qkv_rng_make(5);
-    qkv_fill_normal(seed, y_gelu->size, &rng, 0.0f, 1.0f);
-    qkv_backward_seeded(tape, y_gelu, seed);
-    run_outputs r = {copy_of(y_mul->data, y_mul->size), copy_of(y_div->data, y_div->size),
-                     copy_of(y_drop->data, y_drop->size), copy_of(y_gelu->data, y_gelu->size),
-                     copy_of(a->grad, a->size), copy_of(b->grad, b->size), copy_of(c->grad, c->size),
-                     copy_of(d->grad, d->size)};
-    free(seed);
+    backward_random(tape, y_gelu, 5);
+    qkv_tensor *outputs[4] = {y_mul, y_div, y_drop, y_gelu}, *inputs[4] = {a, b, c, d};
+    for (int i = 0; i < 4; i++) out = append_floats(out, outputs[i]->data, outputs[i]->size);
+    for (int i = 0; i < 4; i++) out = append_floats(out, inputs[i]->grad, inputs[i]->size);
     qkv_tape_free(tape);
-    qkv_tensor_free(a);
-    qkv_tensor_free(b);
-    qkv_tensor_free(c);
-    qkv_tensor_free(d);
-    qkv_set_threads(previous);
-    return r;
+    for (int i = 0; i < 4; i++) qkv_tensor_free(inputs[i]);
 }
 
 START_TEST(test_threads_bitwise) {
-    run_outputs one = run_large(1), two = run_large(2);
-    const size_t big = 16 * 64 * 96;
-    ck_assert_int_eq(memcmp(one.y_mul, two.y_mul, big * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(one.y_div, two.y_div, big * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(one.y_drop, two.y_drop, big * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(one.y_gelu, two.y_gelu, big * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(one.ga, two.ga, big * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(one.gb, two.gb, 64 * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(one.gc, two.gc, 16 * 96 * sizeof(float)), 0);
-    ck_assert_int_eq(memcmp(one.gd, two.gd, 96 * sizeof(float)), 0);
-    float *bufs[] = {one.y_mul, one.y_div, one.y_drop, one.y_gelu, one.ga, one.gb, one.gc, one.gd,
-                     two.y_mul, two.y_div, two.y_drop, two.y_gelu, two.ga, two.gb, two.gc, two.gd};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    expect_same_for_1_and_2_threads(run_large, NULL, 5 * (size_t)LARGE + LB + LA * LC + LC,
+                                    "mul, div, dropout, gelu and their gradients");
 }
 END_TEST
 

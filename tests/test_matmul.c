@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- gemm against qkv_gemm_reference ------------------------------------------ */
@@ -79,16 +80,10 @@ START_TEST(gemm_reference_by_hand) {
     /* [1 2; 3 4] [5 6; 7 8] = [19 22; 43 50]; with beta = 1 onto C = 1, alpha = 2. */
     float A[] = {1, 2, 3, 4}, B[] = {5, 6, 7, 8}, C[] = {1, 1, 1, 1};
     qkv_gemm_reference(0, 0, 2, 2, 2, 2.0f, A, 2, B, 2, 1.0f, C, 2);
-    ck_assert_float_eq(C[0], 39.0f);
-    ck_assert_float_eq(C[1], 45.0f);
-    ck_assert_float_eq(C[2], 87.0f);
-    ck_assert_float_eq(C[3], 101.0f);
+    assert_floats_near(C, (float[]){39, 45, 87, 101}, 4, 0);
     /* A^T B^T = (B A)^T: [1 3; 2 4] [5 7; 6 8] = [23 31; 34 46]. */
     qkv_gemm_reference(1, 1, 2, 2, 2, 1.0f, A, 2, B, 2, 0.0f, C, 2);
-    ck_assert_float_eq(C[0], 23.0f);
-    ck_assert_float_eq(C[1], 31.0f);
-    ck_assert_float_eq(C[2], 34.0f);
-    ck_assert_float_eq(C[3], 46.0f);
+    assert_floats_near(C, (float[]){23, 31, 34, 46}, 4, 0);
     /* The kernel agrees exactly on small integers. */
     float D[4];
     qkv_gemm(1, 1, 2, 2, 2, 1.0f, A, 2, B, 2, 0.0f, D, 2);
@@ -163,79 +158,66 @@ START_TEST(gemm_bad_arguments_stop) {
 }
 END_TEST
 
-/* Runs f on 1 and on 2 threads and asserts the outputs are bitwise equal. */
-static void fill(float *x, size_t n, uint64_t seed) {
-    qkv_rng rng = qkv_rng_make(seed);
-    qkv_fill_normal(x, n, &rng, 0.0f, 1.0f);
+/* One batched gemm of random A and B, the same on 1 and 2 threads. */
+typedef struct gemm_run {
+    int batch, ta, tb, M, N, K, sum_c;
+    const float *A, *B;
+} gemm_run;
+
+static void gemm_into(float *C, void *ctx) {
+    const gemm_run *g = ctx;
+    size_t a_size = (size_t)g->M * g->K, b_size = (size_t)g->K * g->N, c_size = (size_t)g->M * g->N;
+    qkv_gemm_batched(g->batch, g->ta, g->tb, g->M, g->N, g->K, 1.0f, g->A, g->ta ? g->M : g->K, a_size,
+                     g->B, g->tb ? g->K : g->N, b_size, 0.0f, C, g->N, g->sum_c ? 0 : c_size);
 }
 
 static void gemm_threads_bitwise(int batch, int ta, int tb, int M, int N, int K, int sum_c) {
     size_t a_size = (size_t)M * K, b_size = (size_t)K * N, c_size = (size_t)M * N;
-    size_t n_c = sum_c ? c_size : c_size * batch;
     float *A = malloc(a_size * batch * sizeof(float)), *B = malloc(b_size * batch * sizeof(float));
-    float *C1 = malloc(n_c * sizeof(float)), *C2 = malloc(n_c * sizeof(float));
-    fill(A, a_size * batch, 1);
-    fill(B, b_size * batch, 2);
-    for (int threads = 1; threads <= 2; threads++) {
-        omp_set_num_threads(threads);
-        qkv_gemm_batched(batch, ta, tb, M, N, K, 1.0f, A, ta ? M : K, a_size, B, tb ? K : N,
-                         b_size, 0.0f, threads == 1 ? C1 : C2, N, sum_c ? 0 : c_size);
-    }
-    ck_assert_msg(memcmp(C1, C2, n_c * sizeof(float)) == 0,
-                  "gemm batch %d %dx%dx%d sum %d differs between 1 and 2 threads", batch, M, N, K,
-                  sum_c);
-    free(A); free(B); free(C1); free(C2);
+    fill_normal_seeded(A, a_size * batch, 1, 0.0f, 1.0f);
+    fill_normal_seeded(B, b_size * batch, 2, 0.0f, 1.0f);
+    gemm_run g = {batch, ta, tb, M, N, K, sum_c, A, B};
+    char what[96];
+    snprintf(what, sizeof what, "gemm batch %d %dx%dx%d sum %d", batch, M, N, K, sum_c);
+    expect_same_for_1_and_2_threads(gemm_into, &g, sum_c ? c_size : c_size * batch, what);
+    free(A); free(B);
 }
 
 START_TEST(gemm_bitwise_across_threads) {
-    int threads = omp_get_max_threads();
     gemm_threads_bitwise(1, 0, 0, 256, 256, 256, 0);   /* team: one matrix split in tiles */
     gemm_threads_bitwise(1, 1, 1, 131, 77, 600, 0);    /* team, several K blocks, edges */
     gemm_threads_bitwise(8, 0, 1, 64, 64, 32, 0);      /* each thread whole matrices */
     gemm_threads_bitwise(3, 0, 0, 200, 120, 300, 0);   /* odd batch: team per matrix */
     gemm_threads_bitwise(6, 1, 0, 64, 48, 100, 1);     /* batch summed into one C */
-    omp_set_num_threads(threads);
 }
 END_TEST
 
 /* ---- the matmul op ------------------------------------------------------------- */
 
-static qkv_tensor *owned(int ndim, const int *shape, const float *values, int requires_grad) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    if (values) qkv_tensor_copy_from(t, values);
-    return t;
-}
-
 START_TEST(matmul_forward_by_hand) {
     qkv_tape *tape = qkv_tape_create(1);
     /* [1 2 3; 4 5 6] [7 8; 9 10; 11 12] = [58 64; 139 154] */
-    qkv_tensor *a = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 0);
-    qkv_tensor *b = owned(2, (int[]){3, 2}, (float[]){7, 8, 9, 10, 11, 12}, 0);
-    qkv_tensor *a_t = owned(2, (int[]){3, 2}, (float[]){1, 4, 2, 5, 3, 6}, 0);
-    qkv_tensor *b_t = owned(2, (int[]){2, 3}, (float[]){7, 9, 11, 8, 10, 12}, 0);
+    qkv_tensor *a = tensor_of(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 0);
+    qkv_tensor *b = tensor_of(2, (int[]){3, 2}, (float[]){7, 8, 9, 10, 11, 12}, 0);
+    qkv_tensor *a_t = tensor_of(2, (int[]){3, 2}, (float[]){1, 4, 2, 5, 3, 6}, 0);
+    qkv_tensor *b_t = tensor_of(2, (int[]){2, 3}, (float[]){7, 9, 11, 8, 10, 12}, 0);
     const float expect[] = {58, 64, 139, 154};
     qkv_tensor *outs[4] = {qkv_matmul(tape, a, b, 0, 0), qkv_matmul(tape, a_t, b, 1, 0),
                            qkv_matmul(tape, a, b_t, 0, 1), qkv_matmul(tape, a_t, b_t, 1, 1)};
     for (int i = 0; i < 4; i++) {
-        ck_assert_int_eq(outs[i]->ndim, 2);
-        ck_assert_int_eq(outs[i]->shape[0], 2);
-        ck_assert_int_eq(outs[i]->shape[1], 2);
-        for (int j = 0; j < 4; j++) ck_assert_float_eq(outs[i]->data[j], expect[j]);
+        assert_shape(outs[i], 2, (int[]){2, 2});
+        assert_floats_near(outs[i]->data, expect, 4, 0);
     }
     /* Batched with a shared B: the second matrix of A is -A, so C_1 = -C_0. */
-    qkv_tensor *a2 = owned(3, (int[]){2, 2, 3}, (float[]){1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6}, 0);
+    qkv_tensor *a2 = tensor_of(3, (int[]){2, 2, 3}, (float[]){1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6}, 0);
     qkv_tensor *c2 = qkv_matmul(tape, a2, b, 0, 0);
-    ck_assert_int_eq(c2->ndim, 3);
-    ck_assert_int_eq(c2->shape[0], 2);
-    for (int j = 0; j < 4; j++) {
-        ck_assert_float_eq(c2->data[j], expect[j]);
-        ck_assert_float_eq(c2->data[4 + j], -expect[j]);
-    }
+    assert_shape(c2, 3, (int[]){2, 2, 2});
+    assert_values_near(c2, (float[]){58, 64, 139, 154, -58, -64, -139, -154}, 8, 0);
     /* Shared A with a batched B: [2, 3, 2] -> [2, 2, 2]. */
-    qkv_tensor *b2 = owned(3, (int[]){2, 3, 2}, (float[]){7, 8, 9, 10, 11, 12, 1, 0, 0, 1, 0, 0}, 0);
+    qkv_tensor *b2 = tensor_of(3, (int[]){2, 3, 2}, (float[]){7, 8, 9, 10, 11, 12, 1, 0, 0, 1, 0, 0}, 0);
     qkv_tensor *c3 = qkv_matmul(tape, a, b2, 0, 0);
-    const float expect3[] = {58, 64, 139, 154, 1, 2, 4, 5};
-    for (int j = 0; j < 8; j++) ck_assert_float_eq(c3->data[j], expect3[j]);
+    assert_shape(c3, 3, (int[]){2, 2, 2});
+    assert_values_near(c3, (float[]){58, 64, 139, 154, 1, 2, 4, 5}, 8, 0);
     ck_assert_int_eq(tape->n_nodes, 0); /* nothing requires a gradient */
     qkv_tensor_free(a); qkv_tensor_free(b); qkv_tensor_free(a_t); qkv_tensor_free(b_t);
     qkv_tensor_free(a2); qkv_tensor_free(b2);
@@ -255,8 +237,7 @@ START_TEST(matmul_output_shapes) {
         qkv_tensor *a = qkv_tape_zeros(tape, cases[i].nda, cases[i].da);
         qkv_tensor *b = qkv_tape_zeros(tape, cases[i].ndb, cases[i].db);
         qkv_tensor *c = qkv_matmul(tape, a, b, cases[i].ta, cases[i].tb);
-        ck_assert_int_eq(c->ndim, cases[i].ndc);
-        for (int d = 0; d < c->ndim; d++) ck_assert_int_eq(c->shape[d], cases[i].dc[d]);
+        assert_shape(c, cases[i].ndc, cases[i].dc);
     }
     qkv_tape_free(tape);
 }
@@ -271,11 +252,10 @@ START_TEST(matmul_backward_by_hand) {
     /* C = A B with L = sum(C): dA = 1 B^T (row sums of B), dB = A^T 1 (column sums of A),
      * accumulated onto gradients that start at 1. */
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *a = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 1);
-    qkv_tensor *b = owned(2, (int[]){3, 2}, (float[]){7, 8, 9, 10, 11, 12}, 1);
+    qkv_tensor *a = tensor_of(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 1);
+    qkv_tensor *b = tensor_of(2, (int[]){3, 2}, (float[]){7, 8, 9, 10, 11, 12}, 1);
     for (size_t i = 0; i < 6; i++) a->grad[i] = b->grad[i] = 1.0f;
-    const float ones[4] = {1, 1, 1, 1};
-    qkv_backward_seeded(tape, qkv_matmul(tape, a, b, 0, 0), ones);
+    backward_ones(tape, qkv_matmul(tape, a, b, 0, 0));
     const float grad_a[] = {15, 19, 23, 15, 19, 23}, grad_b[] = {5, 5, 7, 7, 9, 9};
     for (int i = 0; i < 6; i++) {
         ck_assert_float_eq(a->grad[i], grad_a[i] + 1.0f);
@@ -307,44 +287,26 @@ START_TEST(matmul_bad_shapes_stop) {
 END_TEST
 
 /* The linear-layer case x W^T on 1 and 2 threads: output and both gradients bitwise equal. */
-static void linear_step(int threads, float *out, float *grad_x, float *grad_w) {
-    omp_set_num_threads(threads);
+enum { LIN_OUT = 4 * 96 * 80, LIN_X = 4 * 50 * 96, LIN_W = 80 * 96 };
+static void linear_step(float *out, void *ctx) {
+    (void)ctx;
     qkv_tape *tape = qkv_tape_create(1);
-    int xs[3] = {4, 50, 96}, ws[2] = {80, 96};
-    qkv_tensor *x = qkv_tensor_create(NULL, 3, xs, 1), *w = qkv_tensor_create(NULL, 2, ws, 1);
-    qkv_tensor *h = qkv_tensor_create(NULL, 3, (int[]){4, 96, 50}, 1);
-    fill(x->data, x->size, 3);
-    fill(w->data, w->size, 4);
-    fill(h->data, h->size, 5);
+    qkv_tensor *x = random_tensor(3, (int[]){4, 50, 96}, 3, 1);
+    qkv_tensor *w = random_tensor(2, (int[]){80, 96}, 4, 1);
+    qkv_tensor *h = random_tensor(3, (int[]){4, 96, 50}, 5, 1);
     qkv_tensor *y = qkv_matmul(tape, x, w, 0, 1);            /* [4,50,80] */
     qkv_tensor *z = qkv_matmul(tape, h, y, 0, 0);            /* [4,96,80], batched */
-    float *seed = malloc(z->size * sizeof(float));
-    fill(seed, z->size, 6);
-    qkv_backward_seeded(tape, z, seed);
-    memcpy(out, z->data, z->size * sizeof(float));
-    memcpy(grad_x, x->grad, x->size * sizeof(float));
-    memcpy(grad_w, w->grad, w->size * sizeof(float));
-    free(seed);
+    backward_random(tape, z, 6);
+    out = append_floats(out, z->data, z->size);
+    out = append_floats(out, x->grad, x->size);
+    append_floats(out, w->grad, w->size);
     qkv_tensor_free(x); qkv_tensor_free(w); qkv_tensor_free(h);
     qkv_tape_free(tape);
 }
 
 START_TEST(matmul_bitwise_across_threads) {
-    int threads = omp_get_max_threads();
-    size_t n_out = 4 * 96 * 80, n_x = 4 * 50 * 96, n_w = 80 * 96;
-    float *buf[2][3];
-    for (int t = 0; t < 2; t++) {
-        buf[t][0] = malloc(n_out * sizeof(float));
-        buf[t][1] = malloc(n_x * sizeof(float));
-        buf[t][2] = malloc(n_w * sizeof(float));
-        linear_step(t + 1, buf[t][0], buf[t][1], buf[t][2]);
-    }
-    ck_assert_msg(memcmp(buf[0][0], buf[1][0], n_out * sizeof(float)) == 0, "output differs");
-    ck_assert_msg(memcmp(buf[0][1], buf[1][1], n_x * sizeof(float)) == 0, "grad x differs");
-    ck_assert_msg(memcmp(buf[0][2], buf[1][2], n_w * sizeof(float)) == 0, "grad w differs");
-    for (int t = 0; t < 2; t++)
-        for (int i = 0; i < 3; i++) free(buf[t][i]);
-    omp_set_num_threads(threads);
+    expect_same_for_1_and_2_threads(linear_step, NULL, (size_t)LIN_OUT + LIN_X + LIN_W,
+                                    "matmul output, grad x, grad w");
 }
 END_TEST
 

@@ -9,11 +9,9 @@
 #define T 5
 #define D 8
 
+/* A [b,t,d] input on the tape, N(0, 1) from seed. */
 static qkv_tensor *random_input(qkv_tape *tape, int b, int t, int d, uint64_t seed) {
-    qkv_tensor *x = qkv_tape_tensor(tape, 3, (int[]){b, t, d});
-    qkv_rng rng = qkv_rng_make(seed);
-    qkv_fill_normal(x->data, x->size, &rng, 0.0f, 1.0f);
-    return x;
+    return random_tape_tensor(tape, 3, (int[]){b, t, d}, seed);
 }
 
 /* Rows of x [B,T,d] reordered: out[b][i] = x[b][perm[i]]. */

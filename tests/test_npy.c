@@ -4,98 +4,16 @@
  * Scratch files live in a fresh mkdtemp directory per test (removed afterwards).
  * numpy-written fixtures come from tests/make_reference.py (ref/npy_*.npy); paths
  * are relative to tests/, where `make test` runs. */
-#include <dirent.h>
 #include <float.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "test_util.h"
 
-/* ---- scratch directory ------------------------------------------------------- */
-
-static char scratch[64];
-
-static void scratch_setup(void) {
-    snprintf(scratch, sizeof scratch, "/tmp/qkv_npy_XXXXXX");
-    ck_assert_msg(mkdtemp(scratch) != NULL, "mkdtemp failed");
-}
-
-static void remove_tree(const char *path) {
-    DIR *dir = opendir(path);
-    if (dir) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char child[512];
-            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-            remove_tree(child);
-        }
-        closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
-static void scratch_teardown(void) { remove_tree(scratch); }
-
-/* "<scratch>/<name>" in one of two rotating buffers. */
-static const char *scratch_path(const char *name) {
-    static char paths[2][256];
-    static int next;
-    char *p = paths[next++ % 2];
-    snprintf(p, sizeof paths[0], "%s/%s", scratch, name);
-    return p;
-}
-
-static int count_entries(const char *path) {
-    DIR *dir = opendir(path);
-    ck_assert_msg(dir != NULL, "cannot open directory %s", path);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(dir);
-    return n;
-}
-
-/* The whole file in a malloc'd buffer. */
-static unsigned char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)size + 1);
-    ck_assert(fread(buf, 1, (size_t)size, f) == (size_t)size);
-    fclose(f);
-    *len = (size_t)size;
-    return buf;
-}
-
-static void write_bytes(const char *path, const void *bytes, size_t len) {
-    FILE *f = fopen(path, "wb");
-    ck_assert(f != NULL);
-    ck_assert(fwrite(bytes, 1, len, f) == len);
-    ck_assert(fclose(f) == 0);
-}
-
-static void expect_error_mentions(const char *what, const char *reason) {
-    const char *msg = qkv_last_error();
-    ck_assert_msg(strstr(msg, what) != NULL, "error \"%s\" does not name \"%s\"", msg, what);
-    ck_assert_msg(strstr(msg, reason) != NULL, "error \"%s\" lacks \"%s\"", msg, reason);
-    ck_assert_msg(strchr(msg, '\n') == NULL, "error \"%s\" is not one line", msg);
-}
-
-static qkv_tensor *make_tensor(int ndim, const int *shape) {
-    qkv_tensor *t = qkv_tensor_create("t", ndim, shape, 0);
-    for (size_t i = 0; i < t->size; i++) t->data[i] = (float)i * 0.37f - 1.5f;
-    return t;
-}
+/* A tensor of distinct, non-integer values. */
+static qkv_tensor *make_tensor(int ndim, const int *shape) { return ramp_tensor(ndim, shape, -1.5f, 0.37f, 0); }
 
 /* ---- files ------------------------------------------------------------------ */
 
@@ -107,10 +25,10 @@ START_TEST(test_round_trip_0d_to_4d) {
             const float special[] = {-0.0f, FLT_MIN / 4, FLT_MAX, INFINITY, -INFINITY, NAN};
             memcpy(t->data, special, sizeof special);
         }
-        const char *path = scratch_path("t.npy");
+        const char *path = scratch_file("t.npy");
         ck_assert_msg(qkv_npy_save(path, t) == 0, "save %dD: %s", ndim, qkv_last_error());
         size_t len;
-        unsigned char *bytes = slurp(path, &len);
+        unsigned char *bytes = read_file_bytes(path, &len);
         size_t data_offset = len - 4 * t->size;
         ck_assert_msg(data_offset % 64 == 0, "%dD: data starts at %zu", ndim, data_offset);
         ck_assert(bytes[data_offset - 1] == '\n' && bytes[6] == 1 && bytes[7] == 0);
@@ -126,7 +44,7 @@ START_TEST(test_round_trip_0d_to_4d) {
         qkv_tensor_free(back);
         qkv_tensor_free(t);
     }
-    ck_assert_int_eq(count_entries(scratch), 1); /* no temporary file left over */
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 1); /* no temporary file left over */
 }
 END_TEST
 
@@ -136,10 +54,10 @@ START_TEST(test_save_matches_numpy_bytes) {
     for (int i = 0; i < 3; i++) {
         qkv_tensor *t = qkv_npy_load(fixtures[i], 0);
         ck_assert_msg(t != NULL, "%s", qkv_last_error());
-        ck_assert(qkv_npy_save(scratch_path("copy.npy"), t) == 0);
+        ck_assert(qkv_npy_save(scratch_file("copy.npy"), t) == 0);
         size_t len_numpy, len_ours;
-        unsigned char *numpy_bytes = slurp(fixtures[i], &len_numpy);
-        unsigned char *our_bytes = slurp(scratch_path("copy.npy"), &len_ours);
+        unsigned char *numpy_bytes = read_file_bytes(fixtures[i], &len_numpy);
+        unsigned char *our_bytes = read_file_bytes(scratch_file("copy.npy"), &len_ours);
         ck_assert_msg(len_numpy == len_ours && memcmp(numpy_bytes, our_bytes, len_ours) == 0,
                       "%s: saved bytes differ from numpy's", fixtures[i]);
         free(numpy_bytes);
@@ -171,16 +89,16 @@ START_TEST(test_load_numpy_values) {
 END_TEST
 
 START_TEST(test_load_errors) {
-    const char *missing = scratch_path("missing.npy");
+    const char *missing = scratch_file("missing.npy");
     ck_assert(qkv_npy_load(missing, 0) == NULL);
-    expect_error_mentions(missing, "No such file");
+    expect_last_error(missing, "No such file");
 
-    ck_assert(qkv_npy_load(scratch, 0) == NULL);
-    expect_error_mentions(scratch, "not a regular file");
-    const char *fifo = scratch_path("fifo.npy"); /* must not wait for a writer */
+    ck_assert(qkv_npy_load(scratch_dir, 0) == NULL);
+    expect_last_error(scratch_dir, "not a regular file");
+    const char *fifo = scratch_file("fifo.npy"); /* must not wait for a writer */
     ck_assert(mkfifo(fifo, 0600) == 0);
     ck_assert(qkv_npy_load(fifo, 0) == NULL);
-    expect_error_mentions(fifo, "not a regular file");
+    expect_last_error(fifo, "not a regular file");
 
     /* A valid (2,) header in front of a megabyte: refused by size, unread. */
     static const char header[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n";
@@ -189,25 +107,25 @@ START_TEST(test_load_errors) {
     memcpy(bytes, "\x93NUMPY\x01\x00", 8);
     bytes[8] = (unsigned char)(sizeof header - 1);
     memcpy(bytes + 10, header, sizeof header - 1);
-    const char *big = scratch_path("big.npy");
-    write_bytes(big, bytes, len);
+    const char *big = scratch_file("big.npy");
+    write_file_bytes(big, bytes, len);
     free(bytes);
     ck_assert(qkv_npy_load(big, 0) == NULL);
-    expect_error_mentions(big, "trailing bytes");
+    expect_last_error(big, "trailing bytes");
 
-    write_bytes(big, "\x93NUMPY", 6);
+    write_file_bytes(big, "\x93NUMPY", 6);
     ck_assert(qkv_npy_load(big, 0) == NULL);
-    expect_error_mentions(big, "too short");
+    expect_last_error(big, "too short");
 }
 END_TEST
 
 START_TEST(test_save_into_missing_directory) {
     qkv_tensor *t = make_tensor(1, (int[]){4});
-    const char *path = scratch_path("no/such/dir/t.npy");
+    const char *path = scratch_file("no/such/dir/t.npy");
     qkv_set_error("%s", "");
     ck_assert_int_eq(qkv_npy_save(path, t), -1);
-    expect_error_mentions(path, "No such file or directory");
-    ck_assert_int_eq(count_entries(scratch), 0);
+    expect_last_error(path, "No such file or directory");
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 0);
     qkv_tensor_free(t);
 }
 END_TEST
@@ -217,7 +135,7 @@ END_TEST
 START_TEST(test_failed_write_keeps_existing_file) {
     qkv_tensor *small = make_tensor(1, (int[]){3});
     qkv_tensor *large = make_tensor(2, (int[]){64, 64});
-    const char *path = scratch_path("keep.npy");
+    const char *path = scratch_file("keep.npy");
     ck_assert(qkv_npy_save(path, small) == 0);
 
     struct rlimit saved;
@@ -231,8 +149,8 @@ START_TEST(test_failed_write_keeps_existing_file) {
     signal(SIGXFSZ, previous);
 
     ck_assert_int_eq(rc, -1);
-    expect_error_mentions(path, "write failed");
-    ck_assert_int_eq(count_entries(scratch), 1);
+    expect_last_error(path, "write failed");
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 1);
     qkv_tensor *back = qkv_npy_load(path, 0);
     ck_assert_msg(back != NULL, "%s", qkv_last_error());
     ck_assert(qkv_same_shape(back, small) && memcmp(back->data, small->data, 3 * sizeof(float)) == 0);
@@ -245,14 +163,14 @@ END_TEST
 /* A save whose final rename fails (the target is a non-empty directory) leaves
  * that directory as it was and no temporary file. */
 START_TEST(test_failed_rename_leaves_nothing) {
-    const char *dir = scratch_path("taken.npy");
+    const char *dir = scratch_file("taken.npy");
     ck_assert(mkdir(dir, 0700) == 0);
-    write_bytes(scratch_path("taken.npy/inside"), "x", 1);
+    write_file_bytes(scratch_file("taken.npy/inside"), "x", 1);
     qkv_tensor *t = make_tensor(1, (int[]){4});
     ck_assert_int_eq(qkv_npy_save(dir, t), -1);
-    expect_error_mentions(dir, "rename");
-    ck_assert_int_eq(count_entries(scratch), 1);
-    ck_assert_int_eq(count_entries(dir), 1);
+    expect_last_error(dir, "rename");
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 1);
+    ck_assert_int_eq(count_dir_entries(dir), 1);
     qkv_tensor_free(t);
 }
 END_TEST
@@ -340,7 +258,7 @@ START_TEST(test_parse_rejects_bad_header) {
         qkv_set_error("%s", "");
         qkv_tensor *t = qkv_npy_parse(buf, len, WHAT, 0);
         ck_assert_msg(t == NULL, "case %d (v%d) was accepted: %s", _i, major, c->header);
-        expect_error_mentions(WHAT, c->reason);
+        expect_last_error(WHAT, c->reason);
     }
 }
 END_TEST
@@ -358,37 +276,37 @@ START_TEST(test_parse_rejects_bad_preamble) {
     memcpy(bad, buf, len);
     bad[5] = 'Z';
     ck_assert(qkv_npy_parse(bad, len, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "bad magic");
+    expect_last_error(WHAT, "bad magic");
 
     memcpy(bad, buf, len);
     bad[6] = 4;
     ck_assert(qkv_npy_parse(bad, len, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "version 4.0");
+    expect_last_error(WHAT, "version 4.0");
     bad[6] = 1;
     bad[7] = 1;
     ck_assert(qkv_npy_parse(bad, len, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "version 1.1");
+    expect_last_error(WHAT, "version 1.1");
 
     memcpy(bad, buf, len); /* header length past the end of the file */
     bad[8] = 0xff;
     bad[9] = 0x00;
     ck_assert(qkv_npy_parse(bad, len, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "runs past the end");
+    expect_last_error(WHAT, "runs past the end");
     bad[9] = 0xff;
     ck_assert(qkv_npy_parse(bad, len, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "runs past the end");
+    expect_last_error(WHAT, "runs past the end");
 
     size_t len2 = build_npy(bad, sizeof bad, 2, good_header, 24);
     bad[11] = 0xff; /* 4-byte length near 4 GiB */
     ck_assert(qkv_npy_parse(bad, len2, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "runs past the end");
+    expect_last_error(WHAT, "runs past the end");
     ck_assert(qkv_npy_parse(bad, 11, WHAT, 0) == NULL); /* v2 preamble cut short */
-    expect_error_mentions(WHAT, "truncated .npy header");
+    expect_last_error(WHAT, "truncated .npy header");
 
     ck_assert(qkv_npy_parse(buf, 9, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "too short");
+    expect_last_error(WHAT, "too short");
     ck_assert(qkv_npy_parse(NULL, 0, WHAT, 0) == NULL);
-    expect_error_mentions(WHAT, "too short");
+    expect_last_error(WHAT, "too short");
 }
 END_TEST
 
@@ -464,7 +382,7 @@ END_TEST
 Suite *suite_npy(void) {
     Suite *s = suite_create("npy");
     TCase *files = tcase_create("files");
-    tcase_add_checked_fixture(files, scratch_setup, scratch_teardown);
+    tcase_add_checked_fixture(files, scratch_dir_create, scratch_dir_remove);
     tcase_add_test(files, test_round_trip_0d_to_4d);
     tcase_add_test(files, test_save_matches_numpy_bytes);
     tcase_add_test(files, test_load_numpy_values);

@@ -10,14 +10,6 @@
 
 #include "core/positions.h"
 
-/* An owned tensor filled with N(0, 1) from a fixed seed. */
-static qkv_tensor *random_tensor(int ndim, const int *shape, uint64_t seed, int requires_grad) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    qkv_rng rng = qkv_rng_make(seed);
-    qkv_fill_normal(t->data, t->size, &rng, 0.0f, 1.0f);
-    return t;
-}
-
 static double dot(const float *a, const float *b, int n) {
     double s = 0.0;
     for (int i = 0; i < n; i++) s += (double)a[i] * b[i];
@@ -27,8 +19,7 @@ static double dot(const float *a, const float *b, int n) {
 /* out = v [d] rotated as a single row at position pos, with opts' layout. */
 static void rope_vector(const float *v, int d, int32_t pos, qkv_rope_opts opts, float *out) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = qkv_tensor_create(NULL, 2, (int[]){1, d}, 0);
-    qkv_tensor_copy_from(x, v);
+    qkv_tensor *x = tensor_of(2, (int[]){1, d}, v, 0);
     opts.offset = 0;
     opts.positions = &pos;
     memcpy(out, qkv_rope(tape, x, &opts)->data, (size_t)d * sizeof(float));
@@ -221,8 +212,7 @@ START_TEST(rope_positions_match_offset_for_kv_cache) {
     ck_assert_int_eq(memcmp(by_offset->data, by_slots->data, x->size * sizeof(float)), 0);
 
     qkv_tensor *full = random_tensor(3, (int[]){1, 6, 8}, 17, 0);
-    qkv_tensor *last = qkv_tensor_create(NULL, 3, (int[]){1, 1, 8}, 0);
-    qkv_tensor_copy_from(last, full->data + 5 * 8);
+    qkv_tensor *last = tensor_of(3, (int[]){1, 1, 8}, full->data + 5 * 8, 0);
     qkv_tensor *full_y = qkv_rope(tape, full, NULL);
     qkv_tensor *last_y = qkv_rope(tape, last, &(qkv_rope_opts){.offset = 5});
     ck_assert_int_eq(memcmp(last_y->data, full_y->data + 5 * 8, 8 * sizeof(float)), 0);
@@ -381,19 +371,16 @@ enum { TB = 4, TH = 8, TT = 128, TD = 64, ROPE_SIZE = TB * TH * TT * TD };
 enum { SIN_T = 512, SIN_D = 64, AL_H = 8, AL_T = 128 };
 enum { ALL_SIZE = 4 * ROPE_SIZE + SIN_T * SIN_D + SIN_T * SIN_D + AL_H * AL_T * AL_T };
 
-static void position_work(float *out) {
+static void position_work(float *out, void *ctx) {
+    (void)ctx;
     qkv_tape *tape = qkv_tape_create(1);
     qkv_tensor *x = random_tensor(4, (int[]){TB, TH, TT, TD}, 22, 1);
-    qkv_rng rng = qkv_rng_make(23);
-    float *seed = malloc(ROPE_SIZE * sizeof(float));
-    qkv_fill_normal(seed, ROPE_SIZE, &rng, 0.0f, 1.0f);
     for (int split = 0; split <= 1; split++) {
         qkv_tensor_zero_grad(x);
         qkv_tensor *y = qkv_rope(tape, x, &(qkv_rope_opts){.split_halves = split, .offset = 3});
-        qkv_backward_seeded(tape, y, seed);
-        memcpy(out, y->data, ROPE_SIZE * sizeof(float));
-        memcpy(out + ROPE_SIZE, x->grad, ROPE_SIZE * sizeof(float));
-        out += 2 * ROPE_SIZE;
+        backward_random(tape, y, 23);
+        out = append_floats(out, y->data, ROPE_SIZE);
+        out = append_floats(out, x->grad, ROPE_SIZE);
         qkv_tape_reset(tape);
     }
     qkv_sinusoidal_table(out, SIN_T, SIN_D, 7, 0.0f);
@@ -403,22 +390,12 @@ static void position_work(float *out) {
     float slopes[AL_H];
     qkv_alibi_slopes(slopes, AL_H);
     qkv_alibi_bias(out, slopes, AL_H, AL_T, AL_T, 1);
-    free(seed);
     qkv_tensor_free(x);
     qkv_tape_free(tape);
 }
 
 START_TEST(positions_are_thread_independent) {
-    float *one = malloc(ALL_SIZE * sizeof(float)), *two = malloc(ALL_SIZE * sizeof(float));
-    int saved = qkv_threads();
-    qkv_set_threads(1);
-    position_work(one);
-    qkv_set_threads(2);
-    position_work(two);
-    qkv_set_threads(saved);
-    ck_assert_msg(memcmp(one, two, ALL_SIZE * sizeof(float)) == 0, "1 and 2 threads differ");
-    free(one);
-    free(two);
+    expect_same_for_1_and_2_threads(position_work, NULL, ALL_SIZE, "rope, sinusoidal, 2-D and alibi tables");
 }
 END_TEST
 

@@ -1,31 +1,7 @@
 /* test_reduce.c — sum, mean, max, sum_all, mean_all: gradient checks, values by
  * hand, shapes with keepdim, gradient accumulation, errors, and bitwise thread
  * independence on large inputs. */
-#include <stdlib.h>
-
 #include "test_util.h"
-
-static qkv_tensor *owned(int ndim, const int *shape, const float *values, int requires_grad) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    if (values) qkv_tensor_copy_from(t, values);
-    return t;
-}
-
-static void assert_floats(const float *got, const float *expected, size_t n, double tol) {
-    for (size_t i = 0; i < n; i++)
-        ck_assert_msg(fabs(got[i] - expected[i]) <= tol, "element %zu: %.9g, expected %.9g", i,
-                      (double)got[i], (double)expected[i]);
-}
-
-static void assert_values(const qkv_tensor *t, const float *expected, size_t n, double tol) {
-    ck_assert_uint_eq(t->size, n);
-    assert_floats(t->data, expected, n, tol);
-}
-
-static void assert_shape(const qkv_tensor *t, int ndim, const int *shape) {
-    ck_assert_int_eq(t->ndim, ndim);
-    for (int d = 0; d < ndim; d++) ck_assert_int_eq(t->shape[d], shape[d]);
-}
 
 START_TEST(test_reduce_gradients) { CHECK_GROUP_GRADIENTS(qkv_checks_reduce); }
 END_TEST
@@ -33,44 +9,42 @@ END_TEST
 START_TEST(test_sum_mean_values) {
     qkv_tape *tape = qkv_tape_create(1);
     const float v[6] = {1, 2, 3, 4, 5, 6};
-    qkv_tensor *x = owned(2, (int[]){2, 3}, v, 0);
+    qkv_tensor *x = tensor_of(2, (int[]){2, 3}, v, 0);
 
     qkv_tensor *s0 = qkv_sum(tape, x, 0, 0);
     assert_shape(s0, 1, (int[]){3});
-    assert_values(s0, (float[]){5, 7, 9}, 3, 0);
+    assert_values_near(s0, (float[]){5, 7, 9}, 3, 0);
 
     qkv_tensor *s1 = qkv_sum(tape, x, -1, 1);
     assert_shape(s1, 2, (int[]){2, 1});
-    assert_values(s1, (float[]){6, 15}, 2, 0);
+    assert_values_near(s1, (float[]){6, 15}, 2, 0);
 
     qkv_tensor *m1 = qkv_mean(tape, x, 1, 0);
     assert_shape(m1, 1, (int[]){2});
-    assert_values(m1, (float[]){2, 5}, 2, 1e-6);
+    assert_values_near(m1, (float[]){2, 5}, 2, 1e-6);
 
     qkv_tensor *m0 = qkv_mean(tape, x, -2, 1);
     assert_shape(m0, 2, (int[]){1, 3});
-    assert_values(m0, (float[]){2.5f, 3.5f, 4.5f}, 3, 1e-6);
+    assert_values_near(m0, (float[]){2.5f, 3.5f, 4.5f}, 3, 1e-6);
 
     qkv_tensor *all = qkv_sum_all(tape, x);
     ck_assert_int_eq(all->ndim, 0);
-    assert_values(all, (float[]){21}, 1, 0);
+    assert_values_near(all, (float[]){21}, 1, 0);
     qkv_tensor *avg = qkv_mean_all(tape, x);
     ck_assert_int_eq(avg->ndim, 0);
-    assert_values(avg, (float[]){3.5f}, 1, 1e-6);
+    assert_values_near(avg, (float[]){3.5f}, 1, 1e-6);
 
     /* Middle axis of [2,3,2] holding 0..11: out[o,i] = sum_k x[o,k,i]. */
-    float ramp[12];
-    for (int i = 0; i < 12; i++) ramp[i] = (float)i;
-    qkv_tensor *y = owned(3, (int[]){2, 3, 2}, ramp, 0);
+    qkv_tensor *y = ramp_tensor(3, (int[]){2, 3, 2}, 0.0f, 1.0f, 0);
     qkv_tensor *mid = qkv_sum(tape, y, 1, 0);
     assert_shape(mid, 2, (int[]){2, 2});
-    assert_values(mid, (float[]){6, 9, 24, 27}, 4, 0);
+    assert_values_near(mid, (float[]){6, 9, 24, 27}, 4, 0);
 
     /* Reducing the only axis without keepdim gives a 0-dim scalar. */
-    qkv_tensor *z = owned(1, (int[]){4}, v, 0);
+    qkv_tensor *z = tensor_of(1, (int[]){4}, v, 0);
     qkv_tensor *zs = qkv_sum(tape, z, 0, 0);
     ck_assert_int_eq(zs->ndim, 0);
-    assert_values(zs, (float[]){10}, 1, 0);
+    assert_values_near(zs, (float[]){10}, 1, 0);
 
     qkv_tensor_free(x);
     qkv_tensor_free(y);
@@ -81,15 +55,15 @@ END_TEST
 
 START_TEST(test_sum_mean_backward_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 1);
+    qkv_tensor *x = tensor_of(2, (int[]){2, 3}, (float[]){1, 2, 3, 4, 5, 6}, 1);
 
     qkv_backward_seeded(tape, qkv_sum(tape, x, 0, 0), (float[]){1, 2, 3});
-    assert_floats(x->grad, (float[]){1, 2, 3, 1, 2, 3}, 6, 0);
+    assert_floats_near(x->grad, (float[]){1, 2, 3, 1, 2, 3}, 6, 0);
 
     qkv_tensor_zero_grad(x);
     qkv_tape_reset(tape);
     qkv_backward_seeded(tape, qkv_mean(tape, x, 1, 1), (float[]){3, 6});
-    assert_floats(x->grad, (float[]){1, 1, 1, 2, 2, 2}, 6, 1e-6);
+    assert_floats_near(x->grad, (float[]){1, 1, 1, 2, 2, 2}, 6, 1e-6);
 
     /* Gradients accumulate (+=) across backward passes until zeroed. */
     qkv_tensor_zero_grad(x);
@@ -106,27 +80,27 @@ END_TEST
 
 START_TEST(test_max_values_and_first_argmax) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 5, 5, 7, -2, 7}, 1);
+    qkv_tensor *x = tensor_of(2, (int[]){2, 3}, (float[]){1, 5, 5, 7, -2, 7}, 1);
 
     /* Ties: the gradient goes to the first maximum only. */
     qkv_tensor *rows = qkv_max(tape, x, 1, 0);
     assert_shape(rows, 1, (int[]){2});
-    assert_values(rows, (float[]){5, 7}, 2, 0);
+    assert_values_near(rows, (float[]){5, 7}, 2, 0);
     qkv_backward_seeded(tape, rows, (float[]){1, 10});
-    assert_floats(x->grad, (float[]){0, 1, 0, 10, 0, 0}, 6, 0);
+    assert_floats_near(x->grad, (float[]){0, 1, 0, 10, 0, 0}, 6, 0);
 
     qkv_tensor_zero_grad(x);
     qkv_tape_reset(tape);
     qkv_tensor *cols = qkv_max(tape, x, 0, 1);
     assert_shape(cols, 2, (int[]){1, 3});
-    assert_values(cols, (float[]){7, 5, 7}, 3, 0);
+    assert_values_near(cols, (float[]){7, 5, 7}, 3, 0);
     qkv_backward_seeded(tape, cols, (float[]){1, 2, 3});
-    assert_floats(x->grad, (float[]){0, 2, 0, 1, 0, 3}, 6, 0);
+    assert_floats_near(x->grad, (float[]){0, 2, 0, 1, 0, 3}, 6, 0);
 
     /* All-negative line: the maximum is not clamped at 0. */
     qkv_tape_reset(tape);
-    qkv_tensor *neg = owned(1, (int[]){3}, (float[]){-3, -1, -2}, 0);
-    assert_values(qkv_max(tape, neg, 0, 0), (float[]){-1}, 1, 0);
+    qkv_tensor *neg = tensor_of(1, (int[]){3}, (float[]){-3, -1, -2}, 0);
+    assert_values_near(qkv_max(tape, neg, 0, 0), (float[]){-1}, 1, 0);
 
     qkv_tensor_free(neg);
     qkv_tensor_free(x);
@@ -136,8 +110,8 @@ END_TEST
 
 START_TEST(test_no_node_without_grad) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *data = owned(2, (int[]){2, 3}, NULL, 0);
-    qkv_tensor *param = owned(2, (int[]){2, 3}, NULL, 1);
+    qkv_tensor *data = tensor_of(2, (int[]){2, 3}, NULL, 0);
+    qkv_tensor *param = tensor_of(2, (int[]){2, 3}, NULL, 1);
     qkv_sum(tape, data, 0, 0);
     qkv_max(tape, data, 1, 0);
     ck_assert_int_eq(tape->n_nodes, 0);
@@ -157,7 +131,7 @@ END_TEST
 
 START_TEST(test_reduce_errors) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){3, 4}, NULL, 1);
+    qkv_tensor *x = tensor_of(2, (int[]){3, 4}, NULL, 1);
     EXPECT_FATAL(qkv_sum(tape, x, 2, 0), "sum: axis 2 out of range for [3,4]");
     EXPECT_FATAL(qkv_mean(tape, x, -3, 1), "mean: axis -3 out of range for [3,4]");
     EXPECT_FATAL(qkv_max(tape, x, 7, 0), "max: axis 7 out of range for [3,4]");
@@ -176,40 +150,31 @@ END_TEST
 /* Forward value and input gradient of op on a large input, for a given thread count. */
 typedef qkv_tensor *(*reduce_op)(qkv_tape *tape, qkv_tensor *x);
 
-static void run_with_threads(int threads, reduce_op op, qkv_tensor *x, float *out, size_t *out_size,
-                             float *grad) {
-    qkv_set_threads(threads);
+typedef struct reduce_run {
+    reduce_op op;
+    qkv_tensor *x;
+    size_t out_size; /* of the first run's output; 0 before it */
+} reduce_run;
+
+/* out = op(x) (x->size floats, padded with zeros), then dx for a random output gradient. */
+static void reduce_forward_backward(float *out, void *ctx) {
+    reduce_run *r = ctx;
     qkv_tape *tape = qkv_tape_create(7);
-    qkv_tensor_zero_grad(x);
-    qkv_tensor *y = op(tape, x);
-    float *seed = malloc(y->size * sizeof(float));
-    qkv_rng rng = qkv_rng_make(99);
-    qkv_fill_normal(seed, y->size, &rng, 0.0f, 1.0f);
-    qkv_backward_seeded(tape, y, seed);
+    qkv_tensor_zero_grad(r->x);
+    qkv_tensor *y = r->op(tape, r->x);
+    ck_assert_uint_le(y->size, r->x->size);
+    if (r->out_size) ck_assert_uint_eq(y->size, r->out_size);
+    r->out_size = y->size;
+    backward_random(tape, y, 99);
     memcpy(out, y->data, y->size * sizeof(float));
-    *out_size = y->size;
-    memcpy(grad, x->grad, x->size * sizeof(float));
-    free(seed);
+    memcpy(out + r->x->size, r->x->grad, r->x->size * sizeof(float));
     qkv_tape_free(tape);
 }
 
-static void assert_thread_independent(reduce_op op, int ndim, const int *shape) {
-    int previous = qkv_threads();
-    qkv_tensor *x = qkv_tensor_create(NULL, ndim, shape, 1);
-    qkv_rng rng = qkv_rng_make(5);
-    qkv_fill_normal(x->data, x->size, &rng, 0.0f, 1.0f);
-    float *out1 = malloc(x->size * sizeof(float)), *out2 = malloc(x->size * sizeof(float));
-    float *grad1 = malloc(x->size * sizeof(float)), *grad2 = malloc(x->size * sizeof(float));
-    size_t n1, n2;
-    run_with_threads(1, op, x, out1, &n1, grad1);
-    run_with_threads(2, op, x, out2, &n2, grad2);
-    qkv_set_threads(previous);
-    ck_assert_uint_eq(n1, n2);
-    ck_assert_msg(memcmp(out1, out2, n1 * sizeof(float)) == 0, "forward differs for 1 and 2 threads");
-    ck_assert_msg(memcmp(grad1, grad2, x->size * sizeof(float)) == 0,
-                  "gradient differs for 1 and 2 threads");
-    free(out1), free(out2), free(grad1), free(grad2);
-    qkv_tensor_free(x);
+static void assert_thread_independent(reduce_op op, int ndim, const int *shape, const char *name) {
+    reduce_run r = {op, random_tensor(ndim, shape, 5, 1), 0};
+    expect_same_for_1_and_2_threads(reduce_forward_backward, &r, 2 * r.x->size, name);
+    qkv_tensor_free(r.x);
 }
 
 static qkv_tensor *sum_all_op(qkv_tape *t, qkv_tensor *x) { return qkv_sum_all(t, x); }
@@ -219,11 +184,11 @@ static qkv_tensor *mean_last_op(qkv_tape *t, qkv_tensor *x) { return qkv_mean(t,
 static qkv_tensor *max_middle_op(qkv_tape *t, qkv_tensor *x) { return qkv_max(t, x, 1, 0); }
 
 START_TEST(test_reduce_thread_independent) {
-    assert_thread_independent(sum_all_op, 1, (int[]){1000000});
-    assert_thread_independent(mean_all_op, 2, (int[]){1000, 1000});
-    assert_thread_independent(sum_rows_op, 2, (int[]){300, 1000});
-    assert_thread_independent(mean_last_op, 2, (int[]){1000, 300});
-    assert_thread_independent(max_middle_op, 3, (int[]){20, 50, 300});
+    assert_thread_independent(sum_all_op, 1, (int[]){1000000}, "sum_all");
+    assert_thread_independent(mean_all_op, 2, (int[]){1000, 1000}, "mean_all");
+    assert_thread_independent(sum_rows_op, 2, (int[]){300, 1000}, "sum axis 0");
+    assert_thread_independent(mean_last_op, 2, (int[]){1000, 300}, "mean axis -1");
+    assert_thread_independent(max_middle_op, 3, (int[]){20, 50, 300}, "max axis 1");
 }
 END_TEST
 

@@ -44,17 +44,12 @@ static void expect_same_shape(const ref_case *c, const char *what, const qkv_ten
                   qkv_shape_str(got, got_shape, sizeof got_shape), qkv_shape_str(ref, ref_shape, sizeof ref_shape));
 }
 
-/* Compares values (ref->size of them) with ref, naming the worst element. */
+/* Compares values (ref->size of them) with ref, naming the case and the worst element. */
 static void expect_close_to_ref(const ref_case *c, const char *what, const float *values,
                                 const qkv_tensor *ref) {
-    double worst = 0;
-    size_t worst_i = 0;
-    for (size_t i = 0; i < ref->size; i++) {
-        double err = fabs((double)values[i] - ref->data[i]) / fmax(1.0, fabs(ref->data[i]));
-        if (!(err <= worst)) { worst = err; worst_i = i; } /* NaN counts as worst */
-    }
-    ck_assert_msg(worst <= REF_TOL, "%s %s[%zu]: qkv %.9g, torch %.9g (error %.3g > %g)", c->name, what,
-                  worst_i, values[worst_i], ref->data[worst_i], worst, REF_TOL);
+    char label[96];
+    snprintf(label, sizeof label, "%s %s", c->name, what);
+    assert_floats_close(values, ref->data, ref->size, REF_TOL, label);
 }
 
 /* ---- the ops under test ------------------------------------------------------- */

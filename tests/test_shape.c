@@ -1,21 +1,8 @@
 /* test_shape.c — reshape, permute, transpose, slice, concat and embedding:
  * gradients, values, round trips, error paths and bitwise thread independence. */
-#include <omp.h>
 #include <stdlib.h>
 
 #include "test_util.h"
-
-/* An owned tensor filled with 0, 1, 2, ... (its flat index). */
-static qkv_tensor *ramp(int ndim, const int *shape, int requires_grad) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    for (size_t i = 0; i < t->size; i++) t->data[i] = (float)i;
-    return t;
-}
-
-static void assert_shape(const qkv_tensor *t, int ndim, const int *shape) {
-    ck_assert_int_eq(t->ndim, ndim);
-    for (int k = 0; k < ndim; k++) ck_assert_int_eq(t->shape[k], shape[k]);
-}
 
 START_TEST(test_shape_gradients) { CHECK_GROUP_GRADIENTS(qkv_checks_shape); }
 END_TEST
@@ -24,7 +11,7 @@ END_TEST
 
 START_TEST(test_reshape) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = ramp(3, (int[]){2, 3, 4}, 1);
+    qkv_tensor *x = ramp_tensor(3, (int[]){2, 3, 4}, 0.0f, 1.0f, 1);
     qkv_tensor *y = qkv_reshape(tape, x, 2, (int[]){-1, 4});
     assert_shape(y, 2, (int[]){6, 4});
     ck_assert_uint_eq(y->size, 24);
@@ -46,7 +33,7 @@ END_TEST
 
 START_TEST(test_reshape_errors) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = ramp(2, (int[]){2, 3}, 1);
+    qkv_tensor *x = ramp_tensor(2, (int[]){2, 3}, 0.0f, 1.0f, 1);
     EXPECT_FATAL(qkv_reshape(tape, x, 2, (int[]){4, 2}), "reshape: [2,3] -> [4,2]: sizes differ (6 vs 8)");
     EXPECT_FATAL(qkv_reshape(tape, x, 2, (int[]){-1, -1}), "reshape: [2,3] -> [-1,-1]: more than one -1");
     EXPECT_FATAL(qkv_reshape(tape, x, 2, (int[]){-1, 4}), "reshape: [2,3] -> [-1,4]");
@@ -65,7 +52,7 @@ END_TEST
 /* y[i,j,k,l] = x at the permuted index, element by element. */
 START_TEST(test_permute_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = ramp(4, (int[]){2, 3, 4, 5}, 0);
+    qkv_tensor *x = ramp_tensor(4, (int[]){2, 3, 4, 5}, 0.0f, 1.0f, 0);
     const int perm[4] = {3, 1, 0, 2};
     qkv_tensor *y = qkv_permute(tape, x, perm);
     assert_shape(y, 4, (int[]){5, 3, 2, 4});
@@ -80,7 +67,7 @@ START_TEST(test_permute_values) {
                                        qkv_at(x, src[0], src[1], src[2], src[3]));
                 }
     /* transpose of [[0,1,2],[3,4,5]] is [[0,3],[1,4],[2,5]]. */
-    qkv_tensor *m = ramp(2, (int[]){2, 3}, 0);
+    qkv_tensor *m = ramp_tensor(2, (int[]){2, 3}, 0.0f, 1.0f, 0);
     qkv_tensor *t = qkv_transpose(tape, m, -1, 0);
     assert_shape(t, 2, (int[]){3, 2});
     const float expect[6] = {0, 3, 1, 4, 2, 5};
@@ -94,9 +81,7 @@ END_TEST
  * the backward of the pair passes the gradient straight through. */
 START_TEST(test_permute_round_trip) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = qkv_tensor_create(NULL, 4, (int[]){2, 3, 1, 4}, 1);
-    qkv_rng rng = qkv_rng_make(5);
-    qkv_fill_normal(x->data, x->size, &rng, 0.0f, 1.0f);
+    qkv_tensor *x = random_tensor(4, (int[]){2, 3, 1, 4}, 5, 1);
     int perm[4], inverse[4], n_perms = 0;
     for (perm[0] = 0; perm[0] < 4; perm[0]++)
         for (perm[1] = 0; perm[1] < 4; perm[1]++)
@@ -124,7 +109,7 @@ END_TEST
 
 START_TEST(test_permute_errors) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = ramp(3, (int[]){2, 3, 4}, 1);
+    qkv_tensor *x = ramp_tensor(3, (int[]){2, 3, 4}, 0.0f, 1.0f, 1);
     EXPECT_FATAL(qkv_permute(tape, x, (int[]){0, 0, 1}), "permute: [0,0,1] is not a permutation of 0..2 for x [2,3,4]");
     EXPECT_FATAL(qkv_permute(tape, x, (int[]){0, 1, 3}), "permute: [0,1,3] is not a permutation");
     EXPECT_FATAL(qkv_permute(tape, x, (int[]){-1, 0, 1}), "[2,3,4]");
@@ -141,7 +126,7 @@ END_TEST
 
 START_TEST(test_slice_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = ramp(2, (int[]){3, 4}, 1);
+    qkv_tensor *x = ramp_tensor(2, (int[]){3, 4}, 0.0f, 1.0f, 1);
     qkv_tensor *cols = qkv_slice(tape, x, -1, 1, 3);
     assert_shape(cols, 2, (int[]){3, 2});
     ck_assert_mem_eq(cols->data, ((float[]){1, 2, 5, 6, 9, 10}), 6 * sizeof(float));
@@ -157,7 +142,7 @@ END_TEST
 
 START_TEST(test_concat_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *a = ramp(2, (int[]){2, 1}, 1), *b = ramp(2, (int[]){2, 2}, 0);
+    qkv_tensor *a = ramp_tensor(2, (int[]){2, 1}, 0.0f, 1.0f, 1), *b = ramp_tensor(2, (int[]){2, 2}, 0.0f, 1.0f, 0);
     for (size_t i = 0; i < b->size; i++) b->data[i] += 10.0f;
     qkv_tensor *ab = qkv_concat(tape, 2, (qkv_tensor *[]){a, b}, 1);
     assert_shape(ab, 2, (int[]){2, 3});
@@ -177,9 +162,7 @@ END_TEST
  * the pair's backward passes the gradient straight through. */
 START_TEST(test_slice_concat_round_trip) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = qkv_tensor_create(NULL, 3, (int[]){4, 5, 6}, 1);
-    qkv_rng rng = qkv_rng_make(9);
-    qkv_fill_normal(x->data, x->size, &rng, 0.0f, 1.0f);
+    qkv_tensor *x = random_tensor(3, (int[]){4, 5, 6}, 9, 1);
     float *seed = malloc(x->size * sizeof(float));
     for (size_t i = 0; i < x->size; i++) seed[i] = (float)i * 0.5f;
     for (int axis = 0; axis < 3; axis++) {
@@ -202,8 +185,8 @@ END_TEST
 
 START_TEST(test_slice_concat_errors) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = ramp(2, (int[]){3, 4}, 1), *y = ramp(2, (int[]){3, 5}, 1);
-    qkv_tensor *z = ramp(3, (int[]){3, 4, 1}, 1);
+    qkv_tensor *x = ramp_tensor(2, (int[]){3, 4}, 0.0f, 1.0f, 1), *y = ramp_tensor(2, (int[]){3, 5}, 0.0f, 1.0f, 1);
+    qkv_tensor *z = ramp_tensor(3, (int[]){3, 4, 1}, 0.0f, 1.0f, 1);
     EXPECT_FATAL(qkv_slice(tape, x, 1, 2, 2), "slice: [2,2) is not a non-empty range inside axis 1 (size 4) of [3,4]");
     EXPECT_FATAL(qkv_slice(tape, x, 1, 3, 5), "slice: [3,5) is not a non-empty range inside axis 1 (size 4) of [3,4]");
     EXPECT_FATAL(qkv_slice(tape, x, 0, -1, 2), "slice: [-1,2)");
@@ -223,7 +206,7 @@ END_TEST
 
 START_TEST(test_embedding_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *table = ramp(2, (int[]){4, 3}, 1);
+    qkv_tensor *table = ramp_tensor(2, (int[]){4, 3}, 0.0f, 1.0f, 1);
     const int32_t ids[6] = {3, 0, 3, 1, 1, 1};
     qkv_tensor *y = qkv_embedding(tape, table, ids, 2, (int[]){2, 3});
     assert_shape(y, 3, (int[]){2, 3, 3});
@@ -246,7 +229,7 @@ END_TEST
 /* The ids are copied at forward time: changing them before backward changes nothing. */
 START_TEST(test_embedding_saves_ids) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *table = ramp(2, (int[]){3, 2}, 1);
+    qkv_tensor *table = ramp_tensor(2, (int[]){3, 2}, 0.0f, 1.0f, 1);
     int32_t ids[2] = {0, 2};
     qkv_tensor *y = qkv_embedding(tape, table, ids, 1, (int[]){2});
     ids[0] = 1;
@@ -259,7 +242,7 @@ END_TEST
 
 START_TEST(test_embedding_errors) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *table = ramp(2, (int[]){5, 4}, 1), *flat = ramp(1, (int[]){5}, 1);
+    qkv_tensor *table = ramp_tensor(2, (int[]){5, 4}, 0.0f, 1.0f, 1), *flat = ramp_tensor(1, (int[]){5}, 0.0f, 1.0f, 1);
     EXPECT_FATAL(qkv_embedding(tape, table, (int32_t[]){0, 1, 5}, 1, (int[]){3}),
                  "embedding: id 5 at position 2 of ids [3] is outside [0,5) for table [5,4]");
     EXPECT_FATAL(qkv_embedding(tape, table, (int32_t[]){0, -1, 2, 3}, 2, (int[]){2, 2}),
@@ -279,17 +262,15 @@ END_TEST
 /* ---- threads ---- */
 
 /* Embedding backward with many repeated ids into a [64, 300] table, and a large
- * permute + slice + concat backward, on nthreads threads: returns the table gradient
- * followed by x's gradient (64 * 300 + 64 * 48 * 40 floats). */
+ * permute + slice + concat backward: out gets the table gradient followed by x's
+ * gradient (64 * 300 + 64 * 48 * 40 floats). */
 enum { V = 64, D = 300, N_IDS = 4096, XA = 64, XB = 48, XC = 40 };
-static void shape_ops_run(int nthreads, float *out) {
-    omp_set_num_threads(nthreads);
+static void shape_ops_run(float *out, void *ctx) {
+    (void)ctx;
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *table = qkv_tensor_create(NULL, 2, (int[]){V, D}, 1);
-    qkv_tensor *x = qkv_tensor_create(NULL, 3, (int[]){XA, XB, XC}, 1);
     qkv_rng rng = qkv_rng_make(21);
-    qkv_fill_normal(table->data, table->size, &rng, 0.0f, 1.0f);
-    qkv_fill_normal(x->data, x->size, &rng, 0.0f, 1.0f);
+    qkv_tensor *table = random_tensor_from(&rng, 2, (int[]){V, D}, 1);
+    qkv_tensor *x = random_tensor_from(&rng, 3, (int[]){XA, XB, XC}, 1);
     int32_t *ids = malloc(N_IDS * sizeof(int32_t));
     for (int p = 0; p < N_IDS; p++) ids[p] = (int32_t)qkv_rng_below(&rng, V);
     float *seed = malloc((size_t)N_IDS * D * sizeof(float));
@@ -301,23 +282,16 @@ static void shape_ops_run(int nthreads, float *out) {
     qkv_tensor *parts[2] = {qkv_slice(tape, p, 1, 0, 20), qkv_slice(tape, p, 1, 20, XA)};
     qkv_tensor *joined = qkv_concat(tape, 3, (qkv_tensor *[]){parts[1], parts[0], parts[1]}, 1);
     qkv_backward_seeded(tape, joined, seed);
-    memcpy(out, table->grad, table->size * sizeof(float));
-    memcpy(out + table->size, x->grad, x->size * sizeof(float));
+    out = append_floats(out, table->grad, table->size);
+    append_floats(out, x->grad, x->size);
     free(ids); free(seed);
     qkv_tensor_free(table); qkv_tensor_free(x);
     qkv_tape_free(tape);
 }
 
 START_TEST(test_shape_threads) {
-    size_t total = (size_t)V * D + (size_t)XA * XB * XC;
-    float *one = malloc(total * sizeof(float)), *two = malloc(total * sizeof(float));
-    int previous = omp_get_max_threads();
-    shape_ops_run(1, one);
-    shape_ops_run(2, two);
-    omp_set_num_threads(previous);
-    ck_assert_msg(memcmp(one, two, total * sizeof(float)) == 0,
-                  "embedding/permute/slice/concat gradients differ between 1 and 2 threads");
-    free(one); free(two);
+    expect_same_for_1_and_2_threads(shape_ops_run, NULL, (size_t)V * D + (size_t)XA * XB * XC,
+                                    "embedding/permute/slice/concat gradients");
 }
 END_TEST
 

@@ -1,56 +1,31 @@
 /* test_softmax.c — softmax, log-softmax, cross-entropy and mse: gradient checks,
  * values by hand, stability on huge logits, the ignore_index and weight rules,
  * errors, bitwise thread independence, and the worked attention example. */
-#include <stdlib.h>
-
 #include "test_util.h"
 
 #define IGNORE (-100)
-
-static qkv_tensor *owned(int ndim, const int *shape, const float *values, int requires_grad) {
-    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
-    if (values) qkv_tensor_copy_from(t, values);
-    return t;
-}
-
-static void assert_floats(const float *got, const float *expected, size_t n, double tol) {
-    for (size_t i = 0; i < n; i++)
-        ck_assert_msg(fabs(got[i] - expected[i]) <= tol, "element %zu: %.9g, expected %.9g", i,
-                      (double)got[i], (double)expected[i]);
-}
-
-static void assert_all_finite(const float *x, size_t n, const char *what) {
-    for (size_t i = 0; i < n; i++) ck_assert_msg(isfinite(x[i]), "%s[%zu] = %g", what, i, (double)x[i]);
-}
-
-static void fill_normal(qkv_tensor *t, uint64_t seed, float std) {
-    qkv_rng rng = qkv_rng_make(seed);
-    qkv_fill_normal(t->data, t->size, &rng, 0.0f, std);
-}
 
 START_TEST(test_softmax_gradients) { CHECK_GROUP_GRADIENTS(qkv_checks_softmax); }
 END_TEST
 
 START_TEST(test_softmax_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, -1, -1, -1}, 0);
+    qkv_tensor *x = tensor_of(2, (int[]){2, 3}, (float[]){1, 2, 3, -1, -1, -1}, 0);
     double z = exp(1) + exp(2) + exp(3);
     float expected[6] = {(float)(exp(1) / z), (float)(exp(2) / z), (float)(exp(3) / z),
                          1.0f / 3, 1.0f / 3, 1.0f / 3};
     qkv_tensor *y = qkv_softmax(tape, x);
-    ck_assert_int_eq(y->ndim, 2);
-    ck_assert_int_eq(y->shape[0], 2);
-    ck_assert_int_eq(y->shape[1], 3);
-    assert_floats(y->data, expected, 6, 1e-7);
+    assert_shape(y, 2, (int[]){2, 3});
+    assert_floats_near(y->data, expected, 6, 1e-7);
 
     float expected_log[6] = {(float)(1 - log(z)), (float)(2 - log(z)), (float)(3 - log(z)),
                              (float)-log(3), (float)-log(3), (float)-log(3)};
-    assert_floats(qkv_log_softmax(tape, x)->data, expected_log, 6, 1e-6);
+    assert_floats_near(qkv_log_softmax(tape, x)->data, expected_log, 6, 1e-6);
 
     /* A single class: softmax 1, log-softmax 0. */
-    qkv_tensor *one = owned(2, (int[]){3, 1}, (float[]){-7, 0, 42}, 0);
-    assert_floats(qkv_softmax(tape, one)->data, (float[]){1, 1, 1}, 3, 0);
-    assert_floats(qkv_log_softmax(tape, one)->data, (float[]){0, 0, 0}, 3, 0);
+    qkv_tensor *one = tensor_of(2, (int[]){3, 1}, (float[]){-7, 0, 42}, 0);
+    assert_floats_near(qkv_softmax(tape, one)->data, (float[]){1, 1, 1}, 3, 0);
+    assert_floats_near(qkv_log_softmax(tape, one)->data, (float[]){0, 0, 0}, 3, 0);
 
     qkv_tensor_free(one);
     qkv_tensor_free(x);
@@ -60,8 +35,8 @@ END_TEST
 
 START_TEST(test_softmax_rows_sum_to_one) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(3, (int[]){3, 7, 13}, NULL, 0);
-    fill_normal(x, 3, 5.0f);
+    qkv_tensor *x = tensor_of(3, (int[]){3, 7, 13}, NULL, 0);
+    fill_normal_seeded(x->data, x->size, 3, 0.0f, 5.0f);
     qkv_tensor *y = qkv_softmax(tape, x);
     for (int r = 0; r < 21; r++) {
         double sum = 0;
@@ -81,7 +56,7 @@ END_TEST
 START_TEST(test_softmax_stable_on_huge_logits) {
     qkv_tape *tape = qkv_tape_create(1);
     const float huge = 3e38f;
-    qkv_tensor *x = owned(2, (int[]){3, 4},
+    qkv_tensor *x = tensor_of(2, (int[]){3, 4},
                           (float[]){1e4f, -1e4f, 0, 1e4f - 1, -1e4f, -1e4f, -1e4f, -1e4f,
                                     huge, huge, huge, huge}, 1);
     const float seed[12] = {1, -2, 3, 0.5f, 1, 2, 3, 4, -1, 1, -1, 2};
@@ -91,7 +66,7 @@ START_TEST(test_softmax_stable_on_huge_logits) {
     double e1 = exp(-1.0);
     float expected[12] = {(float)(1 / (1 + e1)), 0, 0, (float)(e1 / (1 + e1)), 0.25f, 0.25f, 0.25f,
                           0.25f, 0.25f, 0.25f, 0.25f, 0.25f};
-    assert_floats(y->data, expected, 12, 1e-6);
+    assert_floats_near(y->data, expected, 12, 1e-6);
     qkv_backward_seeded(tape, y, seed);
     assert_all_finite(x->grad, 12, "softmax grad");
 
@@ -120,8 +95,8 @@ END_TEST
 
 START_TEST(test_log_softmax_is_log_of_softmax) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){5, 9}, NULL, 0);
-    fill_normal(x, 11, 3.0f);
+    qkv_tensor *x = tensor_of(2, (int[]){5, 9}, NULL, 0);
+    fill_normal_seeded(x->data, x->size, 11, 0.0f, 3.0f);
     qkv_tensor *p = qkv_softmax(tape, x), *lp = qkv_log_softmax(tape, x);
     int compared = 0;
     for (size_t i = 0; i < x->size; i++) {
@@ -139,7 +114,7 @@ END_TEST
 /* logits [[1,2,3],[1,1,1]]: row losses l0 = log(e+e^2+e^3) - 3, l1 = log 3. */
 START_TEST(test_cross_entropy_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 1, 1, 1}, 1);
+    qkv_tensor *x = tensor_of(2, (int[]){2, 3}, (float[]){1, 2, 3, 1, 1, 1}, 1);
     double z = exp(1) + exp(2) + exp(3), l0 = log(z) - 3, l1 = log(3.0);
 
     qkv_tensor *loss = qkv_cross_entropy(tape, x, (int32_t[]){2, 0}, IGNORE, NULL);
@@ -149,7 +124,7 @@ START_TEST(test_cross_entropy_values) {
     qkv_backward(tape, loss);
     float expected[6] = {(float)(exp(1) / z / 2), (float)(exp(2) / z / 2), (float)((exp(3) / z - 1) / 2),
                          (float)((1.0 / 3 - 1) / 2), (float)(1.0 / 6), (float)(1.0 / 6)};
-    assert_floats(x->grad, expected, 6, 1e-6);
+    assert_floats_near(x->grad, expected, 6, 1e-6);
 
     /* The ignored row counts for nothing, in value or gradient. */
     qkv_tensor_zero_grad(x);
@@ -157,7 +132,7 @@ START_TEST(test_cross_entropy_values) {
     loss = qkv_cross_entropy(tape, x, (int32_t[]){2, -1}, -1, NULL);
     ck_assert_close(loss->data[0], l0, 1e-6);
     qkv_backward(tape, loss);
-    assert_floats(x->grad + 3, (float[]){0, 0, 0}, 3, 0);
+    assert_floats_near(x->grad + 3, (float[]){0, 0, 0}, 3, 0);
     ck_assert_close(x->grad[2], exp(3) / z - 1, 1e-6);
 
     /* ignore_index may be a valid class, as in PyTorch. */
@@ -181,7 +156,7 @@ END_TEST
 /* The targets and weights are copied: the caller may reuse its buffers before backward. */
 START_TEST(test_cross_entropy_copies_targets) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){2, 3}, (float[]){1, 2, 3, 1, 1, 1}, 1);
+    qkv_tensor *x = tensor_of(2, (int[]){2, 3}, (float[]){1, 2, 3, 1, 1, 1}, 1);
     int32_t targets[2] = {2, 0};
     float weights[2] = {2, 1};
     qkv_tensor *loss = qkv_cross_entropy(tape, x, targets, IGNORE, weights);
@@ -198,8 +173,8 @@ END_TEST
 
 START_TEST(test_cross_entropy_all_ignored) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(3, (int[]){2, 2, 3}, NULL, 1);
-    fill_normal(x, 2, 1.0f);
+    qkv_tensor *x = tensor_of(3, (int[]){2, 2, 3}, NULL, 1);
+    fill_normal_seeded(x->data, x->size, 2, 0.0f, 1.0f);
     const int32_t targets[4] = {IGNORE, IGNORE, IGNORE, IGNORE};
     qkv_tensor *loss = qkv_cross_entropy(tape, x, targets, IGNORE, NULL);
     ck_assert(loss->data[0] == 0.0f);
@@ -218,14 +193,14 @@ END_TEST
 
 START_TEST(test_mse_values) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *pred = owned(1, (int[]){3}, (float[]){1, 2, 3}, 1);
-    qkv_tensor *target = owned(1, (int[]){3}, (float[]){0, 2, 5}, 1);
+    qkv_tensor *pred = tensor_of(1, (int[]){3}, (float[]){1, 2, 3}, 1);
+    qkv_tensor *target = tensor_of(1, (int[]){3}, (float[]){0, 2, 5}, 1);
     qkv_tensor *loss = qkv_mse(tape, pred, target);
     ck_assert_int_eq(loss->ndim, 0);
     ck_assert_close(loss->data[0], 5.0 / 3, 1e-6);
     qkv_backward(tape, loss);
-    assert_floats(pred->grad, (float[]){2.0f / 3, 0, -4.0f / 3}, 3, 1e-6);
-    assert_floats(target->grad, (float[]){-2.0f / 3, 0, 4.0f / 3}, 3, 1e-6);
+    assert_floats_near(pred->grad, (float[]){2.0f / 3, 0, -4.0f / 3}, 3, 1e-6);
+    assert_floats_near(target->grad, (float[]){-2.0f / 3, 0, 4.0f / 3}, 3, 1e-6);
     qkv_tensor_free(pred);
     qkv_tensor_free(target);
     qkv_tape_free(tape);
@@ -234,8 +209,8 @@ END_TEST
 
 START_TEST(test_softmax_errors) {
     qkv_tape *tape = qkv_tape_create(1);
-    qkv_tensor *x = owned(2, (int[]){2, 3}, NULL, 1);
-    qkv_tensor *y = owned(2, (int[]){3, 2}, NULL, 0);
+    qkv_tensor *x = tensor_of(2, (int[]){2, 3}, NULL, 1);
+    qkv_tensor *y = tensor_of(2, (int[]){3, 2}, NULL, 0);
     qkv_tensor *scalar = qkv_tensor_create(NULL, 0, (int[]){1}, 1);
     EXPECT_FATAL(qkv_cross_entropy(tape, x, (int32_t[]){0, 3}, IGNORE, NULL),
                  "cross_entropy: logits [2,3]: row 1 target 3 outside [0,3)");
@@ -283,40 +258,34 @@ static qkv_tensor *cross_entropy_op(qkv_tape *t, qkv_tensor *x, qkv_tensor *o) {
 }
 static qkv_tensor *mse_op(qkv_tape *t, qkv_tensor *x, qkv_tensor *o) { return qkv_mse(t, x, o); }
 
-/* Runs op forward and backward (random seed gradient) on threads threads; copies
- * the output and both inputs' gradients into result (out, dx, dother). */
-static void run_big(int threads, big_op op, qkv_tensor *x, qkv_tensor *other, float *result) {
-    qkv_set_threads(threads);
+typedef struct big_run {
+    big_op op;
+    qkv_tensor *x, *other;
+} big_run;
+
+/* Runs op forward and backward (random output gradient); out gets the output and
+ * both inputs' gradients (out, dx, dother). */
+static void run_big(float *out, void *ctx) {
+    big_run *r = ctx;
     qkv_tape *tape = qkv_tape_create(7);
-    qkv_tensor_zero_grad(x);
-    qkv_tensor_zero_grad(other);
-    qkv_tensor *y = op(tape, x, other);
-    float *seed = malloc(y->size * sizeof(float));
-    qkv_rng rng = qkv_rng_make(99);
-    qkv_fill_normal(seed, y->size, &rng, 0.0f, 1.0f);
-    qkv_backward_seeded(tape, y, seed);
-    memcpy(result, y->data, y->size * sizeof(float));
-    memcpy(result + x->size, x->grad, x->size * sizeof(float));
-    memcpy(result + 2 * x->size, other->grad, x->size * sizeof(float));
-    free(seed);
+    qkv_tensor_zero_grad(r->x);
+    qkv_tensor_zero_grad(r->other);
+    qkv_tensor *y = r->op(tape, r->x, r->other);
+    backward_random(tape, y, 99);
+    out = append_floats(out, y->data, y->size);
+    out = append_floats(out, r->x->grad, r->x->size);
+    append_floats(out, r->other->grad, r->other->size);
     qkv_tape_free(tape);
 }
 
 static void assert_big_thread_independent(big_op op, const char *name) {
-    int previous = qkv_threads();
     const int shape[2] = {BIG_ROWS, BIG_COLS};
-    qkv_tensor *x = owned(2, shape, NULL, 1), *other = owned(2, shape, NULL, 1);
-    fill_normal(x, 21, 4.0f);
-    fill_normal(other, 22, 1.0f);
-    size_t n = 3 * x->size;
-    float *one = calloc(n, sizeof(float)), *two = calloc(n, sizeof(float));
-    run_big(1, op, x, other, one);
-    run_big(2, op, x, other, two);
-    qkv_set_threads(previous);
-    ck_assert_msg(memcmp(one, two, n * sizeof(float)) == 0, "%s: 1 and 2 threads differ", name);
-    free(one), free(two);
-    qkv_tensor_free(x);
-    qkv_tensor_free(other);
+    big_run r = {op, tensor_of(2, shape, NULL, 1), tensor_of(2, shape, NULL, 1)};
+    fill_normal_seeded(r.x->data, r.x->size, 21, 0.0f, 4.0f);
+    fill_normal_seeded(r.other->data, r.other->size, 22, 0.0f, 1.0f);
+    expect_same_for_1_and_2_threads(run_big, &r, 3 * r.x->size, name);
+    qkv_tensor_free(r.x);
+    qkv_tensor_free(r.other);
 }
 
 START_TEST(test_softmax_thread_independent) {
@@ -340,16 +309,16 @@ START_TEST(test_attention_worked_example) {
     qkv_tape *tape = qkv_tape_create(1);
     const float query = 1.0f, keys[3] = {0.0f, logf(2.0f), logf(3.0f)};
     const float values[3][2] = {{1, 0}, {0, 2}, {2, 2}};
-    qkv_tensor *scores = owned(2, (int[]){1, 3}, NULL, 0);
+    qkv_tensor *scores = tensor_of(2, (int[]){1, 3}, NULL, 0);
     for (int k = 0; k < 3; k++) scores->data[k] = query * keys[k];
 
     qkv_tensor *weights = qkv_softmax(tape, scores);
-    assert_floats(weights->data, (float[]){1.0f / 6, 2.0f / 6, 3.0f / 6}, 3, 1e-6);
+    assert_floats_near(weights->data, (float[]){1.0f / 6, 2.0f / 6, 3.0f / 6}, 3, 1e-6);
 
     float out[2] = {0, 0};
     for (int k = 0; k < 3; k++)
         for (int d = 0; d < 2; d++) out[d] += weights->data[k] * values[k][d];
-    assert_floats(out, (float[]){7.0f / 6, 5.0f / 3}, 2, 1e-6);
+    assert_floats_near(out, (float[]){7.0f / 6, 5.0f / 3}, 2, 1e-6);
 
     qkv_tensor_free(scores);
     qkv_tape_free(tape);

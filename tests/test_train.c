@@ -1,30 +1,10 @@
-/* test_train.c — SGD, the spirals data, the demo's accuracy, and the CLI's
+/* test_train.c — the spirals data, the demo's accuracy, and the CLI's
  * handling of bad flags. */
 #include "test_util.h"
 
 #include <stdlib.h>
 
 #include "train/spirals_task.h"
-
-START_TEST(sgd_step_by_hand) {
-    qkv_params params = {0};
-    qkv_tensor *p = qkv_params_new(&params, "p", 1, (int[]){2});
-    qkv_tensor_copy_from(p, (float[]){1.0f, -2.0f});
-    qkv_sgd opt;
-    qkv_sgd_init(&opt, 0.1f, 0.9f);
-    /* step 1: v = g = (1, 2); p = (1 - 0.1, -2 - 0.2) */
-    p->grad[0] = 1.0f; p->grad[1] = 2.0f;
-    qkv_sgd_step(&opt, &params);
-    ck_assert_float_eq_tol(p->data[0], 0.9f, 1e-7f);
-    ck_assert_float_eq_tol(p->data[1], -2.2f, 1e-6f);
-    /* step 2: v = 0.9 * (1, 2) + (1, 2) = (1.9, 3.8) */
-    qkv_sgd_step(&opt, &params);
-    ck_assert_float_eq_tol(p->data[0], 0.9f - 0.19f, 1e-6f);
-    ck_assert_float_eq_tol(p->data[1], -2.2f - 0.38f, 1e-6f);
-    qkv_sgd_free(&opt);
-    qkv_params_free(&params);
-}
-END_TEST
 
 START_TEST(spirals_are_deterministic_and_balanced) {
     float x1[200 * 2], x2[200 * 2];
@@ -41,13 +21,20 @@ START_TEST(spirals_are_deterministic_and_balanced) {
 }
 END_TEST
 
-START_TEST(demo_learns_spirals) {
+START_TEST(mlp_learns_spirals) {
     qkv_spirals_config config;
     qkv_spirals_default_config(&config);
-    qkv_spirals_result result;
-    qkv_spirals_train(&config, NULL, &result, NULL);
-    ck_assert_float_lt(result.final_loss, result.first_loss);
-    ck_assert_msg(result.test_accuracy > 0.95f, "test accuracy %.3f", result.test_accuracy);
+    qkv_spirals_task model;
+    qkv_spirals_task_init(&model, &config);
+    qkv_trainer_config trainer = {.steps = 2000, .quiet = 1, .seed = 1};
+    trainer.optim = (qkv_optimizer_config){.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f};
+    qkv_train_result result;
+    ck_assert_int_eq(qkv_train(&trainer, &model.task, &result), 0);
+    const double *accuracy = qkv_metrics_get(&result.metrics, "test_acc");
+    ck_assert_ptr_nonnull(accuracy);
+    ck_assert_msg(*accuracy > 0.95, "test accuracy %.3f", *accuracy);
+    ck_assert_float_lt(result.final_loss, 0.1f);
+    qkv_spirals_task_free(&model);
 }
 END_TEST
 
@@ -85,9 +72,8 @@ Suite *suite_train(void) {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("train");
     tcase_set_timeout(tc, 0);
-    tcase_add_test(tc, sgd_step_by_hand);
     tcase_add_test(tc, spirals_are_deterministic_and_balanced);
-    tcase_add_test(tc, demo_learns_spirals);
+    tcase_add_test(tc, mlp_learns_spirals);
     tcase_add_test(tc, cli_rejects_bad_flags_with_one_line);
     suite_add_tcase(s, tc);
     return s;

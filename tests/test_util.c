@@ -1,7 +1,10 @@
 /* test_util.c — see test_util.h. */
 #include "test_util.h"
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 jmp_buf qkv_test_jump;
 char qkv_test_message[512];
@@ -22,4 +25,223 @@ void check_group_gradients(const qkv_gradcheck_group *group) {
                       c->name, r.max_err, (double)qkv_gradcheck_tolerance(c), r.worst_input,
                       r.worst_index, r.worst_analytic, r.worst_numeric);
     }
+}
+
+/* ---- making tensors -------------------------------------------------------------- */
+
+qkv_tensor *tensor_of(int ndim, const int *shape, const float *values, int requires_grad) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
+    if (values) qkv_tensor_copy_from(t, values);
+    return t;
+}
+
+qkv_tensor *ramp_tensor(int ndim, const int *shape, float start, float step, int requires_grad) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
+    for (size_t i = 0; i < t->size; i++) t->data[i] = start + step * (float)i;
+    return t;
+}
+
+qkv_tensor *random_tensor_from(qkv_rng *rng, int ndim, const int *shape, int requires_grad) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
+    qkv_fill_normal(t->data, t->size, rng, 0.0f, 1.0f);
+    return t;
+}
+
+qkv_tensor *random_tensor(int ndim, const int *shape, uint64_t seed, int requires_grad) {
+    qkv_rng rng = qkv_rng_make(seed);
+    return random_tensor_from(&rng, ndim, shape, requires_grad);
+}
+
+qkv_tensor *random_uniform_tensor(int ndim, const int *shape, uint64_t seed, float lo, float hi,
+                                  int requires_grad) {
+    qkv_tensor *t = qkv_tensor_create(NULL, ndim, shape, requires_grad);
+    qkv_rng rng = qkv_rng_make(seed);
+    qkv_fill_uniform(t->data, t->size, &rng, lo, hi);
+    return t;
+}
+
+qkv_tensor *random_tape_tensor(qkv_tape *tape, int ndim, const int *shape, uint64_t seed) {
+    qkv_tensor *t = qkv_tape_tensor(tape, ndim, shape);
+    fill_normal_seeded(t->data, t->size, seed, 0.0f, 1.0f);
+    return t;
+}
+
+void fill_normal_seeded(float *x, size_t n, uint64_t seed, float mean, float std) {
+    qkv_rng rng = qkv_rng_make(seed);
+    qkv_fill_normal(x, n, &rng, mean, std);
+}
+
+/* ---- buffers and backward ------------------------------------------------------------ */
+
+float *copy_floats(const float *x, size_t n) {
+    float *copy = malloc(n * sizeof(float));
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, x, n * sizeof(float));
+    return copy;
+}
+
+float *append_floats(float *out, const float *x, size_t n) {
+    memcpy(out, x, n * sizeof(float));
+    return out + n;
+}
+
+void backward_ones(qkv_tape *tape, qkv_tensor *out) {
+    float *ones = malloc(out->size * sizeof(float));
+    ck_assert_ptr_nonnull(ones);
+    for (size_t i = 0; i < out->size; i++) ones[i] = 1.0f;
+    qkv_backward_seeded(tape, out, ones);
+    free(ones);
+}
+
+void backward_random(qkv_tape *tape, qkv_tensor *out, uint64_t seed) {
+    float *grad = malloc(out->size * sizeof(float));
+    ck_assert_ptr_nonnull(grad);
+    fill_normal_seeded(grad, out->size, seed, 0.0f, 1.0f);
+    qkv_backward_seeded(tape, out, grad);
+    free(grad);
+}
+
+/* ---- assertions ---------------------------------------------------------------------- */
+
+void assert_shape(const qkv_tensor *t, int ndim, const int *shape) {
+    int same = t->ndim == ndim;
+    for (int d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
+    if (same) return;
+    char got[QKV_SHAPE_STR_LEN], expected[QKV_SHAPE_STR_LEN] = "[";
+    for (int d = 0; d < ndim; d++) {
+        size_t len = strlen(expected);
+        snprintf(expected + len, sizeof expected - len, d ? ",%d" : "%d", shape[d]);
+    }
+    strncat(expected, "]", sizeof expected - strlen(expected) - 1);
+    ck_assert_msg(same, "shape %s, expected %s", qkv_shape_str(t, got, sizeof got), expected);
+}
+
+void assert_floats_near(const float *got, const float *expected, size_t n, double tol) {
+    size_t bad = n;
+    for (size_t i = 0; i < n && bad == n; i++)
+        if (!(fabs((double)got[i] - expected[i]) <= tol)) bad = i;
+    ck_assert_msg(bad == n, "element %zu: %.9g, expected %.9g (tol %g)", bad,
+                  bad < n ? (double)got[bad] : 0.0, bad < n ? (double)expected[bad] : 0.0, tol);
+}
+
+void assert_values_near(const qkv_tensor *t, const float *expected, size_t n, double tol) {
+    ck_assert_uint_eq(t->size, n);
+    assert_floats_near(t->data, expected, n, tol);
+}
+
+void assert_floats_close(const float *got, const float *expected, size_t n, double tol,
+                         const char *what) {
+    double worst = 0.0;
+    size_t worst_i = 0;
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs((double)got[i] - expected[i]) / fmax(1.0, fabs((double)expected[i]));
+        if (!(err <= worst)) { worst = err; worst_i = i; } /* NaN counts as worst */
+    }
+    ck_assert_msg(worst <= tol, "%s[%zu]: %.9g, expected %.9g (error %.3g > tol %g)", what, worst_i,
+                  n ? (double)got[worst_i] : 0.0, n ? (double)expected[worst_i] : 0.0, worst, tol);
+}
+
+void assert_all_finite(const float *x, size_t n, const char *what) {
+    size_t bad = n;
+    for (size_t i = 0; i < n && bad == n; i++)
+        if (!isfinite(x[i])) bad = i;
+    ck_assert_msg(bad == n, "%s[%zu] = %g", what, bad, bad < n ? (double)x[bad] : 0.0);
+}
+
+/* ---- threads ----------------------------------------------------------------------- */
+
+void expect_same_for_1_and_2_threads(void (*run)(float *out, void *ctx), void *ctx, size_t n,
+                                     const char *what) {
+    float *one = calloc(n, sizeof(float)), *two = calloc(n, sizeof(float));
+    ck_assert_ptr_nonnull(one);
+    ck_assert_ptr_nonnull(two);
+    int saved = qkv_threads();
+    qkv_set_threads(1);
+    run(one, ctx);
+    qkv_set_threads(2);
+    run(two, ctx);
+    qkv_set_threads(saved);
+    size_t first = n;
+    if (memcmp(one, two, n * sizeof(float)) != 0)
+        for (size_t i = 0; i < n && first == n; i++)
+            if (memcmp(one + i, two + i, sizeof(float)) != 0) first = i;
+    free(one);
+    free(two);
+    ck_assert_msg(first == n, "%s: 1 and 2 threads differ, first at float %zu of %zu", what, first, n);
+}
+
+/* ---- scratch files --------------------------------------------------------------- */
+
+char scratch_dir[64];
+
+void scratch_dir_create(void) {
+    snprintf(scratch_dir, sizeof scratch_dir, "/tmp/qkv_test_XXXXXX");
+    ck_assert_msg(mkdtemp(scratch_dir) != NULL, "mkdtemp failed");
+}
+
+static void remove_tree(const char *path) {
+    DIR *dir = opendir(path);
+    if (!dir) {
+        unlink(path);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char child[512];
+        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+        remove_tree(child);
+    }
+    closedir(dir);
+    rmdir(path);
+}
+
+void scratch_dir_remove(void) { remove_tree(scratch_dir); }
+
+const char *scratch_file(const char *name) {
+    static char paths[2][256];
+    static int next;
+    char *p = paths[next++ % 2];
+    snprintf(p, sizeof paths[0], "%s/%s", scratch_dir, name);
+    return p;
+}
+
+int count_dir_entries(const char *path) {
+    DIR *dir = opendir(path);
+    ck_assert_msg(dir != NULL, "cannot open directory %s", path);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(dir);
+    return n;
+}
+
+unsigned char *read_file_bytes(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    ck_assert_msg(size >= 0, "cannot size %s", path);
+    unsigned char *buf = malloc((size_t)size + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert(fread(buf, 1, (size_t)size, f) == (size_t)size);
+    fclose(f);
+    *len = (size_t)size;
+    return buf;
+}
+
+void write_file_bytes(const char *path, const void *bytes, size_t len) {
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s", path);
+    ck_assert(len == 0 || fwrite(bytes, 1, len, f) == len);
+    ck_assert(fclose(f) == 0);
+}
+
+void expect_last_error(const char *what, const char *reason) {
+    const char *msg = qkv_last_error();
+    ck_assert_msg(strstr(msg, what) != NULL, "error \"%s\" does not name \"%s\"", msg, what);
+    ck_assert_msg(strstr(msg, reason) != NULL, "error \"%s\" lacks \"%s\"", msg, reason);
+    ck_assert_msg(strchr(msg, '\n') == NULL, "error \"%s\" is not one line", msg);
 }

@@ -7,6 +7,12 @@
  *
  * CHECK_GROUP_GRADIENTS(group): runs every gradient-check case of a group and
  * fails on the first one above its tolerance, naming the case and the error.
+ *
+ * The functions below make test tensors, compare float arrays and shapes, and run a
+ * computation on 1 and 2 threads. Owned tensors they return are freed with
+ * qkv_tensor_free(); tape tensors die at the tape's reset; malloc'd buffers are
+ * freed with free(). Every assertion fails the running test with a message naming
+ * the first (or worst) offending element.
  */
 #ifndef QKV_TEST_UTIL_H
 #define QKV_TEST_UTIL_H
@@ -44,5 +50,95 @@ void qkv_test_hook(const char *message);
 
 void check_group_gradients(const qkv_gradcheck_group *group);
 #define CHECK_GROUP_GRADIENTS(group) check_group_gradients(&(group))
+
+/* ---- making tensors -------------------------------------------------------------- */
+
+/* Owned tensor holding a copy of values (its size of them), or zeros if values is NULL. */
+qkv_tensor *tensor_of(int ndim, const int *shape, const float *values, int requires_grad);
+
+/* Owned tensor holding start, start + step, start + 2 step, ... in row-major order. */
+qkv_tensor *ramp_tensor(int ndim, const int *shape, float start, float step, int requires_grad);
+
+/* Owned tensor of N(0, 1) draws from *rng, which advances: successive calls draw a
+ * stream of tensors from one seed. */
+qkv_tensor *random_tensor_from(qkv_rng *rng, int ndim, const int *shape, int requires_grad);
+
+/* Owned tensor of N(0, 1) draws from a fresh RNG seeded with seed (same seed, same values). */
+qkv_tensor *random_tensor(int ndim, const int *shape, uint64_t seed, int requires_grad);
+
+/* Owned tensor of uniform [lo, hi) draws from a fresh RNG seeded with seed. */
+qkv_tensor *random_uniform_tensor(int ndim, const int *shape, uint64_t seed, float lo, float hi,
+                                  int requires_grad);
+
+/* Activation on tape of N(0, 1) draws from a fresh RNG seeded with seed. */
+qkv_tensor *random_tape_tensor(qkv_tape *tape, int ndim, const int *shape, uint64_t seed);
+
+/* x[0..n) = N(mean, std^2) draws from a fresh RNG seeded with seed. */
+void fill_normal_seeded(float *x, size_t n, uint64_t seed, float mean, float std);
+
+/* ---- buffers and backward ------------------------------------------------------------ */
+
+/* A malloc'd copy of x[0..n). */
+float *copy_floats(const float *x, size_t n);
+
+/* Copies x[0..n) to out and returns out + n: lays several results end to end. */
+float *append_floats(float *out, const float *x, size_t n);
+
+/* Backward from out with every output gradient 1. */
+void backward_ones(qkv_tape *tape, qkv_tensor *out);
+
+/* Backward from out with output gradients drawn from N(0, 1) with seed. */
+void backward_random(qkv_tape *tape, qkv_tensor *out, uint64_t seed);
+
+/* ---- assertions ---------------------------------------------------------------------- */
+
+/* t has exactly ndim dims, of the given sizes. */
+void assert_shape(const qkv_tensor *t, int ndim, const int *shape);
+
+/* Absolute: |got[i] - expected[i]| <= tol for every i (tol 0: equal). NaN fails. */
+void assert_floats_near(const float *got, const float *expected, size_t n, double tol);
+
+/* t has n elements and assert_floats_near(t->data, expected, n, tol). */
+void assert_values_near(const qkv_tensor *t, const float *expected, size_t n, double tol);
+
+/* Relative, as ck_assert_close: |got[i] - expected[i]| <= tol * max(1, |expected[i]|)
+ * for every i; NaN fails. The message names what and the worst element. */
+void assert_floats_close(const float *got, const float *expected, size_t n, double tol,
+                         const char *what);
+
+/* Every x[i] is finite (no NaN or Inf). */
+void assert_all_finite(const float *x, size_t n, const char *what);
+
+/* ---- threads ----------------------------------------------------------------------- */
+
+/* Runs run(out, ctx) on 1 thread, then on 2, each time into a zeroed buffer of n
+ * floats, and asserts the two buffers are bitwise equal (memcmp), naming what and
+ * the first float that differs. The previous thread count is restored. */
+void expect_same_for_1_and_2_threads(void (*run)(float *out, void *ctx), void *ctx, size_t n,
+                                     const char *what);
+
+/* ---- scratch files --------------------------------------------------------------- */
+
+/* scratch_dir is a fresh directory (mkdtemp) for one test's files: scratch_dir_create
+ * makes it, scratch_dir_remove deletes it and everything in it. Use the pair as a
+ * checked fixture (tcase_add_checked_fixture). */
+extern char scratch_dir[64];
+void scratch_dir_create(void);
+void scratch_dir_remove(void);
+
+/* "<scratch_dir>/<name>", valid until the call after next (two rotating buffers). */
+const char *scratch_file(const char *name);
+
+/* The number of entries in directory path, "." and ".." aside. */
+int count_dir_entries(const char *path);
+
+/* The whole file in a malloc'd buffer (one spare byte past the end); *len its size. */
+unsigned char *read_file_bytes(const char *path, size_t *len);
+
+/* Creates or truncates path and writes bytes[0..len) into it. */
+void write_file_bytes(const char *path, const void *bytes, size_t len);
+
+/* qkv_last_error() is one line that names what and contains reason. */
+void expect_last_error(const char *what, const char *reason);
 
 #endif

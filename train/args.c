@@ -10,8 +10,11 @@ static void print_help(const char *command, const qkv_arg *args, int n_args) {
     printf("usage: qkv %s [flags]\n", command);
     for (int i = 0; i < n_args; i++) {
         const char *value = args[i].kind == QKV_ARG_INT ? " N" : args[i].kind == QKV_ARG_FLOAT ? " X"
-                          : args[i].kind == QKV_ARG_STRING ? " S" : "";
-        printf("  %s%-*s %s\n", args[i].flag, (int)(16 - strlen(args[i].flag)), value, args[i].help);
+                          : args[i].kind == QKV_ARG_FLAG ? "" : " S";
+        printf("  %s%-*s %s", args[i].flag, (int)(16 - strlen(args[i].flag)), value, args[i].help);
+        for (int c = 0; args[i].kind == QKV_ARG_CHOICE && args[i].choices[c]; c++)
+            printf("%s%s", c ? "|" : " (", args[i].choices[c]);
+        puts(args[i].kind == QKV_ARG_CHOICE ? ")" : "");
     }
 }
 
@@ -21,6 +24,19 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
     if (arg->kind == QKV_ARG_STRING) {
         *(const char **)arg->target = text;
         return 0;
+    }
+    if (arg->kind == QKV_ARG_CHOICE) {
+        char allowed[256] = "";
+        for (int i = 0; arg->choices[i]; i++) {
+            if (strcmp(text, arg->choices[i]) == 0) {
+                *(int *)arg->target = i;
+                return 0;
+            }
+            snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
+                     arg->choices[i]);
+        }
+        fprintf(stderr, "qkv %s: %s: unknown value '%s' (allowed: %s)\n", command, arg->flag, text, allowed);
+        return -1;
     }
     double v = arg->kind == QKV_ARG_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
     if (errno || end == text || *end != '\0' || !(v >= arg->min && v <= arg->max)) {

@@ -9,7 +9,8 @@
 #ifndef QKV_ARGS_H
 #define QKV_ARGS_H
 
-typedef enum { QKV_ARG_INT, QKV_ARG_FLOAT, QKV_ARG_FLAG, QKV_ARG_STRING } qkv_arg_kind;
+/* CHOICE: target is an int* that receives the index of the value in choices. */
+typedef enum { QKV_ARG_INT, QKV_ARG_FLOAT, QKV_ARG_FLAG, QKV_ARG_STRING, QKV_ARG_CHOICE } qkv_arg_kind;
 
 typedef struct qkv_arg {
     const char *flag;      /* "--steps" */
@@ -17,7 +18,15 @@ typedef struct qkv_arg {
     void *target;          /* int*, float*, int* (flag), const char** */
     double min, max;       /* accepted range for INT and FLOAT */
     const char *help;
+    const char *const *choices;  /* CHOICE: NULL-terminated names */
 } qkv_arg;
+
+/* Table rows, one per kind. */
+#define QKV_ARG_INT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_INT, target, lo, hi, help, NULL}
+#define QKV_ARG_FLOAT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_FLOAT, target, lo, hi, help, NULL}
+#define QKV_ARG_FLAG_ROW(flag, target, help) {flag, QKV_ARG_FLAG, target, 0, 0, help, NULL}
+#define QKV_ARG_STRING_ROW(flag, target, help) {flag, QKV_ARG_STRING, target, 0, 0, help, NULL}
+#define QKV_ARG_CHOICE_ROW(flag, target, choices, help) {flag, QKV_ARG_CHOICE, target, 0, 0, help, choices}
 
 /* Returns 0 on success, 1 if --help was printed, -1 on error (message printed). */
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args);

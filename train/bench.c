@@ -143,7 +143,7 @@ int qkv_cmd_bench(int argc, char **argv) {
     }
     const char *json_path = NULL;
     const qkv_arg args[] = {
-        {"--json", QKV_ARG_STRING, &json_path, 0, 0, "also write the table as JSON to this file"},
+        QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
     };
     int parsed = qkv_args_parse("bench", argc, argv, args, 1);
     if (parsed != 0) return parsed > 0 ? 0 : 2;

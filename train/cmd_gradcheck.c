@@ -20,8 +20,8 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
     const char *filter = NULL;
     int seed = 1234;
     const qkv_arg args[] = {
-        {"--filter", QKV_ARG_STRING, &filter, 0, 0, "only cases whose name contains this"},
-        {"--seed", QKV_ARG_INT, &seed, 0, 2147483647, "seed for inputs and weights (1234)"},
+        QKV_ARG_STRING_ROW("--filter", &filter, "only cases whose name contains this"),
+        QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for inputs and weights (1234)"),
     };
     int parsed = qkv_args_parse("gradcheck", argc, argv, args, 2);
     if (parsed != 0) return parsed > 0 ? 0 : 2;

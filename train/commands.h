@@ -4,6 +4,8 @@
 #define QKV_COMMANDS_H
 
 int qkv_cmd_train(int argc, char **argv);
+int qkv_cmd_train_spirals(int argc, char **argv);
+int qkv_cmd_eval(int argc, char **argv);
 int qkv_cmd_gradcheck(int argc, char **argv);
 int qkv_cmd_bench(int argc, char **argv);
 

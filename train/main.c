@@ -7,7 +7,9 @@
 static void usage(FILE *out) {
     fputs("usage: qkv <command> [flags]   (qkv <command> --help for its flags)\n"
           "commands:\n"
-          "  train spirals     train an MLP on two spirals with SGD (the demo)\n"
+          "  train reverse     train a transformer to reverse sequences (also: copy, sort)\n"
+          "  train spirals     train an MLP on two spirals with SGD\n"
+          "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
           "  gradcheck         finite-difference check of every op and layer\n"
           "  bench [matmul]    measure matmul GFLOP/s on 1 thread and all threads\n",
           out);
@@ -20,6 +22,7 @@ int main(int argc, char **argv) {
     }
     const char *command = argv[1];
     if (strcmp(command, "train") == 0) return qkv_cmd_train(argc - 2, argv + 2);
+    if (strcmp(command, "eval") == 0) return qkv_cmd_eval(argc - 2, argv + 2);
     if (strcmp(command, "gradcheck") == 0) return qkv_cmd_gradcheck(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return qkv_cmd_bench(argc - 2, argv + 2);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {

@@ -1,102 +1,89 @@
 /* spirals_task.c — see spirals_task.h. */
 #include "spirals_task.h"
 
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/ops.h"
 #include "data/spirals.h"
-#include "layers/linear.h"
-#include "optim/sgd.h"
 
 #define N_CLASSES 2
 #define TEST_SEED_OFFSET 1000003
 
 void qkv_spirals_default_config(qkv_spirals_config *config) {
-    config->steps = 2000;
-    config->batch = 128;
-    config->hidden = 64;
-    config->n_per_class = 500;
-    config->seed = 1;
-    config->log_every = 200;
-    config->lr = 0.1f;
-    config->momentum = 0.9f;
-    config->noise = 0.1f;
-    config->print_tape = 0;
+    *config = (qkv_spirals_config){.batch = 128, .hidden = 64, .n_per_class = 500, .seed = 1, .noise = 0.1f};
 }
 
-/* Fraction of rows whose argmax logit is the label, evaluated without a tape record. */
-static float accuracy(qkv_tape *tape, const qkv_mlp *mlp, const float *x, const int32_t *y, int n) {
-    int was = qkv_tape_set_grad(tape, 0);
+static qkv_tensor *logits_of(const qkv_spirals_task *t, qkv_tape *tape, const float *x, int n) {
     qkv_tensor *input = qkv_tape_tensor(tape, 2, (int[]){n, 2});
     memcpy(input->data, x, (size_t)n * 2 * sizeof(float));
-    qkv_tensor *logits = qkv_mlp_forward(tape, mlp, input);
-    int correct = 0;
-    for (int i = 0; i < n; i++) {
-        const float *row = logits->data + (size_t)i * N_CLASSES;
-        int best = 0;
-        for (int c = 1; c < N_CLASSES; c++) if (row[c] > row[best]) best = c;
-        correct += best == y[i];
-    }
-    qkv_tape_set_grad(tape, was);
-    qkv_tape_reset(tape);
-    return (float)correct / (float)n;
+    input->name = "x";
+    return qkv_mlp_forward(tape, &t->mlp, input);
 }
 
-void qkv_spirals_train(const qkv_spirals_config *config, FILE *log, qkv_spirals_result *result,
-                       qkv_params *trained) {
-    int n = config->n_per_class * N_CLASSES;
-    float *train_x = malloc((size_t)n * 2 * sizeof(float)), *test_x = malloc((size_t)n * 2 * sizeof(float));
-    int32_t *train_y = malloc((size_t)n * sizeof(int32_t)), *test_y = malloc((size_t)n * sizeof(int32_t));
-    qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed, train_x, train_y);
-    qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise,
-                     (uint64_t)config->seed + TEST_SEED_OFFSET, test_x, test_y);
-
-    qkv_rng rng = qkv_rng_make((uint64_t)config->seed);
-    qkv_params params = {0};
-    qkv_mlp mlp;
-    qkv_mlp_init(&mlp, &params, "mlp", 3, (int[]){2, config->hidden, config->hidden, N_CLASSES},
-                 QKV_ACT_RELU, &rng);
-    qkv_sgd opt;
-    qkv_sgd_init(&opt, config->lr, config->momentum);
-    qkv_tape *tape = qkv_tape_create((uint64_t)config->seed);
-    int32_t *batch_y = malloc((size_t)config->batch * sizeof(int32_t));
-
-    double start = omp_get_wtime();
-    for (int step = 1; step <= config->steps; step++) {
-        qkv_tensor *x = qkv_tape_tensor(tape, 2, (int[]){config->batch, 2});
-        x->name = "x";
-        for (int i = 0; i < config->batch; i++) {
-            int row = (int)qkv_rng_below(&rng, (uint32_t)n);
-            x->data[2 * i] = train_x[2 * row];
-            x->data[2 * i + 1] = train_x[2 * row + 1];
-            batch_y[i] = train_y[row];
-        }
-        qkv_tensor *logits = qkv_mlp_forward(tape, &mlp, x);
-        qkv_tensor *loss = qkv_cross_entropy(tape, logits, batch_y, -1, NULL);
-        qkv_params_zero_grad(&params);
-        qkv_backward(tape, loss);
-        if (config->print_tape && step == 1 && log) {
-            fprintf(log, "tape of step 1 (%d nodes):\n", tape->n_nodes);
-            qkv_tape_print(tape, log);
-        }
-        qkv_sgd_step(&opt, &params);
-        float loss_value = loss->data[0];
-        if (step == 1) result->first_loss = loss_value;
-        result->final_loss = loss_value;
-        qkv_tape_reset(tape);
-        if (log && config->log_every > 0 && (step % config->log_every == 0 || step == 1))
-            fprintf(log, "step %5d  loss %.4f\n", step, loss_value);
+static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
+    qkv_spirals_task *t = self;
+    int b = t->config.batch;
+    float *x = qkv_tape_alloc(tape, (size_t)b * 2 * sizeof(float));
+    uint64_t stream = qkv_rng_make((uint64_t)t->config.seed).seed;
+    for (int i = 0; i < b; i++) {
+        int row = (int)(qkv_rng_at(stream, (uint64_t)step * (uint64_t)b + (uint64_t)i) % (uint64_t)t->n);
+        x[2 * i] = t->train_x[2 * row];
+        x[2 * i + 1] = t->train_x[2 * row + 1];
+        t->batch_y[i] = t->train_y[row];
     }
-    result->seconds = omp_get_wtime() - start;
-    result->train_accuracy = accuracy(tape, &mlp, train_x, train_y, n);
-    result->test_accuracy = accuracy(tape, &mlp, test_x, test_y, n);
+    return qkv_cross_entropy(tape, logits_of(t, tape, x, b), t->batch_y, -1, NULL);
+}
 
-    qkv_tape_free(tape);
-    qkv_sgd_free(&opt);
-    if (trained) *trained = params;
-    else qkv_params_free(&params);
-    free(batch_y);
-    free(train_x); free(test_x); free(train_y); free(test_y);
+/* Share of rows whose largest logit is the label. */
+static double accuracy(const qkv_spirals_task *t, qkv_tape *tape, const float *x, const int32_t *y) {
+    qkv_tensor *logits = logits_of(t, tape, x, t->n);
+    int correct = 0;
+    for (int i = 0; i < t->n; i++) {
+        const float *row = logits->data + (size_t)i * N_CLASSES;
+        correct += (row[1] > row[0] ? 1 : 0) == y[i];
+    }
+    qkv_tape_reset(tape);
+    return (double)correct / t->n;
+}
+
+static void task_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
+    qkv_spirals_task *t = self;
+    qkv_metrics_set(metrics, "test_acc", accuracy(t, tape, t->test_x, t->test_y));
+    qkv_metrics_set(metrics, "train_acc", accuracy(t, tape, t->train_x, t->train_y));
+}
+
+static void task_describe(void *self, qkv_config_kv *out) {
+    const qkv_spirals_config *c = &((qkv_spirals_task *)self)->config;
+    qkv_config_add(out, "task", "spirals");
+    qkv_config_add(out, "batch", "%d", c->batch);
+    qkv_config_add(out, "hidden", "%d", c->hidden);
+    qkv_config_add(out, "points", "%d", c->n_per_class);
+    qkv_config_add(out, "noise", "%g", c->noise);
+    qkv_config_add(out, "seed", "%d", c->seed);
+}
+
+void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config) {
+    memset(t, 0, sizeof *t);
+    t->config = *config;
+    t->n = config->n_per_class * N_CLASSES;
+    t->train_x = malloc((size_t)t->n * 2 * sizeof(float));
+    t->test_x = malloc((size_t)t->n * 2 * sizeof(float));
+    t->train_y = malloc((size_t)t->n * sizeof(int32_t));
+    t->test_y = malloc((size_t)t->n * sizeof(int32_t));
+    t->batch_y = malloc((size_t)config->batch * sizeof(int32_t));
+    if (!t->train_x || !t->test_x || !t->train_y || !t->test_y || !t->batch_y) qkv_fatal("spirals: out of memory");
+    qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed, t->train_x, t->train_y);
+    qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed + TEST_SEED_OFFSET,
+                     t->test_x, t->test_y);
+    qkv_rng rng = qkv_rng_make((uint64_t)config->seed);
+    qkv_mlp_init(&t->mlp, &t->params, "mlp", 3, (int[]){2, config->hidden, config->hidden, N_CLASSES},
+                 QKV_ACT_RELU, &rng);
+    t->task = (qkv_task){"spirals", t, &t->params, task_loss, task_evaluate, task_describe};
+}
+
+void qkv_spirals_task_free(qkv_spirals_task *t) {
+    qkv_params_free(&t->params);
+    free(t->train_x); free(t->test_x); free(t->train_y); free(t->test_y); free(t->batch_y);
 }

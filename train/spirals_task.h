@@ -1,34 +1,36 @@
-/* spirals_task.h — the demo job: an MLP learns the two-spirals problem with SGD.
+/* spirals_task.h — the first demo as a trainer task: an MLP learns the
+ * two-spirals problem.
  *
- * Train and test sets are drawn from disjoint seeds. Each step samples a
- * minibatch with the run's RNG, runs forward and backward on one tape, takes an
- * SGD step and resets the tape. Deterministic in the seed for any thread count.
+ * Train and test sets are drawn from disjoint seeds. Step s's minibatch is the
+ * rows qkv_rng_at(stream, s * batch + i) mod n of the training set: a pure
+ * function of (seed, s), so resumed runs see the same batches. Metrics:
+ * train_acc and test_acc (argmax of the logits).
  */
 #ifndef QKV_SPIRALS_TASK_H
 #define QKV_SPIRALS_TASK_H
 
-#include <stdio.h>
+#include <stdint.h>
 
-#include "core/params.h"
+#include "layers/linear.h"
+#include "trainer.h"
 
 typedef struct qkv_spirals_config {
-    int steps, batch, hidden, n_per_class, seed, log_every;
-    float lr, momentum, noise;
-    int print_tape;        /* print the first step's tape */
+    int batch, hidden, n_per_class, seed;
+    float noise;
 } qkv_spirals_config;
 
-typedef struct qkv_spirals_result {
-    float first_loss, final_loss;   /* minibatch loss at the first and last step */
-    float train_accuracy, test_accuracy;
-    double seconds;
-} qkv_spirals_result;
+typedef struct qkv_spirals_task {
+    qkv_spirals_config config;
+    qkv_params params;
+    qkv_mlp mlp;
+    int n;                              /* rows per set */
+    float *train_x, *test_x;            /* [n, 2] */
+    int32_t *train_y, *test_y, *batch_y;
+    qkv_task task;
+} qkv_spirals_task;
 
 void qkv_spirals_default_config(qkv_spirals_config *config);
-
-/* Trains and evaluates. Progress lines go to log (NULL: silent). If trained is
- * not NULL, the model's parameters are handed over to it (the caller frees them
- * with qkv_params_free). */
-void qkv_spirals_train(const qkv_spirals_config *config, FILE *log, qkv_spirals_result *result,
-                       qkv_params *trained);
+void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config);
+void qkv_spirals_task_free(qkv_spirals_task *t);
 
 #endif

@@ -1,0 +1,245 @@
+/* fileio.c — atomic writes, careful reads, little-endian floats. See fileio.h.
+ *
+ * The write path is the classic one: temporary file in the same directory (so the
+ * rename cannot cross file systems), write, fflush, fsync, fclose, rename, then
+ * fsync the directory so that the rename itself is durable. Every failure before
+ * the rename removes the temporary file; after the rename there is nothing left
+ * to undo, and a failed directory fsync is reported as such.
+ */
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+
+int qkv_file_fail(const char *what, const char *fmt, ...) {
+    char reason[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    qkv_set_error("%s: %s", what ? what : "(unnamed)", reason);
+    return -1;
+}
+
+/* ---- atomic writes -------------------------------------------------------------- */
+
+/* Closes and removes the temporary file (if this writer created it) and frees f. */
+static void discard(qkv_atomic_file *f) {
+    if (!f->path) return;
+    if (f->file) {
+        fclose(f->file);
+        remove(f->tmp_path);
+    }
+    free(f->path);
+    memset(f, 0, sizeof *f);
+}
+
+/* "<path>: <step>: <strerror(err)>", then discard. */
+static int atomic_fail(qkv_atomic_file *f, const char *step, int err) {
+    qkv_file_fail(f->path, "%s: %s", step, strerror(err ? err : EIO));
+    discard(f);
+    return -1;
+}
+
+int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
+    QKV_CHECK(f != NULL && path != NULL, "atomic_open: NULL argument");
+    memset(f, 0, sizeof *f);
+    size_t path_len = strlen(path), tmp_cap = path_len + 32;
+    char *block = malloc(path_len + 1 + tmp_cap);
+    if (!block) return qkv_file_fail(path, "out of memory");
+    f->path = memcpy(block, path, path_len + 1);
+    f->tmp_path = block + path_len + 1;
+    snprintf(f->tmp_path, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
+
+    int fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0) return atomic_fail(f, "cannot create temporary file", errno);
+    f->file = fdopen(fd, "wb");
+    if (!f->file) {
+        int err = errno;
+        close(fd);
+        remove(f->tmp_path);
+        return atomic_fail(f, "cannot create temporary file", err);
+    }
+    return 0;
+}
+
+int qkv_atomic_write(qkv_atomic_file *f, const void *bytes, size_t n) {
+    if (!f->path) return -1; /* failed or aborted earlier: the error is recorded */
+    if (n && fwrite(bytes, 1, n, f->file) != n) return atomic_fail(f, "write failed", errno);
+    return 0;
+}
+
+int qkv_atomic_write_f32(qkv_atomic_file *f, const float *values, size_t n) {
+    unsigned char chunk[4096];
+    for (size_t i = 0; i < n;) {
+        size_t len = 0;
+        for (; len + 4 <= sizeof chunk && i < n; i++, len += 4) {
+            uint32_t u;
+            memcpy(&u, &values[i], sizeof u);
+            for (int b = 0; b < 4; b++) chunk[len + (size_t)b] = (unsigned char)(u >> (8 * b));
+        }
+        if (qkv_atomic_write(f, chunk, len)) return -1;
+    }
+    return f->path ? 0 : -1;
+}
+
+/* fsync the directory holding path (written into scratch, which has room). EINVAL
+ * means the file system cannot sync directories: nothing more can be done there. */
+static int fsync_directory(const char *path, char *scratch) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) strcpy(scratch, ".");
+    else if (slash == path) strcpy(scratch, "/");
+    else {
+        memcpy(scratch, path, (size_t)(slash - path));
+        scratch[slash - path] = '\0';
+    }
+    int fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fsync(fd) == 0 || errno == EINVAL ? 0 : -1;
+    int err = errno;
+    close(fd);
+    errno = err;
+    return rc;
+}
+
+int qkv_atomic_commit(qkv_atomic_file *f) {
+    if (!f->path) return -1;
+    if (fflush(f->file) != 0) return atomic_fail(f, "write failed", errno);
+    if (fsync(fileno(f->file)) != 0) return atomic_fail(f, "fsync failed", errno);
+    FILE *file = f->file;
+    f->file = NULL; /* closed below whatever happens; discard must not close it again */
+    if (fclose(file) != 0) {
+        int err = errno;
+        remove(f->tmp_path);
+        return atomic_fail(f, "close failed", err);
+    }
+    if (rename(f->tmp_path, f->path) != 0) {
+        int err = errno;
+        remove(f->tmp_path);
+        return atomic_fail(f, "cannot rename the temporary file into place", err);
+    }
+    int rc = 0;
+    if (fsync_directory(f->path, f->tmp_path) != 0)
+        rc = qkv_file_fail(f->path, "written, but fsync of its directory failed (the rename may not survive "
+                           "a crash): %s", strerror(errno));
+    discard(f);
+    return rc;
+}
+
+void qkv_atomic_abort(qkv_atomic_file *f) {
+    if (f) discard(f);
+}
+
+/* ---- reading -------------------------------------------------------------------- */
+
+int qkv_reader_open(qkv_file_reader *r, const char *path, size_t max_bytes) {
+    QKV_CHECK(r != NULL && path != NULL, "reader_open: NULL argument");
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    r->path = path;
+    if (max_bytes > QKV_READ_ANY_SIZE) max_bytes = QKV_READ_ANY_SIZE;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the open */
+    if (fd < 0) return qkv_file_fail(path, "cannot open: %s", strerror(errno));
+    struct stat st;
+    int rc = -1;
+    if (fstat(fd, &st) != 0)
+        qkv_file_fail(path, "cannot stat: %s", strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        qkv_file_fail(path, "not a regular file");
+    else if (st.st_size < 0 || (uintmax_t)st.st_size > max_bytes)
+        qkv_file_fail(path, "file too large (%jd bytes; the limit is %zu)", (intmax_t)st.st_size, max_bytes);
+    else
+        rc = 0;
+    if (rc) {
+        close(fd);
+        return -1;
+    }
+    r->fd = fd;
+    r->size = (size_t)st.st_size;
+    return 0;
+}
+
+/* Exactly n more bytes from the file into dst. */
+static int read_exactly(qkv_file_reader *r, unsigned char *dst, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(r->fd, dst + got, n - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return qkv_file_fail(r->path, "read failed: %s", strerror(errno));
+        if (k == 0) return qkv_file_fail(r->path, "file shrank while being read");
+        got += (size_t)k;
+    }
+    r->pos += n;
+    return 0;
+}
+
+const unsigned char *qkv_reader_head(qkv_file_reader *r, size_t n) {
+    QKV_CHECK(r->fd >= 0 && n <= r->size, "reader_head: %zu bytes of a %zu-byte file", n, r->size);
+    if (r->head && n <= r->head_len) return r->head;
+    QKV_CHECK(r->pos == r->head_len, "reader_head: called after reader_read");
+    unsigned char *grown = realloc(r->head, n + 1);
+    if (!grown) {
+        qkv_file_fail(r->path, "out of memory for %zu bytes", n);
+        return NULL;
+    }
+    r->head = grown;
+    if (read_exactly(r, r->head + r->head_len, n - r->head_len)) return NULL;
+    r->head_len = n;
+    r->head[n] = '\0';
+    return r->head;
+}
+
+int qkv_reader_read(qkv_file_reader *r, void *dst, size_t n) {
+    QKV_CHECK(r->fd >= 0 && n <= r->size - r->pos, "reader_read: %zu bytes at %zu of a %zu-byte file", n,
+              r->pos, r->size);
+    return read_exactly(r, dst, n);
+}
+
+int qkv_reader_end(qkv_file_reader *r) {
+    QKV_CHECK(r->fd >= 0 && r->pos == r->size, "reader_end: %zu of %zu bytes consumed", r->pos, r->size);
+    unsigned char extra;
+    ssize_t k;
+    do k = read(r->fd, &extra, 1);
+    while (k < 0 && errno == EINTR);
+    if (k < 0) return qkv_file_fail(r->path, "read failed: %s", strerror(errno));
+    if (k > 0) return qkv_file_fail(r->path, "file grew while being read");
+    return 0;
+}
+
+void qkv_reader_close(qkv_file_reader *r) {
+    free(r->head);
+    r->head = NULL;
+    r->head_len = 0;
+    if (r->fd >= 0) close(r->fd);
+    r->fd = -1;
+}
+
+unsigned char *qkv_read_file(const char *path, size_t max_bytes, size_t *len) {
+    qkv_file_reader r;
+    if (qkv_reader_open(&r, path, max_bytes)) return NULL;
+    unsigned char *bytes = NULL;
+    if (qkv_reader_head(&r, r.size) && qkv_reader_end(&r) == 0) {
+        bytes = r.head;
+        r.head = NULL;
+        *len = r.size;
+    }
+    qkv_reader_close(&r);
+    return bytes;
+}
+
+/* ---- little-endian float32 ------------------------------------------------------- */
+
+void qkv_f32_from_le(float *dst, const unsigned char *src, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *p = src + 4 * i;
+        uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        memcpy(&dst[i], &u, sizeof u);
+    }
+}

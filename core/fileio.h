@@ -1,0 +1,93 @@
+/* fileio.h — the file helpers every qkv reader and writer shares.
+ *
+ * Atomic writes. qkv_atomic_open creates "<path>.tmp.<pid>" in the target's
+ * directory; qkv_atomic_write / qkv_atomic_write_f32 append to it (buffered);
+ * qkv_atomic_commit flushes, fsyncs and closes it, renames it over path and fsyncs
+ * the directory, so a crash leaves either the old file or the new one. On any
+ * failure the temporary file is removed, any previous file at path is untouched,
+ * the call returns -1 and qkv_last_error() is "<path>: <step>: <strerror>". A write
+ * that fails aborts the file itself: later writes and the commit just return -1.
+ * qkv_atomic_abort (safe to call at any time, also twice) gives up a file that the
+ * caller no longer wants to finish. Typical use:
+ *
+ *     qkv_atomic_file f;
+ *     if (qkv_atomic_open(&f, path)) return -1;
+ *     if (qkv_atomic_write(&f, header, n) || qkv_atomic_write_f32(&f, x, count)) return -1;
+ *     return qkv_atomic_commit(&f);
+ *
+ * One writer per path at a time: two writers in one process would share the
+ * temporary name. The temporary file is opened without following a symlink.
+ *
+ * Reading. qkv_reader_open opens a regular file (anything else, a FIFO or a
+ * directory, is refused without blocking) no larger than max_bytes and records its
+ * size. qkv_reader_head buffers the file's first n bytes, so a format can check its
+ * header against the file size before it reads or allocates for the rest;
+ * qkv_reader_read reads the next bytes straight into the caller's memory;
+ * qkv_reader_end checks that the file has not grown. A file that shrinks or grows
+ * while being read is an error. qkv_read_file does all of it for a whole file.
+ * Errors: NULL / -1 with qkv_last_error() = "<path>: <what was wrong>".
+ *
+ * Float32 data in files is little-endian; the two converters below are the only
+ * place that knows it.
+ */
+#ifndef QKV_FILEIO_H
+#define QKV_FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Records "<what>: <formatted reason>" with qkv_set_error and returns -1. */
+int qkv_file_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- atomic writes -------------------------------------------------------------- */
+
+typedef struct qkv_atomic_file {
+    char *path;     /* the target (a copy); NULL once committed or aborted */
+    char *tmp_path; /* "<path>.tmp.<pid>", in the same allocation as path */
+    FILE *file;
+} qkv_atomic_file;
+
+int qkv_atomic_open(qkv_atomic_file *f, const char *path);
+int qkv_atomic_write(qkv_atomic_file *f, const void *bytes, size_t n);
+/* n floats as little-endian float32. */
+int qkv_atomic_write_f32(qkv_atomic_file *f, const float *values, size_t n);
+int qkv_atomic_commit(qkv_atomic_file *f);
+void qkv_atomic_abort(qkv_atomic_file *f);
+
+/* ---- reading -------------------------------------------------------------------- */
+
+/* No cap beyond what a size_t buffer can hold. */
+#define QKV_READ_ANY_SIZE (SIZE_MAX / 2)
+
+typedef struct qkv_file_reader {
+    const char *path;    /* not copied: must outlive the reader */
+    int fd;              /* -1 once closed */
+    size_t size;         /* the file's size when it was opened */
+    unsigned char *head; /* the first head_len bytes, then a '\0' (owned) */
+    size_t head_len;
+    size_t pos;          /* bytes consumed from the file so far */
+} qkv_file_reader;
+
+int qkv_reader_open(qkv_file_reader *r, const char *path, size_t max_bytes);
+/* The first n bytes (n <= r->size; reads only what is not buffered yet). The
+ * pointer is valid until the next call on r. */
+const unsigned char *qkv_reader_head(qkv_file_reader *r, size_t n);
+/* The n bytes after everything read so far, into dst (not buffered in head). */
+int qkv_reader_read(qkv_file_reader *r, void *dst, size_t n);
+/* After all r->size bytes were consumed: -1 if the file has grown meanwhile. */
+int qkv_reader_end(qkv_file_reader *r);
+/* Frees the head buffer and closes; safe to call twice. */
+void qkv_reader_close(qkv_file_reader *r);
+
+/* The whole regular file, '\0'-terminated (*len excludes it), in a malloc'd
+ * buffer the caller frees; NULL on error. */
+unsigned char *qkv_read_file(const char *path, size_t max_bytes, size_t *len);
+
+/* ---- little-endian float32 ------------------------------------------------------- */
+
+/* dst[i] = the float32 stored little-endian at src + 4i. dst may be src itself
+ * (in-place conversion of bytes read straight into a float buffer). */
+void qkv_f32_from_le(float *dst, const unsigned char *src, size_t n);
+
+#endif

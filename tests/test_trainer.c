@@ -1,0 +1,303 @@
+/* test_trainer.c — the shared training loop, checkpoints and the sequence tasks:
+ * resuming is bitwise exact, a checkpoint that does not fit leaves the model
+ * untouched, incremental decoding equals the full pass, the CLI refuses bad
+ * flags without writing anything, and the summaries are written. */
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "train/checkpoint.h"
+#include "train/seq_model.h"
+
+static char scratch[64];
+
+static void make_scratch(void) {
+    strcpy(scratch, "/tmp/qkv-trainer-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(scratch));
+}
+
+static void remove_scratch(void) {
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", scratch);
+    ck_assert_int_eq(system(command), 0);
+}
+
+static void small_config(qkv_seq_model_config *c, qkv_seq_arch arch) {
+    qkv_seq_model_default_config(c);
+    c->data.arch = arch;
+    c->data.min_len = 3;
+    c->data.max_len = 6;
+    c->data.vocab = 5;
+    c->layers = 1;
+    c->heads = 2;
+    c->dim = 16;
+    c->ff = 32;
+    c->batch = 8;
+    c->test_size = 12;
+    c->dropout = 0.1f; /* so that the dropout stream must be restored too */
+}
+
+static qkv_trainer_config small_trainer(int steps) {
+    qkv_trainer_config t = {.steps = steps, .quiet = 1, .clip = 1.0f, .seed = 1};
+    t.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = 3e-3f, .weight_decay = 0.01f};
+    t.schedule = (qkv_schedule){.kind = QKV_SCHED_COSINE, .warmup = 5, .total = steps};
+    return t;
+}
+
+/* Trains a fresh model with the trainer config; returns its parameters flattened. */
+static float *train_and_flatten(const qkv_seq_model_config *c, const qkv_trainer_config *t, size_t *n) {
+    qkv_seq_model model;
+    qkv_seq_model_init(&model, c);
+    qkv_train_result result;
+    ck_assert_int_eq(qkv_train(t, &model.task, &result), 0);
+    *n = qkv_params_count(&model.params);
+    float *flat = malloc(*n * sizeof(float)), *p = flat;
+    for (int i = 0; i < model.params.n; i++) {
+        memcpy(p, model.params.items[i]->data, model.params.items[i]->size * sizeof(float));
+        p += model.params.items[i]->size;
+    }
+    qkv_seq_model_free(&model);
+    return flat;
+}
+
+START_TEST(resume_is_bitwise_exact) {
+    const qkv_seq_arch archs[] = {QKV_ARCH_ENCODER, QKV_ARCH_SEQ2SEQ, QKV_ARCH_DECODER};
+    make_scratch();
+    char path[128];
+    snprintf(path, sizeof path, "%s/half.safetensors", scratch);
+    for (int a = 0; a < 3; a++) {
+        qkv_seq_model_config c;
+        small_config(&c, archs[a]);
+        size_t n_full, n_resumed;
+        qkv_trainer_config full = small_trainer(30);
+        float *uninterrupted = train_and_flatten(&c, &full, &n_full);
+
+        qkv_trainer_config first = small_trainer(30);
+        first.steps = 12; /* the same schedule (total 30), stopped at step 12 */
+        first.schedule.total = 30;
+        first.save_path = path;
+        free(train_and_flatten(&c, &first, &n_resumed));
+        qkv_trainer_config second = small_trainer(30);
+        second.resume_path = path;
+        float *resumed = train_and_flatten(&c, &second, &n_resumed);
+        ck_assert_int_eq(n_full, n_resumed);
+        ck_assert_msg(memcmp(uninterrupted, resumed, n_full * sizeof(float)) == 0,
+                      "%s: resumed run differs from the uninterrupted one", qkv_seq_arch_name(archs[a]));
+        free(uninterrupted);
+        free(resumed);
+    }
+    remove_scratch();
+}
+END_TEST
+
+START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
+    make_scratch();
+    char path[128];
+    snprintf(path, sizeof path, "%s/model.safetensors", scratch);
+    qkv_seq_model_config c;
+    small_config(&c, QKV_ARCH_ENCODER);
+    qkv_seq_model a;
+    qkv_seq_model_init(&a, &c);
+    qkv_optimizer_config oc = {.kind = QKV_OPT_ADAM, .lr = 1e-3f};
+    qkv_optimizer opt;
+    qkv_optimizer_init(&opt, &oc, &a.params);
+    qkv_rng rng = qkv_rng_make(3);
+    qkv_config_kv description = {0};
+    a.task.describe(&a, &description);
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.params, &opt, 17, &rng, &description), 0);
+
+    /* A wider model: shapes differ. */
+    c.dim = 24;
+    qkv_seq_model b;
+    qkv_seq_model_init(&b, &c);
+    float before = b.embed->data[0];
+    ck_assert_int_eq(qkv_checkpoint_load(path, &b.params, NULL, NULL, NULL), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "has shape"));
+    ck_assert_float_eq(b.embed->data[0], before);
+
+    /* The same model loads, with step, rng and optimizer state. */
+    qkv_seq_model_config same;
+    ck_assert_int_eq(qkv_checkpoint_read_config(path, &description), 0);
+    ck_assert_int_eq(qkv_seq_model_config_from(&description, &same), 0);
+    ck_assert_int_eq(same.dim, 16);
+    qkv_seq_model a2;
+    qkv_seq_model_init(&a2, &same);
+    qkv_fill_normal(a2.embed->data, a2.embed->size, &rng, 0, 1);
+    qkv_optimizer opt2;
+    qkv_optimizer_init(&opt2, &oc, &a2.params);
+    long step = 0;
+    qkv_rng restored = {0};
+    ck_assert_int_eq(qkv_checkpoint_load(path, &a2.params, &opt2, &step, &restored), 0);
+    ck_assert_int_eq(step, 17);
+    ck_assert_uint_eq(restored.seed, rng.seed);
+    ck_assert_int_eq(memcmp(a2.embed->data, a.embed->data, a.embed->size * sizeof(float)), 0);
+
+    /* Another optimizer kind does not fit either. */
+    qkv_optimizer_config sgd = {.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f};
+    qkv_optimizer opt3;
+    qkv_optimizer_init(&opt3, &sgd, &a2.params);
+    ck_assert_int_eq(qkv_checkpoint_load(path, &a2.params, &opt3, NULL, NULL), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "optimizer is adam"));
+
+    /* A file that is not a checkpoint. */
+    char junk[128];
+    snprintf(junk, sizeof junk, "%s/junk", scratch);
+    FILE *f = fopen(junk, "wb");
+    fputs("not a checkpoint", f);
+    fclose(f);
+    ck_assert_int_eq(qkv_checkpoint_load(junk, &a2.params, NULL, NULL, NULL), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), junk));
+
+    qkv_optimizer_free(&opt);
+    qkv_optimizer_free(&opt2);
+    qkv_optimizer_free(&opt3);
+    qkv_seq_model_free(&a);
+    qkv_seq_model_free(&a2);
+    qkv_seq_model_free(&b);
+    remove_scratch();
+}
+END_TEST
+
+/* Greedy decoding through the caches predicts what the full causal pass predicts:
+ * run the full pass on the predicted target (teacher forcing with the model's own
+ * outputs) and compare the argmax at every position. */
+START_TEST(cached_decoding_matches_full_pass) {
+    const qkv_seq_arch archs[] = {QKV_ARCH_SEQ2SEQ, QKV_ARCH_DECODER};
+    const qkv_pos_kind kinds[] = {QKV_POS_LEARNED, QKV_POS_ROPE, QKV_POS_ALIBI, QKV_POS_SINUSOIDAL};
+    for (int a = 0; a < 2; a++)
+        for (int k = 0; k < 4; k++) {
+            qkv_seq_model_config c;
+            small_config(&c, archs[a]);
+            c.pos = kinds[k];
+            c.dropout = 0;
+            qkv_seq_model t;
+            qkv_seq_model_init(&t, &c);
+            qkv_tape *tape = qkv_tape_create(1);
+            qkv_tape_set_grad(tape, 0);
+            qkv_seq_batch batch = {0};
+            qkv_seq_make_batch(&c.data, 99, 0, 6, &batch);
+            int width = archs[a] == QKV_ARCH_SEQ2SEQ ? batch.tgt_len : c.data.max_len;
+            int32_t *pred = calloc((size_t)6 * width, sizeof(int32_t));
+            qkv_seq_model_predict(&t, tape, &batch, pred);
+            /* Feed the predictions back as the target and run the full pass. */
+            for (int i = 0; i < 6; i++)
+                for (int s = 0; s < batch.lengths[i]; s++) {
+                    int32_t y = pred[(size_t)i * width + s];
+                    if (archs[a] == QKV_ARCH_SEQ2SEQ) {
+                        if (s + 1 < batch.tgt_len) batch.tgt_in[(size_t)i * batch.tgt_len + s + 1] = y;
+                    } else {
+                        batch.src[(size_t)i * batch.src_len + batch.lengths[i] + 1 + s] = y;
+                    }
+                }
+            qkv_tensor *src_mask = qkv_tape_tensor(tape, 2, (int[]){6, batch.src_len});
+            memcpy(src_mask->data, batch.src_mask, src_mask->size * sizeof(float));
+            qkv_tensor *h = qkv_encoder_forward(
+                tape, &t.encoder, qkv_embedding(tape, t.embed, batch.src, 2, (int[]){6, batch.src_len}), src_mask);
+            if (archs[a] == QKV_ARCH_SEQ2SEQ)
+                h = qkv_decoder_forward(tape, &t.decoder,
+                                        qkv_embedding(tape, t.embed, batch.tgt_in, 2, (int[]){6, batch.tgt_len}), h,
+                                        src_mask, NULL);
+            qkv_tensor *logits = qkv_linear_forward(tape, &t.head, h);
+            int tokens = logits->shape[2], rows = logits->shape[1];
+            for (int i = 0; i < 6; i++)
+                for (int s = 0; s < batch.lengths[i]; s++) {
+                    int pos = archs[a] == QKV_ARCH_SEQ2SEQ ? s : batch.lengths[i] + s;
+                    const float *row = logits->data + ((size_t)i * rows + pos) * tokens;
+                    int best = 0;
+                    for (int v = 1; v < tokens; v++) if (row[v] > row[best]) best = v;
+                    ck_assert_msg(best == pred[(size_t)i * width + s], "%s %s: example %d position %d",
+                                  qkv_seq_arch_name(archs[a]), qkv_pos_kind_name(kinds[k]), i, s);
+                }
+            free(pred);
+            qkv_seq_batch_free(&batch);
+            qkv_tape_free(tape);
+            qkv_seq_model_free(&t);
+        }
+}
+END_TEST
+
+/* Runs ../qkv; returns the exit status, the first line of stderr in line. */
+static int run_qkv(const char *args, char *line, size_t len) {
+    char command[768];
+    snprintf(command, sizeof command, "../qkv %s 2>&1 >/dev/null", args);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    if (!fgets(line, (int)len, p)) line[0] = '\0';
+    char sink[256];
+    while (fgets(sink, sizeof sink, p)) {}
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+START_TEST(cli_refuses_bad_flags_and_writes_nothing) {
+    make_scratch();
+    char args[512], line[512], json[128];
+    snprintf(json, sizeof json, "%s/out.json", scratch);
+    const struct { const char *flags, *message; } bad[] = {
+        {"--heads 3 --dim 64", "--heads 3 does not divide --dim 64"},
+        {"--len 20 --max-pos 16", "beyond the learned table's --max-pos 16"},
+        {"--batch 0", "--batch: expected an integer"},
+        {"--pos fancy", "allowed: none, learned, sinusoidal, rope, alibi"},
+        {"--steps", "--steps needs a value"},
+        {"--resume /nonexistent/ckpt.safetensors", "/nonexistent/ckpt.safetensors"},
+        {"--csv /nonexistent-dir/x.csv", "/nonexistent-dir/x.csv"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "train reverse --steps 2 --json %s %s", json, bad[i].flags);
+        ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+        ck_assert_msg(strstr(line, bad[i].message), "flags '%s': message '%s'", bad[i].flags, line);
+        ck_assert_msg(!file_exists(json), "flags '%s' wrote %s", bad[i].flags, json);
+    }
+    ck_assert_int_eq(run_qkv("eval /nonexistent.safetensors", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train", line, sizeof line), 2);
+    remove_scratch();
+}
+END_TEST
+
+START_TEST(cli_trains_saves_evaluates_and_summarizes) {
+    make_scratch();
+    char args[512], line[512], path[128], json[128], csv[128];
+    snprintf(path, sizeof path, "%s/m.safetensors", scratch);
+    snprintf(json, sizeof json, "%s/s.json", scratch);
+    snprintf(csv, sizeof csv, "%s/s.csv", scratch);
+    snprintf(args, sizeof args,
+             "train copy --steps 20 --len 4 --dim 16 --heads 2 --ff 16 --layers 1 --test-size 16 --log-every 5 "
+             "--quiet --save %s --json %s --csv %s",
+             path, json, csv);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert(file_exists(path) && file_exists(json) && file_exists(csv));
+    FILE *f = fopen(json, "r");
+    char text[4096] = "";
+    size_t got = fread(text, 1, sizeof text - 1, f);
+    text[got] = '\0';
+    fclose(f);
+    const char *keys[] = {"\"task\": \"copy\"", "\"config\"", "\"steps\": 20", "\"final_train_loss\"",
+                          "\"token_acc\"", "\"seq_acc\"", "\"wall_seconds\"", "\"steps_per_second\""};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        ck_assert_msg(strstr(text, keys[i]), "summary lacks %s: %s", keys[i], text);
+    f = fopen(csv, "r");
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) rows++;
+    fclose(f);
+    ck_assert_int_eq(rows, 1 + 5); /* header, step 1, 5, 10, 15, 20 */
+    snprintf(args, sizeof args, "eval %s", path);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    remove_scratch();
+}
+END_TEST
+
+Suite *suite_trainer(void) {
+    Suite *s = suite_create("trainer");
+    TCase *tc = tcase_create("trainer");
+    tcase_set_timeout(tc, 0);
+    tcase_add_test(tc, resume_is_bitwise_exact);
+    tcase_add_test(tc, checkpoint_that_does_not_fit_leaves_model_untouched);
+    tcase_add_test(tc, cached_decoding_matches_full_pass);
+    tcase_add_test(tc, cli_refuses_bad_flags_and_writes_nothing);
+    tcase_add_test(tc, cli_trains_saves_evaluates_and_summarizes);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,211 @@
+/* checkpoint.c — see checkpoint.h. */
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/safetensors.h"
+
+#define FORMAT "qkv-checkpoint-1"
+#define CONFIG_PREFIX "config."
+
+/* Names of optimizer state tensors: "optim.<slot>.<param>". */
+static char *state_name(const qkv_optimizer *opt, int slot, const qkv_tensor *param) {
+    const char *slot_name = qkv_optimizer_slot_name(opt, slot);
+    size_t len = strlen("optim..") + strlen(slot_name) + strlen(param->name) + 1;
+    char *name = malloc(len);
+    if (!name) qkv_fatal("checkpoint: out of memory");
+    snprintf(name, len, "optim.%s.%s", slot_name, param->name);
+    return name;
+}
+
+static int n_state_tensors(const qkv_optimizer *opt) { return opt ? opt->n_slots * opt->n_params : 0; }
+
+int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
+                        const qkv_rng *rng, const qkv_config_kv *config) {
+    int n_state = n_state_tensors(opt);
+    int n = params->n + n_state;
+    qkv_st_tensor *tensors = calloc((size_t)n, sizeof *tensors);
+    char **names = calloc((size_t)n_state + 1, sizeof *names);
+    if (!tensors || !names) qkv_fatal("checkpoint: out of memory");
+    for (int i = 0; i < params->n; i++) {
+        const qkv_tensor *p = params->items[i];
+        tensors[i] = (qkv_st_tensor){p->name, p->ndim, {0}, p->data};
+        memcpy(tensors[i].shape, p->shape, sizeof p->shape);
+    }
+    for (int s = 0; opt && s < opt->n_slots; s++)
+        for (int i = 0; i < params->n; i++) {
+            int k = s * params->n + i;
+            names[k] = state_name(opt, s, params->items[i]);
+            tensors[params->n + k] = tensors[i];
+            tensors[params->n + k].name = names[k];
+            tensors[params->n + k].data = opt->state[k];
+        }
+
+    /* Metadata: fixed keys, then the config under "config.". */
+    enum { FIXED = 6 };
+    qkv_st_meta meta[FIXED + QKV_MAX_CONFIG];
+    char values[FIXED][32], keys[QKV_MAX_CONFIG][48];
+    snprintf(values[0], 32, "%ld", step);
+    snprintf(values[1], 32, "%" PRIu64, rng ? rng->seed : 0);
+    snprintf(values[2], 32, "%" PRIu64, rng ? rng->counter : 0);
+    snprintf(values[3], 32, "%s", opt ? qkv_opt_kind_name(opt->config.kind) : "none");
+    snprintf(values[4], 32, "%ld", opt ? opt->step : 0);
+    meta[0] = (qkv_st_meta){"format", FORMAT};
+    meta[1] = (qkv_st_meta){"step", values[0]};
+    meta[2] = (qkv_st_meta){"rng.seed", values[1]};
+    meta[3] = (qkv_st_meta){"rng.counter", values[2]};
+    meta[4] = (qkv_st_meta){"optim.kind", values[3]};
+    meta[5] = (qkv_st_meta){"optim.step", values[4]};
+    int n_meta = FIXED;
+    for (int i = 0; config && i < config->n; i++) {
+        snprintf(keys[i], sizeof keys[i], CONFIG_PREFIX "%s", config->key[i]);
+        meta[n_meta++] = (qkv_st_meta){keys[i], config->value[i]};
+    }
+    int rc = qkv_safetensors_save(path, n, tensors, n_meta, meta);
+    for (int k = 0; k < n_state; k++) free(names[k]);
+    free(names);
+    free(tensors);
+    return rc;
+}
+
+/* Parses a non-negative decimal integer metadata value. */
+static int meta_u64(const qkv_safetensors *st, const char *path, const char *key, uint64_t *out) {
+    const char *text = qkv_safetensors_meta(st, key);
+    if (!text) {
+        qkv_set_error("%s: metadata \"%s\" is missing", path, key);
+        return -1;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *end || text[0] == '-') {
+        qkv_set_error("%s: metadata \"%s\" is not a non-negative integer: \"%.40s\"", path, key, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int open_checked(const char *path, qkv_safetensors *st) {
+    if (qkv_safetensors_load(path, st) != 0) return -1;
+    const char *format = qkv_safetensors_meta(st, "format");
+    if (!format || strcmp(format, FORMAT) != 0) {
+        qkv_set_error("%s: not a qkv checkpoint (metadata \"format\" is %s%s%s, expected \"" FORMAT "\")", path,
+                      format ? "\"" : "", format ? format : "missing", format ? "\"" : "");
+        qkv_safetensors_free(st);
+        return -1;
+    }
+    return 0;
+}
+
+int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
+    qkv_safetensors st;
+    if (open_checked(path, &st) != 0) return -1;
+    config->n = 0;
+    size_t prefix = strlen(CONFIG_PREFIX);
+    for (int i = 0; i < st.n_meta; i++) {
+        const qkv_st_meta *m = &st.meta[i];
+        if (strncmp(m->key, CONFIG_PREFIX, prefix) != 0) continue;
+        if (config->n == QKV_MAX_CONFIG || strlen(m->key + prefix) >= sizeof config->key[0] ||
+            strlen(m->value) >= sizeof config->value[0]) {
+            qkv_set_error("%s: config entry \"%.40s\" too long or too many entries", path, m->key);
+            qkv_safetensors_free(&st);
+            return -1;
+        }
+        strcpy(config->key[config->n], m->key + prefix);
+        strcpy(config->value[config->n], m->value);
+        config->n++;
+    }
+    qkv_safetensors_free(&st);
+    return 0;
+}
+
+/* The tensor named name with exactly t's shape, or NULL with an error. */
+static const qkv_st_tensor *expect_tensor(const qkv_safetensors *st, const char *path, const char *name,
+                                          const qkv_tensor *like) {
+    const qkv_st_tensor *found = qkv_safetensors_find(st, name);
+    char want[QKV_SHAPE_STR_LEN], got[QKV_SHAPE_STR_LEN];
+    if (!found) {
+        qkv_set_error("%s: tensor \"%s\" is missing", path, name);
+        return NULL;
+    }
+    qkv_tensor view = {.ndim = found->ndim};
+    memcpy(view.shape, found->shape, sizeof view.shape);
+    if (!qkv_same_shape(&view, like)) {
+        qkv_set_error("%s: tensor \"%s\" has shape %s, the model needs %s", path, name,
+                      qkv_shape_str(&view, got, sizeof got), qkv_shape_str(like, want, sizeof want));
+        return NULL;
+    }
+    return found;
+}
+
+int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimizer *opt, long *step,
+                        qkv_rng *rng) {
+    qkv_safetensors st;
+    if (open_checked(path, &st) != 0) return -1;
+    int n_state = n_state_tensors(opt), rc = -1;
+    const qkv_st_tensor **source = calloc((size_t)(params->n + n_state) + 1, sizeof *source);
+    char *name = NULL;
+    uint64_t step_value, seed, counter, optim_step = 0;
+    if (!source) qkv_fatal("checkpoint: out of memory");
+
+    /* 1. Validate everything. */
+    for (int i = 0; i < params->n; i++)
+        if (!(source[i] = expect_tensor(&st, path, params->items[i]->name, params->items[i]))) goto done;
+    int expected = params->n;
+    if (opt) {
+        const char *kind = qkv_safetensors_meta(&st, "optim.kind");
+        if (!kind || strcmp(kind, qkv_opt_kind_name(opt->config.kind)) != 0) {
+            qkv_set_error("%s: optimizer is %.20s, this run uses %s", path, kind ? kind : "missing",
+                          qkv_opt_kind_name(opt->config.kind));
+            goto done;
+        }
+        for (int k = 0; k < n_state; k++) {
+            name = state_name(opt, k / params->n, params->items[k % params->n]);
+            source[params->n + k] = expect_tensor(&st, path, name, params->items[k % params->n]);
+            free(name);
+            name = NULL;
+            if (!source[params->n + k]) goto done;
+        }
+        expected += n_state;
+        if (meta_u64(&st, path, "optim.step", &optim_step) != 0) goto done;
+    }
+    for (int i = 0; i < st.n_tensors; i++) {
+        /* Optimizer state is checked by count below, or ignored when evaluating. */
+        int is_state = strncmp(st.tensors[i].name, "optim.", 6) == 0;
+        if (!is_state && !qkv_params_find(params, st.tensors[i].name)) {
+            qkv_set_error("%s: unexpected tensor \"%s\" (not in this model)", path, st.tensors[i].name);
+            goto done;
+        }
+    }
+    if (opt && st.n_tensors != expected) {
+        qkv_set_error("%s: %d tensors, this model and optimizer have %d", path, st.n_tensors, expected);
+        goto done;
+    }
+    if (meta_u64(&st, path, "step", &step_value) != 0 || meta_u64(&st, path, "rng.seed", &seed) != 0 ||
+        meta_u64(&st, path, "rng.counter", &counter) != 0)
+        goto done;
+
+    /* 2. Only now touch the model and the optimizer. */
+    for (int i = 0; i < params->n; i++)
+        memcpy(params->items[i]->data, source[i]->data, params->items[i]->size * sizeof(float));
+    for (int k = 0; k < n_state; k++)
+        memcpy(opt->state[k], source[params->n + k]->data, params->items[k % params->n]->size * sizeof(float));
+    if (opt) opt->step = (long)optim_step;
+    if (step) *step = (long)step_value;
+    if (rng) {
+        rng->seed = seed;
+        rng->counter = counter;
+    }
+    rc = 0;
+done:
+    free(name);
+    free(source);
+    qkv_safetensors_free(&st);
+    return rc;
+}

@@ -1,0 +1,30 @@
+/* checkpoint.h — a training run's state in one safetensors file.
+ *
+ * Tensors: every model parameter under its own name, and every optimizer state
+ * buffer as "optim.<slot>.<param name>". Metadata (strings): "format" =
+ * "qkv-checkpoint-1", "step", "rng.seed" and "rng.counter" (the tape's dropout
+ * stream), "optim.kind", "optim.step", and "config.<key>" for each entry of the
+ * task's config. Python's safetensors and torch can read the tensors.
+ *
+ * Loading validates the whole file against the model before touching it: every
+ * expected tensor present with its shape, nothing unexpected, metadata well-formed
+ * and the optimizer kind the same. Any problem: -1 and a one-line
+ * qkv_last_error(); the model, the optimizer and the outputs are unchanged.
+ */
+#ifndef QKV_CHECKPOINT_H
+#define QKV_CHECKPOINT_H
+
+#include "core/rng.h"
+#include "optim/optimizer.h"
+#include "trainer.h"
+
+int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
+                        const qkv_rng *rng, const qkv_config_kv *config);
+/* The config stored in a checkpoint (to rebuild its model before loading it). */
+int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config);
+/* opt may be NULL (evaluation): optimizer tensors are then ignored. step and rng
+ * may be NULL. */
+int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimizer *opt, long *step,
+                        qkv_rng *rng);
+
+#endif

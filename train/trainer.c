@@ -1,0 +1,261 @@
+/* trainer.c — the shared training loop, progress output and run summaries.
+ * See trainer.h. */
+#define _GNU_SOURCE /* open_memstream */
+#include "trainer.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "core/error.h"
+#include "core/fileio.h"
+#include "core/json.h"
+#include "core/parallel.h"
+
+/* ---- metrics and config ------------------------------------------------------ */
+
+void qkv_metrics_set(qkv_metrics *m, const char *key, double value) {
+    for (int i = 0; i < m->n; i++)
+        if (strcmp(m->key[i], key) == 0) { m->value[i] = value; return; }
+    QKV_CHECK(m->n < QKV_MAX_METRICS, "metrics: more than %d metrics", QKV_MAX_METRICS);
+    m->key[m->n] = key;
+    m->value[m->n++] = value;
+}
+
+const double *qkv_metrics_get(const qkv_metrics *m, const char *key) {
+    for (int i = 0; i < m->n; i++)
+        if (strcmp(m->key[i], key) == 0) return &m->value[i];
+    return NULL;
+}
+
+void qkv_config_add(qkv_config_kv *c, const char *key, const char *fmt, ...) {
+    QKV_CHECK(c->n < QKV_MAX_CONFIG && strlen(key) < sizeof c->key[0], "config: cannot add %s", key);
+    strcpy(c->key[c->n], key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->value[c->n], sizeof c->value[0], fmt, ap);
+    va_end(ap);
+    c->n++;
+}
+
+const char *qkv_config_get(const qkv_config_kv *c, const char *key) {
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->key[i], key) == 0) return c->value[i];
+    return NULL;
+}
+
+int qkv_check_output_path(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        qkv_set_error("%s: is a directory", path);
+        return -1;
+    }
+    char *copy = strdup(path);
+    if (!copy) qkv_fatal("out of memory");
+    const char *dir = dirname(copy);
+    int ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+    int writable = ok && access(dir, W_OK | X_OK) == 0;
+    if (!writable) qkv_set_error("%s: cannot write here: directory %s %s", path, dir,
+                                 ok ? "is not writable" : "does not exist");
+    free(copy);
+    return writable ? 0 : -1;
+}
+
+/* ---- progress ---------------------------------------------------------------- */
+
+typedef struct progress {
+    int tty, quiet;
+    double start;
+    long first_step, steps;
+} progress;
+
+static const char *primary_metric(const qkv_trainer_config *config, const qkv_metrics *m, double *value) {
+    const double *v = config->target_key ? qkv_metrics_get(m, config->target_key) : NULL;
+    if (!v && m->n > 0) { *value = m->value[0]; return m->key[0]; }
+    if (!v) return NULL;
+    *value = *v;
+    return config->target_key;
+}
+
+static void report_progress(const progress *p, const qkv_trainer_config *config, long step, float loss,
+                            const qkv_metrics *metrics, int final_line) {
+    if (p->quiet) return;
+    double elapsed = omp_get_wtime() - p->start;
+    double rate = (double)(step - p->first_step) / (elapsed > 0 ? elapsed : 1e-9);
+    double eta = rate > 0 ? (double)(p->steps - step) / rate : 0;
+    double metric = 0;
+    const char *metric_name = primary_metric(config, metrics, &metric);
+    char metric_text[64] = "";
+    if (metric_name) snprintf(metric_text, sizeof metric_text, "  %s %.4f", metric_name, metric);
+    if (p->tty) {
+        const int width = 24;
+        int filled = (int)((double)step / (double)p->steps * width);
+        char bar[32];
+        for (int i = 0; i < width; i++) bar[i] = i < filled ? '#' : '.';
+        bar[width] = '\0';
+        printf("\r[%s] step %ld/%ld  loss %.4f%s  %.0f steps/s  ETA %.0fs   ", bar, step, p->steps, loss,
+               metric_text, rate, eta);
+        if (final_line) putchar('\n');
+    } else {
+        printf("step %6ld  loss %.4f%s  %.0f steps/s\n", step, loss, metric_text, rate);
+    }
+    fflush(stdout);
+}
+
+/* ---- summaries ------------------------------------------------------------------ */
+
+static int save_text(const char *path, const char *text, size_t len) {
+    qkv_atomic_file f;
+    if (qkv_atomic_open(&f, path) != 0) return -1;
+    if (qkv_atomic_write(&f, text, len) != 0) return -1;
+    return qkv_atomic_commit(&f);
+}
+
+static void json_number(qkv_json_out *out, const char *key, double value, const char *fmt) {
+    char number[64];
+    snprintf(number, sizeof number, fmt, value);
+    qkv_json_out_string(out, key);
+    qkv_json_out_text(out, ": ");
+    qkv_json_out_text(out, number);
+}
+
+static int write_summary_json(const char *path, const qkv_task *task, const qkv_config_kv *config,
+                              const qkv_train_result *r) {
+    qkv_json_out out = {0};
+    qkv_json_out_text(&out, "{\"task\": ");
+    qkv_json_out_string(&out, task->name);
+    qkv_json_out_text(&out, ", \"config\": {");
+    for (int i = 0; i < config->n; i++) {
+        if (i) qkv_json_out_text(&out, ", ");
+        qkv_json_out_string(&out, config->key[i]);
+        qkv_json_out_text(&out, ": ");
+        qkv_json_out_string(&out, config->value[i]);
+    }
+    qkv_json_out_text(&out, "}, ");
+    json_number(&out, "steps", (double)r->steps_done, "%.0f");
+    qkv_json_out_text(&out, ", ");
+    json_number(&out, "final_train_loss", r->final_loss, "%.6g");
+    qkv_json_out_text(&out, ", \"test\": {");
+    for (int i = 0; i < r->metrics.n; i++) {
+        if (i) qkv_json_out_text(&out, ", ");
+        json_number(&out, r->metrics.key[i], r->metrics.value[i], "%.6g");
+    }
+    qkv_json_out_text(&out, "}, ");
+    json_number(&out, "wall_seconds", r->seconds, "%.3f");
+    qkv_json_out_text(&out, ", ");
+    json_number(&out, "steps_per_second", r->steps_per_second, "%.2f");
+    qkv_json_out_text(&out, r->stopped_early ? ", \"stopped_early\": true}\n" : ", \"stopped_early\": false}\n");
+    int rc = out.failed ? (qkv_set_error("%s: out of memory", path), -1) : save_text(path, out.data, out.len);
+    qkv_json_out_free(&out);
+    return rc;
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+
+static void evaluate(qkv_task *task, qkv_tape *tape, qkv_metrics *metrics) {
+    int grad = qkv_tape_set_grad(tape, 0), training = qkv_tape_set_training(tape, 0);
+    metrics->n = 0;
+    task->evaluate(task->self, tape, metrics);
+    qkv_tape_reset(tape);
+    qkv_tape_set_grad(tape, grad);
+    qkv_tape_set_training(tape, training);
+}
+
+static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m) {
+    const double *v = config->target_key ? qkv_metrics_get(m, config->target_key) : NULL;
+    return config->target > 0 && v && *v >= config->target;
+}
+
+static int fail(const char *what) {
+    fprintf(stderr, "qkv: %s\n", what);
+    return 2;
+}
+
+int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result) {
+    const char *outputs[] = {config->json_path, config->csv_path, config->save_path};
+    for (int i = 0; i < 3; i++)
+        if (outputs[i] && qkv_check_output_path(outputs[i]) != 0) return fail(qkv_last_error());
+
+    qkv_config_kv description = {0};
+    task->describe(task->self, &description);
+    qkv_optimizer opt;
+    qkv_optimizer_init(&opt, &config->optim, task->params);
+    qkv_tape *tape = qkv_tape_create(config->seed);
+    long start = 0;
+    if (config->resume_path &&
+        qkv_checkpoint_load(config->resume_path, task->params, &opt, &start, &tape->rng) != 0) {
+        qkv_tape_free(tape);
+        qkv_optimizer_free(&opt);
+        return fail(qkv_last_error());
+    }
+
+    char *csv = NULL;
+    size_t csv_len = 0;
+    FILE *csv_out = config->csv_path ? open_memstream(&csv, &csv_len) : NULL;
+    if (csv_out) fputs("step,loss,lr,seconds\n", csv_out);
+    memset(result, 0, sizeof *result);
+    progress prog = {isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), start, config->steps};
+    qkv_metrics metrics = {0};
+    long step = start;
+    int rc = 0;
+
+    while (step < config->steps) {
+        float lr = config->optim.lr * qkv_schedule_factor(&config->schedule, step);
+        qkv_tensor *loss = task->loss(task->self, tape, step);
+        qkv_params_zero_grad(task->params);
+        qkv_backward(tape, loss);
+        if (config->print_tape && step == start) {
+            printf("tape of step %ld (%d nodes):\n", step + 1, tape->n_nodes);
+            qkv_tape_print(tape, stdout);
+        }
+        if (config->clip > 0) qkv_clip_grad_norm(task->params, config->clip);
+        qkv_optimizer_step(&opt, task->params, lr);
+        result->final_loss = loss->data[0];
+        qkv_tape_reset(tape);
+        step++;
+
+        int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == start + 1);
+        int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
+        if (eval_now) evaluate(task, tape, &metrics);
+        if (csv_out && (log_now || eval_now))
+            fprintf(csv_out, "%ld,%.6g,%.6g,%.3f\n", step, result->final_loss, lr, omp_get_wtime() - prog.start);
+        if (log_now || eval_now) report_progress(&prog, config, step, result->final_loss, &metrics, 0);
+        if (config->save_path && config->save_every > 0 && step % config->save_every == 0 &&
+            qkv_checkpoint_save(config->save_path, task->params, &opt, step, &tape->rng, &description) != 0) {
+            rc = fail(qkv_last_error());
+            break;
+        }
+        if (eval_now && reached_target(config, &metrics)) {
+            result->stopped_early = step < config->steps;
+            break;
+        }
+    }
+    result->seconds = omp_get_wtime() - prog.start;
+    result->steps_done = step;
+    result->steps_per_second = (double)(step - start) / (result->seconds > 0 ? result->seconds : 1e-9);
+    if (rc == 0) {
+        evaluate(task, tape, &metrics);
+        result->metrics = metrics;
+        if (prog.tty && !prog.quiet) report_progress(&prog, config, step, result->final_loss, &metrics, 1);
+        if (config->save_path &&
+            qkv_checkpoint_save(config->save_path, task->params, &opt, step, &tape->rng, &description) != 0)
+            rc = fail(qkv_last_error());
+    }
+    if (csv_out) {
+        fclose(csv_out);
+        if (rc == 0 && save_text(config->csv_path, csv, csv_len) != 0) rc = fail(qkv_last_error());
+        free(csv);
+    }
+    if (rc == 0 && config->json_path && write_summary_json(config->json_path, task, &description, result) != 0)
+        rc = fail(qkv_last_error());
+    qkv_tape_free(tape);
+    qkv_optimizer_free(&opt);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* trainer.h — the one training loop every task shares.
+ *
+ * A task is a small vtable: it owns a model (its parameter list), builds the loss
+ * of step s on a tape, evaluates held-out metrics, and describes its config as
+ * key/value pairs for checkpoints and summaries. The trainer does the rest:
+ *
+ *   for step = start .. steps-1:
+ *       zero grads; loss = task->loss(step); backward; clip; optimizer step with the
+ *       schedule's lr; reset the tape; log; every eval_every steps evaluate, and
+ *       stop early once metric `target_key` >= target; every save_every steps save.
+ *
+ * Step s's batch is a pure function of (seed, s), the tape's dropout stream and the
+ * optimizer state are in the checkpoint, so a run resumed at step k ends bitwise
+ * equal to an uninterrupted one.
+ *
+ * Output: on a terminal a one-line progress bar (step, loss, metric, steps/s, ETA);
+ * piped, plain log lines every log_every steps; quiet, nothing but the summary.
+ * The last line is always "final: key=value ...". --json and --csv files are
+ * written atomically at the end; their paths are checked before training starts.
+ */
+#ifndef QKV_TRAINER_H
+#define QKV_TRAINER_H
+
+#include <stdio.h>
+
+#include "core/params.h"
+#include "core/tape.h"
+#include "optim/optimizer.h"
+
+#define QKV_MAX_METRICS 8
+#define QKV_MAX_CONFIG 40
+
+typedef struct qkv_metrics {
+    int n;
+    const char *key[QKV_MAX_METRICS];
+    double value[QKV_MAX_METRICS];
+} qkv_metrics;
+
+void qkv_metrics_set(qkv_metrics *m, const char *key, double value);
+/* NULL if absent. */
+const double *qkv_metrics_get(const qkv_metrics *m, const char *key);
+
+/* Config as strings, in a fixed order (checkpoint metadata, --json). */
+typedef struct qkv_config_kv {
+    int n;
+    char key[QKV_MAX_CONFIG][32];
+    char value[QKV_MAX_CONFIG][64];
+} qkv_config_kv;
+
+void qkv_config_add(qkv_config_kv *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *qkv_config_get(const qkv_config_kv *c, const char *key);
+
+typedef struct qkv_task {
+    const char *name;                 /* "reverse" */
+    void *self;
+    qkv_params *params;
+    /* The scalar loss of training step `step` (forward only; the trainer runs backward). */
+    qkv_tensor *(*loss)(void *self, qkv_tape *tape, long step);
+    /* Held-out metrics; runs with gradients off and training mode off. */
+    void (*evaluate)(void *self, qkv_tape *tape, qkv_metrics *metrics);
+    /* Model and task config, enough to rebuild the model (checkpoint metadata). */
+    void (*describe)(void *self, qkv_config_kv *config);
+} qkv_task;
+
+typedef struct qkv_trainer_config {
+    int steps;
+    int eval_every;             /* 0: only at the end */
+    int log_every;
+    const char *target_key;     /* the metric shown in progress lines, or NULL */
+    float target;               /* > 0: stop early once target_key reaches it */
+    float clip;                 /* global-norm clip, 0: none */
+    qkv_optimizer_config optim;
+    qkv_schedule schedule;
+    unsigned long long seed;    /* the tape's dropout stream */
+    int quiet;
+    int print_tape;             /* print the first step's tape (teaching, debugging) */
+    const char *json_path, *csv_path;
+    const char *save_path;      /* checkpoint at the end (and every save_every steps) */
+    int save_every;
+    const char *resume_path;
+} qkv_trainer_config;
+
+typedef struct qkv_train_result {
+    long steps_done;
+    float final_loss;
+    qkv_metrics metrics;
+    double seconds, steps_per_second;
+    int stopped_early;
+} qkv_train_result;
+
+/* Runs the loop. Returns 0, or 2 after printing a one-line error (an unwritable
+ * output path, a checkpoint that does not fit the model, ...); nothing has been
+ * written then. */
+int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result);
+
+/* Checks that path can be created or replaced: its directory exists and is
+ * writable and path is not a directory. Returns 0 or -1 with qkv_last_error(). */
+int qkv_check_output_path(const char *path);
+
+#endif
