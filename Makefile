@@ -64,13 +64,13 @@ test: check-deps build/run_tests qkv build/example
 	cd tests && CK_FORK=no ../build/run_tests
 
 demo: all
-	./qkv train spirals
+	./qkv train reverse
 
 gradcheck: all
 	./qkv gradcheck
 
 bench: all
-	./qkv bench matmul
+	./qkv bench
 
 clean:
 	rm -rf build qkv

@@ -20,6 +20,7 @@
 #include "core/params.h"
 #include "core/positions.h"
 #include "core/rng.h"
+#include "core/safetensors.h"
 #include "core/tape.h"
 #include "core/tensor.h"
 #include "layers/checks.h"
@@ -30,6 +31,7 @@
 #include "layers/positions.h"
 #include "layers/transformer.h"
 #include "optim/optimizer.h"
+#include "data/sequence.h"
 #include "data/spirals.h"
 
 #endif
