@@ -29,9 +29,14 @@
 #include "layers/mha.h"
 #include "layers/norm.h"
 #include "layers/positions.h"
+#include "layers/set_models.h"
+#include "layers/sets.h"
 #include "layers/transformer.h"
 #include "optim/optimizer.h"
+#include "data/off.h"
+#include "data/points.h"
 #include "data/sequence.h"
+#include "data/settoy.h"
 #include "data/spirals.h"
 
 #endif

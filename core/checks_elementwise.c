@@ -22,6 +22,7 @@ static qkv_tensor *run_square(qkv_tape *t, qkv_tensor *const *in, const void *ct
 static qkv_tensor *run_scale(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { return qkv_scale(t, in[0], *(const float *)ctx); }
 static qkv_tensor *run_add_scalar(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { return qkv_add_scalar(t, in[0], *(const float *)ctx); }
 static qkv_tensor *run_relu(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_relu(t, in[0]); }
+static qkv_tensor *run_abs(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_abs(t, in[0]); }
 static qkv_tensor *run_gelu(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_gelu(t, in[0]); }
 static qkv_tensor *run_gelu_exact(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_gelu_exact(t, in[0]); }
 static qkv_tensor *run_tanh(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_tanh(t, in[0]); }
@@ -106,6 +107,9 @@ static const qkv_gradcheck_case cases[] = {
     ONE("relu [3,4]", run_relu, S, NULL, 2, {3, 4}),
     ONE("relu [2,1,3]", run_relu, S, NULL, 3, {2, 1, 3}),
     ONE("relu [2,3,4,5]", run_relu, S, NULL, 4, {2, 3, 4, 5}),
+    /* abs: the same kink at 0, the same SPREAD init */
+    ONE("abs [3,4]", run_abs, S, NULL, 2, {3, 4}),
+    ONE("abs [2,1,3]", run_abs, S, NULL, 3, {2, 1, 3}),
     UNARY_CASES("gelu", run_gelu, N, NULL),
     UNARY_CASES("gelu_exact", run_gelu_exact, N, NULL),
     UNARY_CASES("tanh", run_tanh, N, NULL),

@@ -28,6 +28,7 @@ qkv_tensor *qkv_div(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b);
 qkv_tensor *qkv_scale(qkv_tape *tape, qkv_tensor *x, float s);        /* s * x */
 qkv_tensor *qkv_add_scalar(qkv_tape *tape, qkv_tensor *x, float c);   /* x + c */
 qkv_tensor *qkv_relu(qkv_tape *tape, qkv_tensor *x);
+qkv_tensor *qkv_abs(qkv_tape *tape, qkv_tensor *x);       /* |x|; gradient sign(x), 0 at 0 */
 qkv_tensor *qkv_gelu(qkv_tape *tape, qkv_tensor *x);       /* tanh approximation */
 qkv_tensor *qkv_gelu_exact(qkv_tape *tape, qkv_tensor *x); /* x * Phi(x), with erf */
 qkv_tensor *qkv_tanh(qkv_tape *tape, qkv_tensor *x);

@@ -198,7 +198,7 @@ static void bcast_map(enum binary_kind k, const bcast_plan *p, const float *x, c
 
 /* ---- unary kernels ---------------------------------------------------------------- */
 
-#define UNARY_OPS(X) X(SCALE) X(ADD_SCALAR) X(RELU) X(GELU) X(GELU_EXACT) X(TANH) X(SIGMOID) \
+#define UNARY_OPS(X) X(SCALE) X(ADD_SCALAR) X(RELU) X(ABS) X(GELU) X(GELU_EXACT) X(TANH) X(SIGMOID) \
     X(EXP) X(LOG) X(SQRT)
 #define UNARY_ENUM(name) UNARY_##name,
 enum unary_kind { UNARY_OPS(UNARY_ENUM) };
@@ -213,6 +213,7 @@ INLINE float unary_value(enum unary_kind k, float x, float c) {
     case UNARY_SCALE: return c * x;
     case UNARY_ADD_SCALAR: return x + c;
     case UNARY_RELU: return x < 0.0f ? 0.0f : x; /* NaN passes through */
+    case UNARY_ABS: return fabsf(x);
     case UNARY_GELU: return 0.5f * x * (1.0f + qkv_fast_tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x)));
     case UNARY_GELU_EXACT: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
     case UNARY_TANH: return qkv_fast_tanhf(x);
@@ -232,6 +233,7 @@ INLINE float unary_slope(enum unary_kind k, float x, float y, float c) {
     case UNARY_SCALE: return c;                        /* d(c x) = c */
     case UNARY_ADD_SCALAR: return 1.0f;                /* d(x + c) = 1 */
     case UNARY_RELU: return x > 0.0f ? 1.0f : 0.0f;    /* 1[x > 0] */
+    case UNARY_ABS: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); /* sign(x), 0 at 0 */
     case UNARY_GELU: {
         /* d[0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2),
          * t = tanh(beta (x + kappa x^3)) */
@@ -251,7 +253,7 @@ INLINE float unary_slope(enum unary_kind k, float x, float y, float c) {
 
 /* Rough flops per element, so cheap maps stay on one thread for longer. */
 static size_t unary_cost(enum unary_kind k) {
-    return k == UNARY_SCALE || k == UNARY_ADD_SCALAR || k == UNARY_RELU ? 1 : 16;
+    return k == UNARY_SCALE || k == UNARY_ADD_SCALAR || k == UNARY_RELU || k == UNARY_ABS ? 1 : 16;
 }
 
 typedef struct unary_job {
@@ -446,6 +448,7 @@ static qkv_tensor *unary_op(qkv_tape *tape, const char *op, enum unary_kind k, q
 qkv_tensor *qkv_scale(qkv_tape *tape, qkv_tensor *x, float s) { return unary_op(tape, "scale", UNARY_SCALE, x, s); }
 qkv_tensor *qkv_add_scalar(qkv_tape *tape, qkv_tensor *x, float c) { return unary_op(tape, "add_scalar", UNARY_ADD_SCALAR, x, c); }
 qkv_tensor *qkv_relu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "relu", UNARY_RELU, x, 0.0f); }
+qkv_tensor *qkv_abs(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "abs", UNARY_ABS, x, 0.0f); }
 qkv_tensor *qkv_gelu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "gelu", UNARY_GELU, x, 0.0f); }
 qkv_tensor *qkv_gelu_exact(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "gelu_exact", UNARY_GELU_EXACT, x, 0.0f); }
 qkv_tensor *qkv_tanh(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "tanh", UNARY_TANH, x, 0.0f); }

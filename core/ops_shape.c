@@ -178,14 +178,7 @@ qkv_tensor *qkv_reshape(qkv_tape *tape, qkv_tensor *x, int ndim, const int *shap
     qkv_tensor_check_live(x, "reshape");
     int resolved[QKV_MAX_DIMS];
     resolve_reshape(x, ndim, shape, resolved);
-    /* An arena tensor header over x's data (see the contract above). */
-    qkv_tensor *y = qkv_tape_calloc(tape, sizeof *y);
-    y->ndim = ndim;
-    memcpy(y->shape, resolved, (size_t)ndim * sizeof(int));
-    y->size = x->size;
-    y->data = x->data;
-    y->tape = tape;
-    y->generation = tape->generation;
+    qkv_tensor *y = qkv_tape_view(tape, ndim, resolved, x->data); /* shares x's data */
     qkv_tape_record(tape, "reshape", y, reshape_backward, 1, &x);
     return y;
 }

@@ -23,7 +23,9 @@
 int qkv_set_threads(int n);
 int qkv_threads(void);
 
-/* Sum of x[0..n) in a fixed order, independent of the thread count. */
+/* Sum of x[0..n), and of x[i]^2, in a fixed order, independent of the thread
+ * count: fixed chunks summed in double, combined in chunk order. */
 double qkv_sum_fixed(const float *x, size_t n);
+double qkv_sum_squares_fixed(const float *x, size_t n);
 
 #endif

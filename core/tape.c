@@ -107,15 +107,21 @@ void *qkv_tape_calloc(qkv_tape *tape, size_t bytes) {
     return p;
 }
 
-qkv_tensor *qkv_tape_tensor(qkv_tape *tape, int ndim, const int *shape) {
+qkv_tensor *qkv_tape_view(qkv_tape *tape, int ndim, const int *shape, float *data) {
     qkv__check_shape("tape_tensor", ndim, shape);
     qkv_tensor *t = qkv_tape_calloc(tape, sizeof *t);
     t->ndim = ndim;
     memcpy(t->shape, shape, (size_t)ndim * sizeof(int));
     t->size = qkv_shape_size(ndim, shape);
-    t->data = qkv_tape_alloc(tape, t->size * sizeof(float));
+    t->data = data;
     t->tape = tape;
     t->generation = tape->generation;
+    return t;
+}
+
+qkv_tensor *qkv_tape_tensor(qkv_tape *tape, int ndim, const int *shape) {
+    qkv_tensor *t = qkv_tape_view(tape, ndim, shape, NULL);
+    t->data = qkv_tape_alloc(tape, t->size * sizeof(float));
     return t;
 }
 

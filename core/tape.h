@@ -64,6 +64,9 @@ void *qkv_tape_calloc(qkv_tape *tape, size_t bytes);
 qkv_tensor *qkv_tape_tensor(qkv_tape *tape, int ndim, const int *shape);
 /* Same, zero-filled. */
 qkv_tensor *qkv_tape_zeros(qkv_tape *tape, int ndim, const int *shape);
+/* An activation header over existing data (which must outlive the tape's step):
+ * reshape's output shares its input's data this way. */
+qkv_tensor *qkv_tape_view(qkv_tape *tape, int ndim, const int *shape, float *data);
 
 /* For op implementations: checks that each input is live, then, if the tape is
  * recording and some input requires a gradient, appends a node, marks out as

@@ -212,4 +212,4 @@ static const qkv_gradcheck_case cases[] = {
      .ctx = &graph_cfg, .setup = graph_setup, .teardown = stack_teardown},
 };
 
-const qkv_gradcheck_group qkv_checks_attention_layers = {"attn layers", cases, (int)(sizeof cases / sizeof cases[0])};
+const qkv_gradcheck_group qkv_checks_attention_layers = {"blocks", cases, (int)(sizeof cases / sizeof cases[0])};

@@ -63,19 +63,33 @@ static qkv_tensor *ffn_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) 
     return qkv_ffn_forward(tape, ctx, x);
 }
 
+/* The named parts of a block: "<name>.<part>". */
+static void ln_part(qkv_ln *ln, qkv_params *params, const char *name, const char *part,
+                    const qkv_block_config *cfg) {
+    char full[QKV_NAME_MAX];
+    qkv_ln_init(ln, params, qkv_name_join(full, name, part), cfg->d_model);
+}
+
+static void attention_part(qkv_mha *mha, qkv_params *params, const char *name, const char *part,
+                           const qkv_block_config *cfg, qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    qkv_mha_init(mha, params, qkv_name_join(full, name, part), cfg->d_model, cfg->n_heads, 0, 0, 1, rng);
+}
+
+static void ffn_part(qkv_ffn *ffn, qkv_params *params, const char *name, const qkv_block_config *cfg,
+                     qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    qkv_ffn_init(ffn, params, qkv_name_join(full, name, "ffn"), cfg->d_model, cfg->d_ff, cfg->activation, rng);
+}
+
 void qkv_encoder_block_init(qkv_encoder_block *block, qkv_params *params, const char *name,
                             const qkv_block_config *cfg, qkv_rng *rng) {
-    char full[QKV_NAME_MAX];
     check_config(name, cfg);
     block->cfg = *cfg;
-    qkv_name_join(full, name, "ln1");
-    qkv_ln_init(&block->ln1, params, full, cfg->d_model);
-    qkv_name_join(full, name, "attn");
-    qkv_mha_init(&block->attn, params, full, cfg->d_model, cfg->n_heads, 0, 0, 1, rng);
-    qkv_name_join(full, name, "ln2");
-    qkv_ln_init(&block->ln2, params, full, cfg->d_model);
-    qkv_name_join(full, name, "ffn");
-    qkv_ffn_init(&block->ffn, params, full, cfg->d_model, cfg->d_ff, cfg->activation, rng);
+    ln_part(&block->ln1, params, name, "ln1", cfg);
+    attention_part(&block->attn, params, name, "attn", cfg, rng);
+    ln_part(&block->ln2, params, name, "ln2", cfg);
+    ffn_part(&block->ffn, params, name, cfg, rng);
 }
 
 qkv_tensor *qkv_encoder_block_forward(qkv_tape *tape, const qkv_encoder_block *block, qkv_tensor *x,
@@ -87,21 +101,14 @@ qkv_tensor *qkv_encoder_block_forward(qkv_tape *tape, const qkv_encoder_block *b
 
 void qkv_decoder_block_init(qkv_decoder_block *block, qkv_params *params, const char *name,
                             const qkv_block_config *cfg, qkv_rng *rng) {
-    char full[QKV_NAME_MAX];
     check_config(name, cfg);
     block->cfg = *cfg;
-    qkv_name_join(full, name, "ln1");
-    qkv_ln_init(&block->ln1, params, full, cfg->d_model);
-    qkv_name_join(full, name, "self_attn");
-    qkv_mha_init(&block->self_attn, params, full, cfg->d_model, cfg->n_heads, 0, 0, 1, rng);
-    qkv_name_join(full, name, "ln2");
-    qkv_ln_init(&block->ln2, params, full, cfg->d_model);
-    qkv_name_join(full, name, "cross_attn");
-    qkv_mha_init(&block->cross_attn, params, full, cfg->d_model, cfg->n_heads, 0, 0, 1, rng);
-    qkv_name_join(full, name, "ln3");
-    qkv_ln_init(&block->ln3, params, full, cfg->d_model);
-    qkv_name_join(full, name, "ffn");
-    qkv_ffn_init(&block->ffn, params, full, cfg->d_model, cfg->d_ff, cfg->activation, rng);
+    ln_part(&block->ln1, params, name, "ln1", cfg);
+    attention_part(&block->self_attn, params, name, "self_attn", cfg, rng);
+    ln_part(&block->ln2, params, name, "ln2", cfg);
+    attention_part(&block->cross_attn, params, name, "cross_attn", cfg, rng);
+    ln_part(&block->ln3, params, name, "ln3", cfg);
+    ffn_part(&block->ffn, params, name, cfg, rng);
 }
 
 qkv_tensor *qkv_decoder_block_forward(qkv_tape *tape, const qkv_decoder_block *block, qkv_tensor *x,

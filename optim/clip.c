@@ -12,34 +12,9 @@
 #include "optimizer.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 #include "core/error.h"
 #include "core/parallel.h"
-
-static double sum_squares(const float *x, size_t n) {
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
-    return s;
-}
-
-/* Sum of x[i]^2 over fixed chunks, combined in chunk order. */
-static double sum_squares_fixed(const float *x, size_t n) {
-    size_t n_chunks = (n + QKV_REDUCE_CHUNK - 1) / QKV_REDUCE_CHUNK;
-    if (n_chunks <= 1) return sum_squares(x, n);
-    double *partial = malloc(n_chunks * sizeof *partial);
-    if (!partial) qkv_fatal("clip_grad_norm: out of memory");
-    #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
-    for (size_t c = 0; c < n_chunks; c++) {
-        size_t begin = c * QKV_REDUCE_CHUNK;
-        size_t len = n - begin < QKV_REDUCE_CHUNK ? n - begin : QKV_REDUCE_CHUNK;
-        partial[c] = sum_squares(x + begin, len);
-    }
-    double total = 0.0;
-    for (size_t c = 0; c < n_chunks; c++) total += partial[c];
-    free(partial);
-    return total;
-}
 
 static void scale(float *x, size_t n, float factor) {
     #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
@@ -53,7 +28,7 @@ double qkv_clip_grad_norm(const qkv_params *params, double max_norm) {
     for (int i = 0; i < params->n; i++) {
         const qkv_tensor *p = params->items[i];
         QKV_CHECK(p->grad, "clip_grad_norm: parameter %s has no gradient buffer", p->name);
-        total += sum_squares_fixed(p->grad, p->size);
+        total += qkv_sum_squares_fixed(p->grad, p->size);
     }
     double norm = sqrt(total);
     if (!isfinite(norm) || norm <= max_norm) return norm;

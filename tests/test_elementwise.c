@@ -188,6 +188,9 @@ START_TEST(test_unary_values_and_slopes) {
         {"relu(-2)", qkv_relu, -2.0f, 0.0f, 0.0f},
         {"relu(3)", qkv_relu, 3.0f, 3.0f, 1.0f},
         {"relu(0)", qkv_relu, 0.0f, 0.0f, 0.0f},              /* 1[x > 0] at the kink */
+        {"abs(-2)", qkv_abs, -2.0f, 2.0f, -1.0f},
+        {"abs(3)", qkv_abs, 3.0f, 3.0f, 1.0f},
+        {"abs(0)", qkv_abs, 0.0f, 0.0f, 0.0f},                /* sign(0) = 0 */
         {"gelu(1)", qkv_gelu, 1.0f, 0.841192f, 1.082964f},    /* tanh approximation */
         {"gelu(-1)", qkv_gelu, -1.0f, -0.158808f, -0.082964f},
         {"gelu(0)", qkv_gelu, 0.0f, 0.0f, 0.5f},

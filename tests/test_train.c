@@ -38,33 +38,19 @@ START_TEST(mlp_learns_spirals) {
 }
 END_TEST
 
-/* Runs ../qkv with arguments; returns its exit status and the first line of stderr. */
-static int run_cli(const char *args, char *first_line, size_t len) {
-    char command[512];
-    snprintf(command, sizeof command, "../qkv %s 2>&1 >/dev/null", args);
-    FILE *p = popen(command, "r");
-    ck_assert_ptr_nonnull(p);
-    first_line[0] = '\0';
-    if (!fgets(first_line, (int)len, p)) first_line[0] = '\0';
-    char sink[256];
-    while (fgets(sink, sizeof sink, p)) {}
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 START_TEST(cli_rejects_bad_flags_with_one_line) {
     char line[512];
-    ck_assert_int_eq(run_cli("train spirals --steps abc", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train spirals --steps abc", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "--steps: expected an integer"));
-    ck_assert_int_eq(run_cli("train spirals --lr", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train spirals --lr", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "--lr needs a value"));
-    ck_assert_int_eq(run_cli("train spirals --bogus 1", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train spirals --bogus 1", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "unknown flag '--bogus'"));
-    ck_assert_int_eq(run_cli("train nosuchtask", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train nosuchtask", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "unknown task 'nosuchtask'"));
-    ck_assert_int_eq(run_cli("frobnicate", line, sizeof line), 2);
-    ck_assert_int_eq(run_cli("train spirals --steps 5 --quiet", line, sizeof line), 0);
-    ck_assert_int_eq(run_cli("gradcheck --filter nothing-has-this-name", line, sizeof line), 1);
+    ck_assert_int_eq(run_qkv("frobnicate", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train spirals --steps 5 --quiet", line, sizeof line), 0);
+    ck_assert_int_eq(run_qkv("gradcheck --filter nothing-has-this-name", line, sizeof line), 1);
 }
 END_TEST
 

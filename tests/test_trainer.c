@@ -217,19 +217,6 @@ START_TEST(cached_decoding_matches_full_pass) {
 }
 END_TEST
 
-/* Runs ../qkv; returns the exit status, the first line of stderr in line. */
-static int run_qkv(const char *args, char *line, size_t len) {
-    char command[768];
-    snprintf(command, sizeof command, "../qkv %s 2>&1 >/dev/null", args);
-    FILE *p = popen(command, "r");
-    ck_assert_ptr_nonnull(p);
-    if (!fgets(line, (int)len, p)) line[0] = '\0';
-    char sink[256];
-    while (fgets(sink, sizeof sink, p)) {}
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static int file_exists(const char *path) { return access(path, F_OK) == 0; }
 
 START_TEST(cli_refuses_bad_flags_and_writes_nothing) {

@@ -1,6 +1,9 @@
 /* test_util.c — see test_util.h. */
 #include "test_util.h"
 
+#include <stdio.h>
+#include <sys/wait.h>
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,4 +247,16 @@ void expect_last_error(const char *what, const char *reason) {
     ck_assert_msg(strstr(msg, what) != NULL, "error \"%s\" does not name \"%s\"", msg, what);
     ck_assert_msg(strstr(msg, reason) != NULL, "error \"%s\" lacks \"%s\"", msg, reason);
     ck_assert_msg(strchr(msg, '\n') == NULL, "error \"%s\" is not one line", msg);
+}
+
+int run_qkv(const char *args, char *line, size_t len) {
+    char command[1024];
+    snprintf(command, sizeof command, "../qkv %s 2>&1 >/dev/null", args);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    if (!fgets(line, (int)len, p)) line[0] = '\0';
+    char sink[256];
+    while (fgets(sink, sizeof sink, p)) {}
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

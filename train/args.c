@@ -11,10 +11,16 @@ static void print_help(const char *command, const qkv_arg *args, int n_args) {
     for (int i = 0; i < n_args; i++) {
         const char *value = args[i].kind == QKV_ARG_INT ? " N" : args[i].kind == QKV_ARG_FLOAT ? " X"
                           : args[i].kind == QKV_ARG_FLAG ? "" : " S";
-        printf("  %s%-*s %s", args[i].flag, (int)(16 - strlen(args[i].flag)), value, args[i].help);
-        for (int c = 0; args[i].kind == QKV_ARG_CHOICE && args[i].choices[c]; c++)
-            printf("%s%s", c ? "|" : " (", args[i].choices[c]);
-        puts(args[i].kind == QKV_ARG_CHOICE ? ")" : "");
+        const qkv_arg *a = &args[i];
+        printf("  %s%-*s %s", a->flag, (int)(16 - strlen(a->flag)), value, a->help);
+        for (int c = 0; a->kind == QKV_ARG_CHOICE && a->choices[c]; c++)
+            printf("%s%s", c ? "|" : " (", a->choices[c]);
+        if (a->kind == QKV_ARG_CHOICE) printf(") [%s]", a->choices[*(const int *)a->target]);
+        if (a->kind == QKV_ARG_INT) printf(" [%d]", *(const int *)a->target);
+        if (a->kind == QKV_ARG_FLOAT) printf(" [%g]", *(const float *)a->target);
+        if (a->kind == QKV_ARG_STRING && *(const char *const *)a->target)
+            printf(" [%s]", *(const char *const *)a->target);
+        putchar('\n');
     }
 }
 

@@ -17,7 +17,7 @@ typedef struct qkv_arg {
     qkv_arg_kind kind;
     void *target;          /* int*, float*, int* (flag), const char** */
     double min, max;       /* accepted range for INT and FLOAT */
-    const char *help;
+    const char *help;            /* --help adds the current (default) value */
     const char *const *choices;  /* CHOICE: NULL-terminated names */
 } qkv_arg;
 

@@ -13,7 +13,7 @@
 static const qkv_gradcheck_group *const all_groups[] = {
     &qkv_checks_elementwise, &qkv_checks_reduce, &qkv_checks_matmul, &qkv_checks_softmax,
     &qkv_checks_norm, &qkv_checks_shape, &qkv_checks_attention, &qkv_checks_position,
-    &qkv_checks_linear, &qkv_checks_attention_layers,
+    &qkv_checks_linear, &qkv_checks_attention_layers, &qkv_checks_sets,
 };
 
 int qkv_cmd_gradcheck(int argc, char **argv) {
@@ -21,7 +21,7 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
     int seed = 1234;
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--filter", &filter, "only cases whose name contains this"),
-        QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for inputs and weights (1234)"),
+        QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for inputs and weights"),
     };
     int parsed = qkv_args_parse("gradcheck", argc, argv, args, 2);
     if (parsed != 0) return parsed > 0 ? 0 : 2;

@@ -5,6 +5,8 @@
 
 int qkv_cmd_train(int argc, char **argv);
 int qkv_cmd_train_spirals(int argc, char **argv);
+int qkv_cmd_train_points(int argc, char **argv);
+int qkv_cmd_train_maxreg(int argc, char **argv);
 int qkv_cmd_eval(int argc, char **argv);
 int qkv_cmd_gradcheck(int argc, char **argv);
 int qkv_cmd_bench(int argc, char **argv);
