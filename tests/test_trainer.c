@@ -10,19 +10,6 @@
 #include "train/checkpoint.h"
 #include "train/seq_model.h"
 
-static char scratch[64];
-
-static void make_scratch(void) {
-    strcpy(scratch, "/tmp/qkv-trainer-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(scratch));
-}
-
-static void remove_scratch(void) {
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf %s", scratch);
-    ck_assert_int_eq(system(command), 0);
-}
-
 static void small_config(qkv_seq_model_config *c, qkv_seq_arch arch) {
     qkv_seq_model_default_config(c);
     c->data.arch = arch;
@@ -63,9 +50,9 @@ static float *train_and_flatten(const qkv_seq_model_config *c, const qkv_trainer
 
 START_TEST(resume_is_bitwise_exact) {
     const qkv_seq_arch archs[] = {QKV_ARCH_ENCODER, QKV_ARCH_SEQ2SEQ, QKV_ARCH_DECODER};
-    make_scratch();
+    scratch_dir_create();
     char path[128];
-    snprintf(path, sizeof path, "%s/half.safetensors", scratch);
+    snprintf(path, sizeof path, "%s/half.safetensors", scratch_dir);
     for (int a = 0; a < 3; a++) {
         qkv_seq_model_config c;
         small_config(&c, archs[a]);
@@ -87,14 +74,14 @@ START_TEST(resume_is_bitwise_exact) {
         free(uninterrupted);
         free(resumed);
     }
-    remove_scratch();
+    scratch_dir_remove();
 }
 END_TEST
 
 START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
-    make_scratch();
+    scratch_dir_create();
     char path[128];
-    snprintf(path, sizeof path, "%s/model.safetensors", scratch);
+    snprintf(path, sizeof path, "%s/model.safetensors", scratch_dir);
     qkv_seq_model_config c;
     small_config(&c, QKV_ARCH_ENCODER);
     qkv_seq_model a;
@@ -142,7 +129,7 @@ START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
 
     /* A file that is not a checkpoint. */
     char junk[128];
-    snprintf(junk, sizeof junk, "%s/junk", scratch);
+    snprintf(junk, sizeof junk, "%s/junk", scratch_dir);
     FILE *f = fopen(junk, "wb");
     fputs("not a checkpoint", f);
     fclose(f);
@@ -155,7 +142,7 @@ START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
     qkv_seq_model_free(&a);
     qkv_seq_model_free(&a2);
     qkv_seq_model_free(&b);
-    remove_scratch();
+    scratch_dir_remove();
 }
 END_TEST
 
@@ -220,9 +207,9 @@ END_TEST
 static int file_exists(const char *path) { return access(path, F_OK) == 0; }
 
 START_TEST(cli_refuses_bad_flags_and_writes_nothing) {
-    make_scratch();
+    scratch_dir_create();
     char args[512], line[512], json[128];
-    snprintf(json, sizeof json, "%s/out.json", scratch);
+    snprintf(json, sizeof json, "%s/out.json", scratch_dir);
     const struct { const char *flags, *message; } bad[] = {
         {"--heads 3 --dim 64", "--heads 3 does not divide --dim 64"},
         {"--len 20 --max-pos 16", "beyond the learned table's --max-pos 16"},
@@ -240,16 +227,16 @@ START_TEST(cli_refuses_bad_flags_and_writes_nothing) {
     }
     ck_assert_int_eq(run_qkv("eval /nonexistent.safetensors", line, sizeof line), 2);
     ck_assert_int_eq(run_qkv("train", line, sizeof line), 2);
-    remove_scratch();
+    scratch_dir_remove();
 }
 END_TEST
 
 START_TEST(cli_trains_saves_evaluates_and_summarizes) {
-    make_scratch();
+    scratch_dir_create();
     char args[512], line[512], path[128], json[128], csv[128];
-    snprintf(path, sizeof path, "%s/m.safetensors", scratch);
-    snprintf(json, sizeof json, "%s/s.json", scratch);
-    snprintf(csv, sizeof csv, "%s/s.csv", scratch);
+    snprintf(path, sizeof path, "%s/m.safetensors", scratch_dir);
+    snprintf(json, sizeof json, "%s/s.json", scratch_dir);
+    snprintf(csv, sizeof csv, "%s/s.csv", scratch_dir);
     snprintf(args, sizeof args,
              "train copy --steps 20 --len 4 --dim 16 --heads 2 --ff 16 --layers 1 --test-size 16 --log-every 5 "
              "--quiet --save %s --json %s --csv %s",
@@ -272,7 +259,7 @@ START_TEST(cli_trains_saves_evaluates_and_summarizes) {
     ck_assert_int_eq(rows, 1 + 5); /* header, step 1, 5, 10, 15, 20 */
     snprintf(args, sizeof args, "eval %s", path);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    remove_scratch();
+    scratch_dir_remove();
 }
 END_TEST
 

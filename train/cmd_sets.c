@@ -19,7 +19,7 @@ static int model_args(qkv_arg *args, qkv_set_model_config *m, int *kind) {
         QKV_ARG_INT_ROW("--heads", &m->n_heads, 1, 1024, "attention heads"),
         QKV_ARG_INT_ROW("--layers", &m->n_layers, 1, QKV_SET_MODEL_MAX_LAYERS, "SAB/ISAB layers"),
         QKV_ARG_INT_ROW("--inducing", &m->n_inducing, 1, 4096, "ISAB inducing points"),
-        QKV_ARG_FLAG_ROW("--layer-norm", &m->layer_norm, "layer norm inside every MAB"),
+        QKV_ARG_INT_ROW("--layer-norm", &m->layer_norm, 0, 1, "layer norm inside every MAB: 1 on, 0 off"),
     };
     memcpy(args, rows, sizeof rows);
     return (int)(sizeof rows / sizeof rows[0]);
@@ -37,9 +37,10 @@ int qkv_cmd_train_points(int argc, char **argv) {
     qkv_points_task_config config;
     qkv_points_task_default_config(&config);
     qkv_common_flags f = {0};
-    f.trainer = (qkv_trainer_config){.steps = 3000, .eval_every = 500, .log_every = 100, .target_key = "test_acc",
+    f.trainer = (qkv_trainer_config){.steps = 1800, .eval_every = 600, .log_every = 100, .target_key = "test_acc",
                                      .target = 0.99f, .clip = 1.0f};
-    f.trainer.optim.lr = 1e-3f;
+    f.trainer.optim.lr = 3e-3f;
+    config.model.layer_norm = 1;
     f.optimizer = QKV_OPT_ADAM;
     f.schedule = QKV_SCHED_COSINE;
     f.warmup = 100;

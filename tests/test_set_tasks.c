@@ -1,0 +1,128 @@
+/* test_set_tasks.c — `qkv train points` and `qkv train maxreg` end to end: a
+ * ModelNet-style tree of OFF files written here trains and evaluates, a bad mesh
+ * stops the run (or is counted with --skip-bad), resuming is bitwise exact, and bad
+ * flags are refused. */
+#include "test_util.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "train/set_tasks.h"
+
+static const char tetrahedron[] = "OFF\n4 4 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n3 0 1 3\n3 0 2 3\n3 1 2 3\n";
+static const char cube[] = "OFF8 6 0\n" /* the glued variant */
+                           "-1 -1 -1\n1 -1 -1\n1 1 -1\n-1 1 -1\n-1 -1 1\n1 -1 1\n1 1 1\n-1 1 1\n"
+                           "4 0 1 2 3\n4 4 5 6 7\n4 0 1 5 4\n4 2 3 7 6\n4 1 2 6 5\n4 0 3 7 4\n";
+
+static void write_mesh(const char *cls, const char *split, const char *file, const char *text) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", scratch_dir, cls);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/%s", scratch_dir, cls, split);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/%s/%s/%s", scratch_dir, cls, split, file);
+    write_file_bytes(path, text, strlen(text));
+}
+
+static void write_tree(void) {
+    const char *names[] = {"a.off", "b.off", "c.off"};
+    for (int i = 0; i < 3; i++) {
+        write_mesh("cube", "train", names[i], cube);
+        write_mesh("tetra", "train", names[i], tetrahedron);
+    }
+    write_mesh("cube", "test", "t.off", cube);
+    write_mesh("tetra", "test", "t.off", tetrahedron);
+}
+
+#define SMALL "--steps 6 --width 16 --heads 2 --inducing 4 --points 32 --batch 4 --quiet"
+
+START_TEST(points_trains_on_an_off_tree) {
+    char args[1024], line[512];
+    write_tree();
+    snprintf(args, sizeof args, "train points %s --data %s", SMALL, scratch_dir);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    /* A mesh with a face of two vertices stops the run, naming file and line. */
+    write_mesh("tetra", "train", "d.off", "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n2 0 1\n");
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "d.off:6") && strstr(line, "2 vertices"), "message: %s", line);
+    snprintf(args, sizeof args, "train points %s --data %s --skip-bad", SMALL, scratch_dir);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, "train points %s --data %s/nonexistent", SMALL, scratch_dir);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "nonexistent"));
+}
+END_TEST
+
+/* Trains a synthetic points task for steps (resuming from resume if not NULL,
+ * saving to save if not NULL) and returns its flattened parameters. */
+static float *points_run(int steps, const char *save, const char *resume, size_t *n) {
+    qkv_points_task_config config;
+    qkv_points_task_default_config(&config);
+    config.model.width = 16;
+    config.model.n_heads = 2;
+    config.model.n_inducing = 4;
+    config.data.n_points = 24;
+    config.data.classes = 3;
+    config.batch = 6;
+    config.test_size = 12;
+    qkv_points_task task;
+    ck_assert_int_eq(qkv_points_task_init(&task, &config, NULL, NULL, 0), 0);
+    qkv_trainer_config trainer = {.steps = steps, .quiet = 1, .seed = 1, .save_path = save, .resume_path = resume};
+    trainer.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAM, .lr = 1e-3f};
+    trainer.schedule = (qkv_schedule){.kind = QKV_SCHED_COSINE, .warmup = 2, .total = 12};
+    qkv_train_result result;
+    ck_assert_int_eq(qkv_train(&trainer, &task.task, &result), 0);
+    *n = qkv_params_count(&task.params);
+    float *flat = malloc(*n * sizeof(float)), *p = flat;
+    for (int i = 0; i < task.params.n; i++) {
+        memcpy(p, task.params.items[i]->data, task.params.items[i]->size * sizeof(float));
+        p += task.params.items[i]->size;
+    }
+    qkv_points_task_free(&task);
+    return flat;
+}
+
+START_TEST(points_resume_is_bitwise_exact) {
+    size_t n1, n2;
+    float *straight = points_run(12, NULL, NULL, &n1);
+    free(points_run(5, scratch_file("half.safetensors"), NULL, &n2));
+    float *resumed = points_run(12, NULL, scratch_file("half.safetensors"), &n2);
+    ck_assert_int_eq(n1, n2);
+    ck_assert_int_eq(memcmp(straight, resumed, n1 * sizeof(float)), 0);
+    free(straight);
+    free(resumed);
+}
+END_TEST
+
+START_TEST(maxreg_runs_and_refuses_bad_flags) {
+    char line[512];
+    ck_assert_int_eq(run_qkv("train maxreg --steps 5 --width 8 --heads 2 --quiet", line, sizeof line), 0);
+    ck_assert_int_eq(run_qkv("train maxreg --steps 5 --width 8 --heads 3", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "--heads 3 does not divide --width 8"));
+    ck_assert_int_eq(run_qkv("train maxreg --model fancy", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "allowed: isab, sab, deepsets-max"));
+    ck_assert_int_eq(run_qkv("train maxreg --compare --save /tmp/x.safetensors", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train maxreg --min-size 5 --max-size 3", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train points --points 0", line, sizeof line), 2);
+    char args[512];
+    snprintf(args, sizeof args, "train maxreg --compare --steps 3 --width 8 --heads 2 --test-size 16 --json %s",
+             scratch_file("compare.json"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    size_t len;
+    unsigned char *json = read_file_bytes(scratch_file("compare.json"), &len);
+    ck_assert_ptr_nonnull(strstr((char *)json, "\"paper_mae\": 0.2085"));
+    free(json);
+}
+END_TEST
+
+Suite *suite_set_tasks(void) {
+    Suite *s = suite_create("set_tasks");
+    TCase *tc = tcase_create("set_tasks");
+    tcase_set_timeout(tc, 0);
+    tcase_add_checked_fixture(tc, scratch_dir_create, scratch_dir_remove);
+    tcase_add_test(tc, points_trains_on_an_off_tree);
+    tcase_add_test(tc, points_resume_is_bitwise_exact);
+    tcase_add_test(tc, maxreg_runs_and_refuses_bad_flags);
+    suite_add_tcase(s, tc);
+    return s;
+}
