@@ -8,6 +8,8 @@ static void usage(FILE *out) {
     fputs("usage: qkv <command> [flags]   (qkv <command> --help for its flags)\n"
           "commands:\n"
           "  train reverse     train a transformer to reverse sequences (also: copy, sort)\n"
+          "  train points      classify point clouds with a Set Transformer (or --data DIR of OFF meshes)\n"
+          "  train maxreg      predict the maximum of a set (--compare: pooling baselines vs SAB+PMA)\n"
           "  train spirals     train an MLP on two spirals with SGD\n"
           "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
           "  gradcheck         finite-difference check of every op and layer\n"

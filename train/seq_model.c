@@ -234,7 +234,7 @@ static void task_describe(void *self, qkv_config_kv *out) {
 void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     memset(t, 0, sizeof *t);
     t->config = *config;
-    QKV_CHECK(qkv_seq_model_check(config) == 0, "seq_task_init: %s", qkv_last_error());
+    QKV_CHECK(qkv_seq_model_check(config) == 0, "seq_model_init: %s", qkv_last_error());
     qkv_rng rng = qkv_rng_make(config->seed);
     int tokens = qkv_seq_token_count(&config->data);
     t->embed = qkv_params_new(&t->params, "embed.weight", 2, (int[]){tokens, config->dim});
