@@ -176,6 +176,13 @@ int qkv_cmd_eval(int argc, char **argv) {
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
         return 2;
     }
+    const char *task = qkv_config_get(&description, "task");
+    if (task && qkv_seq_task_parse(task) < 0) {
+        fprintf(stderr, "qkv eval: %s: a %.20s checkpoint; eval re-evaluates the sequence tasks (reverse, copy, "
+                        "sort); use --resume with --steps equal to its step to evaluate other tasks\n",
+                argv[0], task);
+        return 2;
+    }
     if (qkv_seq_model_config_from(&description, &config) != 0) {
         fprintf(stderr, "qkv eval: %s: %s\n", argv[0], qkv_last_error());
         return 2;
