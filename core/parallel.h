@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#define QKV_PAR_MIN_WORK 32768
+#define QKV_PAR_MIN_WORK 131072
 #define QKV_PARALLEL(work) ((size_t)(work) >= (size_t)QKV_PAR_MIN_WORK && qkv_threads() > 1)
 
 /* Elements per chunk of a deterministic reduction. */
