@@ -75,7 +75,9 @@ qkv_tensor *qkv_tape_view(qkv_tape *tape, int ndim, const int *shape, float *dat
 qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
                           qkv_backward_fn backward, int n_inputs, qkv_tensor *const *inputs);
 
-/* Backward from a scalar (size-1) loss: seeds dloss = 1. */
+/* Backward from a scalar (size-1) loss: seeds dloss = 1. Each call starts from
+ * zero activation gradients, so calling it again on the same tape (a second loss,
+ * or the same loss twice) adds exactly that pass's gradient to the parameters. */
 void qkv_backward(qkv_tape *tape, qkv_tensor *loss);
 /* Backward from any output with a given seed gradient (out->size floats). */
 void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad);

@@ -7,11 +7,16 @@
 #include "error.h"
 #include "tape.h"
 
+/* Each dim >= 1, and the byte count size * 4 fits in a size_t (no wrap-around). */
 static void check_shape(const char *where, int ndim, const int *shape) {
     QKV_CHECK(ndim >= 0 && ndim <= QKV_MAX_DIMS, "%s: ndim %d outside 0..%d", where, ndim,
               QKV_MAX_DIMS);
-    for (int i = 0; i < ndim; i++)
+    size_t bytes = sizeof(float);
+    for (int i = 0; i < ndim; i++) {
         QKV_CHECK(shape[i] >= 1, "%s: dim %d is %d (must be >= 1)", where, i, shape[i]);
+        QKV_CHECK(!__builtin_mul_overflow(bytes, (size_t)shape[i], &bytes),
+                  "%s: shape too large (dim %d = %d overflows the byte count)", where, i, shape[i]);
+    }
 }
 
 size_t qkv_shape_size(int ndim, const int *shape) {

@@ -198,6 +198,11 @@ static void layout_decoder_row(qkv_seq_batch *batch, int b, int len, int width) 
 
 void qkv_seq_make_batch(const qkv_seq_config *config, uint64_t seed, uint64_t first, int n,
                         qkv_seq_batch *batch) {
+    qkv_seq_make_batch_wrapped(config, seed, first, n, 0, batch);
+}
+
+void qkv_seq_make_batch_wrapped(const qkv_seq_config *config, uint64_t seed, uint64_t first, int n,
+                                uint64_t modulo, qkv_seq_batch *batch) {
     check_config("qkv_seq_make_batch", config);
     QKV_CHECK(n >= 1, "qkv_seq_make_batch: n %d: must be >= 1", n);
     QKV_CHECK(batch != NULL, "qkv_seq_make_batch: batch is NULL");
@@ -210,8 +215,8 @@ void qkv_seq_make_batch(const qkv_seq_config *config, uint64_t seed, uint64_t fi
     int longest = 0;
     for (int b = 0; b < n; b++) {
         size_t at = (size_t)b * width_max;
-        int len = draw_example(config, seed, first + (uint64_t)b, batch->src + at,
-                               batch->tgt_out + at);
+        uint64_t index = modulo ? (first + (uint64_t)b) % modulo : first + (uint64_t)b;
+        int len = draw_example(config, seed, index, batch->src + at, batch->tgt_out + at);
         batch->lengths[b] = len;
         if (len > longest) longest = len;
     }

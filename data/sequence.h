@@ -66,6 +66,10 @@ int qkv_seq_example(const qkv_seq_config *config, uint64_t seed, uint64_t index,
  * The batch's buffers grow as needed and are reused. */
 void qkv_seq_make_batch(const qkv_seq_config *config, uint64_t seed, uint64_t first, int n,
                         qkv_seq_batch *batch);
+/* Same, with example indices taken modulo `modulo` (0: no wrap): a fixed data
+ * set of `modulo` examples cycled through in order. */
+void qkv_seq_make_batch_wrapped(const qkv_seq_config *config, uint64_t seed, uint64_t first, int n,
+                                uint64_t modulo, qkv_seq_batch *batch);
 void qkv_seq_batch_free(qkv_seq_batch *batch);
 
 /* Names <-> enums, -1 for unknown names. */

@@ -30,7 +30,7 @@ void qkv_mha_init(qkv_mha *mha, qkv_params *params, const char *name, int d_mode
 
 qkv_tensor *qkv_split_heads(qkv_tape *tape, qkv_tensor *x, int n_heads) {
     char shape[QKV_SHAPE_STR_LEN];
-    QKV_CHECK(x->ndim == 3 && x->shape[2] % n_heads == 0, "split_heads: %s into %d heads",
+    QKV_CHECK(n_heads >= 1 && x->ndim == 3 && x->shape[2] % n_heads == 0, "split_heads: %s into %d heads",
               qkv_shape_str(x, shape, sizeof shape), n_heads);
     int b = x->shape[0], t = x->shape[1], dh = x->shape[2] / n_heads;
     qkv_tensor *r = qkv_reshape(tape, x, 4, (int[]){b, t, n_heads, dh});
@@ -38,6 +38,8 @@ qkv_tensor *qkv_split_heads(qkv_tape *tape, qkv_tensor *x, int n_heads) {
 }
 
 qkv_tensor *qkv_merge_heads(qkv_tape *tape, qkv_tensor *x) {
+    char shape[QKV_SHAPE_STR_LEN];
+    QKV_CHECK(x->ndim == 4, "merge_heads: %s must be [B,H,T,d_head]", qkv_shape_str(x, shape, sizeof shape));
     int b = x->shape[0], h = x->shape[1], t = x->shape[2], dh = x->shape[3];
     qkv_tensor *p = qkv_permute(tape, x, (int[]){0, 2, 1, 3});
     return qkv_reshape(tape, p, 3, (int[]){b, t, h * dh});
@@ -85,6 +87,8 @@ qkv_tensor *qkv_mha_attend(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, co
 
 qkv_tensor *qkv_mha_forward(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, qkv_tensor *ctx,
                             const qkv_mha_call *call) {
+    QKV_CHECK(mha->kdim == mha->vdim, "mha_forward: kdim %d != vdim %d: give keys and values separately with "
+              "qkv_mha_project_kv, then qkv_mha_attend", mha->kdim, mha->vdim);
     qkv_mha_kv kv = qkv_mha_project_kv(tape, mha, ctx ? ctx : x, NULL, call ? call->rope : NULL);
     return qkv_mha_attend(tape, mha, x, &kv, call);
 }

@@ -55,7 +55,8 @@ typedef struct qkv_mha_kv {
 void qkv_mha_init(qkv_mha *mha, qkv_params *params, const char *name, int d_model, int n_heads,
                   int kdim, int vdim, int with_bias, qkv_rng *rng);
 
-/* ctx NULL: self-attention on x. */
+/* ctx NULL: self-attention on x. One context feeds keys and values, so this needs
+ * kdim == vdim; with different widths use qkv_mha_project_kv + qkv_mha_attend. */
 qkv_tensor *qkv_mha_forward(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, qkv_tensor *ctx,
                             const qkv_mha_call *call);
 

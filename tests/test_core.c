@@ -73,6 +73,13 @@ START_TEST(backward_accumulates_and_no_grad_records_nothing) {
     qkv_exp(tape, data);
     ck_assert_int_eq(tape->n_nodes, 0);
     EXPECT_FATAL(qkv_backward(tape, qkv_mul(tape, w, w)), "loss must be a scalar, got [3]");
+    /* Two backward passes on one tape through an intermediate activation: each adds
+     * exactly its own gradient (the activation's gradient restarts at 0). */
+    qkv_tensor_zero_grad(w);
+    qkv_tensor *twice = qkv_sum_all(tape, qkv_scale(tape, w, 2.0f));
+    qkv_backward(tape, twice);
+    qkv_backward(tape, twice);
+    for (int i = 0; i < 3; i++) ck_assert_float_eq(w->grad[i], 4.0f);
     qkv_tensor_free(w);
     qkv_tape_free(tape);
 }

@@ -218,6 +218,9 @@ START_TEST(cli_refuses_bad_flags_and_writes_nothing) {
         {"--steps", "--steps needs a value"},
         {"--resume /nonexistent/ckpt.safetensors", "/nonexistent/ckpt.safetensors"},
         {"--csv /nonexistent-dir/x.csv", "/nonexistent-dir/x.csv"},
+        {"--save /dev/null", "not a regular file"},
+        {"--csv ''", "an output path is empty"},
+        {"--epochs 3 --train-size 1000000000 --batch 1", "at most 1e9"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(args, sizeof args, "train reverse --steps 2 --json %s %s", json, bad[i].flags);
@@ -259,6 +262,15 @@ START_TEST(cli_trains_saves_evaluates_and_summarizes) {
     ck_assert_int_eq(rows, 1 + 5); /* header, step 1, 5, 10, 15, 20 */
     snprintf(args, sizeof args, "eval %s", path);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    /* Resuming needs the same run's config and more steps than the checkpoint has. */
+    snprintf(args, sizeof args, "train reverse --steps 30 --len 4 --dim 16 --heads 2 --ff 16 --layers 1 "
+             "--test-size 16 --quiet --resume %s", path);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "a checkpoint of another run: task is \"copy\" there, reverse here"), "%s", line);
+    snprintf(args, sizeof args, "train copy --steps 20 --len 4 --dim 16 --heads 2 --ff 16 --layers 1 "
+             "--test-size 16 --log-every 5 --quiet --resume %s", path);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "is at step 20; --steps 20 must be larger"), "%s", line);
     scratch_dir_remove();
 }
 END_TEST

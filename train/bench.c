@@ -4,7 +4,7 @@
  * on all threads. Each point repeats the product until one sample takes about
  * SAMPLE_SECONDS, takes SAMPLES such samples and reports the median, in GFLOP/s
  * (2 n^3 flops per product). Prints a table; --json FILE also writes it as JSON
- * (to FILE.tmp, then renamed). `qkv bench` alone runs every bench (today: matmul).
+ * (atomically: a temporary file, fsync, rename). `qkv bench` alone runs every bench (today: matmul).
  * An unknown bench or flag prints one line and returns 2.
  */
 #include <omp.h>
@@ -13,11 +13,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/error.h"
+#include "core/fileio.h"
 #include "core/gemm.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "train/args.h"
 #include "train/commands.h"
+#include "train/trainer.h"
 
 #define SAMPLES 5
 #define SAMPLE_SECONDS 0.06
@@ -98,36 +101,22 @@ static void bench_matmul(matmul_row *rows, int all_threads) {
     }
 }
 
-/* The JSON file is opened (as FILE.tmp) before measuring, so a bad path fails fast. */
-static FILE *open_json(const char *path, char *tmp, size_t tmp_len) {
-    if (snprintf(tmp, tmp_len, "%s.tmp", path) >= (int)tmp_len) {
-        fprintf(stderr, "qkv bench: --json: path too long: %s\n", path);
-        return NULL;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (!f) fprintf(stderr, "qkv bench: --json: cannot write %s\n", tmp);
-    return f;
-}
-
-static int write_json(FILE *f, const char *tmp, const char *path, const matmul_row *rows,
-                      int all_threads) {
-    fprintf(f, "{\n  \"bench\": \"matmul\",\n  \"threads\": %d,\n  \"samples\": %d,\n  \"rows\": [\n",
-            all_threads, SAMPLES);
+/* The table as JSON, written atomically (core/fileio.h). */
+static int write_json(const char *path, const matmul_row *rows, int all_threads) {
+    char text[2048];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "{\n  \"bench\": \"matmul\",\n  \"threads\": %d,\n  \"samples\": %d,\n  \"rows\": [\n",
+                                  all_threads, SAMPLES);
     for (int i = 0; i < N_SIZES; i++)
-        fprintf(f,
-                "    {\"n\": %d, \"gflops_1_thread\": %.2f, \"gflops_all_threads\": %.2f, "
-                "\"speedup\": %.3f}%s\n",
-                rows[i].n, rows[i].gflops_one, rows[i].gflops_all,
-                rows[i].gflops_all / rows[i].gflops_one, i + 1 < N_SIZES ? "," : "");
-    fprintf(f, "  ]\n}\n");
-    int failed = ferror(f);
-    failed |= fclose(f) != 0;
-    if (failed || rename(tmp, path) != 0) {
-        fprintf(stderr, "qkv bench: --json: cannot write %s\n", path);
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "    {\"n\": %d, \"gflops_1_thread\": %.2f, \"gflops_all_threads\": %.2f, "
+                                "\"speedup\": %.3f}%s\n",
+                                rows[i].n, rows[i].gflops_one, rows[i].gflops_all,
+                                rows[i].gflops_all / rows[i].gflops_one, i + 1 < N_SIZES ? "," : "");
+    len += (size_t)snprintf(text + len, sizeof text - len, "  ]\n}\n");
+    qkv_atomic_file f;
+    if (qkv_atomic_open(&f, path) != 0 || qkv_atomic_write(&f, text, len) != 0) return -1;
+    return qkv_atomic_commit(&f);
 }
 
 int qkv_cmd_bench(int argc, char **argv) {
@@ -148,15 +137,19 @@ int qkv_cmd_bench(int argc, char **argv) {
     int parsed = qkv_args_parse("bench", argc, argv, args, 1);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
 
-    char json_tmp[4096];
-    FILE *json = NULL;
-    if (json_path && !(json = open_json(json_path, json_tmp, sizeof json_tmp))) return 1;
+    if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
+        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
+        return 2;
+    }
 
     int previous_threads = omp_get_max_threads();
     int all_threads = omp_get_num_procs(); /* what qkv_set_threads(0) uses */
     matmul_row rows[N_SIZES];
     bench_matmul(rows, all_threads);
     qkv_set_threads(previous_threads);
-    if (json && write_json(json, json_tmp, json_path, rows, all_threads) != 0) return 1;
+    if (json_path && write_json(json_path, rows, all_threads) != 0) {
+        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
+        return 2;
+    }
     return 0;
 }

@@ -12,6 +12,7 @@
 
 #define FORMAT "qkv-checkpoint-1"
 #define CONFIG_PREFIX "config."
+#define MAX_STEP 1000000000000ULL /* steps beyond this are not a real checkpoint */
 
 /* Names of optimizer state tensors: "optim.<slot>.<param>". */
 static char *state_name(const qkv_optimizer *opt, int slot, const qkv_tensor *param) {
@@ -74,7 +75,8 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
 }
 
 /* Parses a non-negative decimal integer metadata value. */
-static int meta_u64(const qkv_safetensors *st, const char *path, const char *key, uint64_t *out) {
+static int meta_u64(const qkv_safetensors *st, const char *path, const char *key, uint64_t max,
+                    uint64_t *out) {
     const char *text = qkv_safetensors_meta(st, key);
     if (!text) {
         qkv_set_error("%s: metadata \"%s\" is missing", path, key);
@@ -83,8 +85,9 @@ static int meta_u64(const qkv_safetensors *st, const char *path, const char *key
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end || text[0] == '-') {
-        qkv_set_error("%s: metadata \"%s\" is not a non-negative integer: \"%.40s\"", path, key, text);
+    if (errno || end == text || *end || text[0] == '-' || v > max) {
+        qkv_set_error("%s: metadata \"%s\" is not an integer in 0..%llu: \"%.40s\"", path, key,
+                      (unsigned long long)max, text);
         return -1;
     }
     *out = v;
@@ -173,7 +176,7 @@ int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimize
             if (!source[params->n + k]) goto done;
         }
         expected += n_state;
-        if (meta_u64(&st, path, "optim.step", &optim_step) != 0) goto done;
+        if (meta_u64(&st, path, "optim.step", MAX_STEP, &optim_step) != 0) goto done;
     }
     for (int i = 0; i < st.n_tensors; i++) {
         /* Optimizer state is checked by count below, or ignored when evaluating. */
@@ -187,8 +190,8 @@ int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimize
         qkv_set_error("%s: %d tensors, this model and optimizer have %d", path, st.n_tensors, expected);
         goto done;
     }
-    if (meta_u64(&st, path, "step", &step_value) != 0 || meta_u64(&st, path, "rng.seed", &seed) != 0 ||
-        meta_u64(&st, path, "rng.counter", &counter) != 0)
+    if (meta_u64(&st, path, "step", MAX_STEP, &step_value) != 0 || meta_u64(&st, path, "rng.seed", UINT64_MAX, &seed) != 0 ||
+        meta_u64(&st, path, "rng.counter", UINT64_MAX, &counter) != 0)
         goto done;
 
     /* 2. Only now touch the model and the optimizer. */

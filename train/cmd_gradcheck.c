@@ -44,5 +44,5 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
     }
     printf("gradcheck: %d cases, %d failed, largest error %.2e\n", run, failed, worst);
     if (run == 0) fprintf(stderr, "qkv gradcheck: no case matches '%s'\n", filter ? filter : "");
-    return failed || run == 0 ? 1 : 0;
+    return run == 0 ? 2 : failed ? 1 : 0;
 }

@@ -65,6 +65,10 @@ int qkv_cmd_train_points(int argc, char **argv) {
     config.data.classes = classes;
     config.seed = (unsigned long long)seed;
     if (check_model("train points", &config.model) != 0) return 2;
+    if (qkv_trainer_check_outputs(&f.trainer) != 0) {
+        fprintf(stderr, "qkv train points: %s\n", qkv_last_error());
+        return 2;
+    }
     f.trainer.seed = config.seed;
     qkv_common_finish(&f);
 
@@ -161,7 +165,8 @@ int qkv_cmd_train_maxreg(int argc, char **argv) {
     qkv_maxreg_task_config config;
     qkv_maxreg_task_default_config(&config);
     qkv_common_flags f = {0};
-    f.trainer = (qkv_trainer_config){.steps = 20000, .eval_every = 2000, .log_every = 1000, .target_key = "test_mae"};
+    f.trainer = (qkv_trainer_config){.steps = 20000, .eval_every = 2000, .log_every = 1000, .target_key = "test_mae",
+                                     .lower_is_better = 1};
     f.trainer.optim.lr = 1e-3f;
     f.optimizer = QKV_OPT_ADAM;
     f.schedule = QKV_SCHED_CONSTANT;
@@ -193,7 +198,7 @@ int qkv_cmd_train_maxreg(int argc, char **argv) {
         fputs("qkv train maxreg: --compare trains four models: --save, --resume and --csv do not apply\n", stderr);
         return 2;
     }
-    if (f.trainer.json_path && qkv_check_output_path(f.trainer.json_path) != 0) {
+    if (qkv_trainer_check_outputs(&f.trainer) != 0) {
         fprintf(stderr, "qkv train maxreg: %s\n", qkv_last_error());
         return 2;
     }

@@ -73,7 +73,13 @@ static int train_sequence(const char *name, int argc, char **argv) {
             fprintf(stderr, "qkv %s: --epochs needs --train-size\n", command);
             return 2;
         }
-        f.trainer.steps = ((long)epochs * config.train_size + config.batch - 1) / config.batch;
+        long long steps = ((long long)epochs * config.train_size + config.batch - 1) / config.batch;
+        if (steps > 1000000000LL) {
+            fprintf(stderr, "qkv %s: --epochs %d x --train-size %d / --batch %d is %lld steps (at most 1e9)\n",
+                    command, epochs, config.train_size, config.batch, steps);
+            return 2;
+        }
+        f.trainer.steps = (int)steps;
     }
     if (qkv_seq_model_check(&config) != 0) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());

@@ -38,11 +38,14 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
         return qkv_set_error("--pos rope needs an even head width, got --dim %d / --heads %d = %d", c->dim,
                              c->heads, c->dim / c->heads), -1;
     if (c->pos == QKV_POS_ALIBI && c->heads > 64) return qkv_set_error("--pos alibi supports at most 64 heads"), -1;
+    if (c->dim > 8192 || c->heads > 1024) return qkv_set_error("--dim %d / --heads %d: expected at most 8192 / 1024", c->dim, c->heads), -1;
     if (c->layers < 1 || c->layers > 64) return qkv_set_error("--layers %d: expected 1..64", c->layers), -1;
-    if (c->ff < 1) return qkv_set_error("--ff %d: expected >= 1", c->ff), -1;
-    if (c->batch < 1) return qkv_set_error("--batch %d: expected >= 1", c->batch), -1;
-    if (c->test_size < 1) return qkv_set_error("--test-size %d: expected >= 1", c->test_size), -1;
+    if (c->ff < 1 || c->ff > 65536) return qkv_set_error("--ff %d: expected 1..65536", c->ff), -1;
+    if (c->batch < 1 || c->batch > 1000000) return qkv_set_error("--batch %d: expected 1..1000000", c->batch), -1;
+    if (c->test_size < 1 || c->test_size > 10000000)
+        return qkv_set_error("--test-size %d: expected 1..10000000", c->test_size), -1;
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
+    if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
     if (c->pos == QKV_POS_LEARNED && c->max_pos > 0 && longest_stream(c) > c->max_pos)
         return qkv_set_error("--max-len %d needs %d positions, beyond the learned table's --max-pos %d",
@@ -158,8 +161,8 @@ void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch
 static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
     qkv_seq_model *t = self;
     uint64_t first = (uint64_t)step * (uint64_t)t->config.batch;
-    if (t->config.train_size > 0) first %= (uint64_t)t->config.train_size;
-    qkv_seq_make_batch(&t->config.data, t->config.seed, first, t->config.batch, &t->batch);
+    qkv_seq_make_batch_wrapped(&t->config.data, t->config.seed, first, t->config.batch,
+                               (uint64_t)t->config.train_size, &t->batch);
     qkv_tensor *logits = batch_logits(t, tape, &t->batch);
     return qkv_cross_entropy(tape, logits, t->batch.tgt_out, QKV_SEQ_IGNORE, NULL);
 }

@@ -53,8 +53,12 @@ const char *qkv_config_get(const qkv_config_kv *c, const char *key) {
 
 int qkv_check_output_path(const char *path) {
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        qkv_set_error("%s: is a directory", path);
+    if (!*path) {
+        qkv_set_error("an output path is empty");
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        qkv_set_error("%s: exists and is not a regular file (%s)", path, S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
         return -1;
     }
     char *copy = strdup(path);
@@ -170,7 +174,8 @@ static void evaluate(qkv_task *task, qkv_tape *tape, qkv_metrics *metrics) {
 
 static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m) {
     const double *v = config->target_key ? qkv_metrics_get(m, config->target_key) : NULL;
-    return config->target > 0 && v && *v >= config->target;
+    if (config->target <= 0 || !v) return 0;
+    return config->lower_is_better ? *v <= config->target : *v >= config->target;
 }
 
 static int fail(const char *what) {
@@ -178,10 +183,36 @@ static int fail(const char *what) {
     return 2;
 }
 
-int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result) {
+int qkv_trainer_check_outputs(const qkv_trainer_config *config) {
     const char *outputs[] = {config->json_path, config->csv_path, config->save_path};
-    for (int i = 0; i < 3; i++)
-        if (outputs[i] && qkv_check_output_path(outputs[i]) != 0) return fail(qkv_last_error());
+    for (int i = 0; i < 3; i++) {
+        if (outputs[i] && qkv_check_output_path(outputs[i]) != 0) return -1;
+        for (int j = 0; j < i; j++)
+            if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0) {
+                qkv_set_error("%s: given for two outputs (--json, --csv, --save)", outputs[i]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+/* The checkpoint's task config must be this run's: same task, same model, same data. */
+static int check_resume_config(const char *path, const qkv_config_kv *now) {
+    qkv_config_kv saved;
+    if (qkv_checkpoint_read_config(path, &saved) != 0) return -1;
+    for (int i = 0; i < now->n; i++) {
+        const char *value = qkv_config_get(&saved, now->key[i]);
+        if (!value || strcmp(value, now->value[i]) != 0) {
+            qkv_set_error("%s: a checkpoint of another run: %s is %s%s%s there, %s here", path, now->key[i],
+                          value ? "\"" : "", value ? value : "missing", value ? "\"" : "", now->value[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result) {
+    if (qkv_trainer_check_outputs(config) != 0) return fail(qkv_last_error());
 
     qkv_config_kv description = {0};
     task->describe(task->self, &description);
@@ -190,7 +221,11 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     qkv_tape *tape = qkv_tape_create(config->seed);
     long start = 0;
     if (config->resume_path &&
-        qkv_checkpoint_load(config->resume_path, task->params, &opt, &start, &tape->rng) != 0) {
+        (check_resume_config(config->resume_path, &description) != 0 ||
+         qkv_checkpoint_load(config->resume_path, task->params, &opt, &start, &tape->rng) != 0 ||
+         (start >= config->steps &&
+          (qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume",
+                         config->resume_path, start, config->steps), 1)))) {
         qkv_tape_free(tape);
         qkv_optimizer_free(&opt);
         return fail(qkv_last_error());

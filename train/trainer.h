@@ -9,6 +9,9 @@
  *       schedule's lr; reset the tape; log; every eval_every steps evaluate, and
  *       stop early once metric `target_key` >= target; every save_every steps save.
  *
+ * Resuming checks that the checkpoint's config is this run's (task, model, data)
+ * and that --steps goes beyond its step.
+ *
  * Step s's batch is a pure function of (seed, s), the tape's dropout stream and the
  * optimizer state are in the checkpoint, so a run resumed at step k ends bitwise
  * equal to an uninterrupted one.
@@ -69,6 +72,7 @@ typedef struct qkv_trainer_config {
     int log_every;
     const char *target_key;     /* the metric shown in progress lines, or NULL */
     float target;               /* > 0: stop early once target_key reaches it */
+    int lower_is_better;        /* the target metric is an error (MAE): stop at <= target */
     float clip;                 /* global-norm clip, 0: none */
     qkv_optimizer_config optim;
     qkv_schedule schedule;
@@ -94,8 +98,12 @@ typedef struct qkv_train_result {
  * written then. */
 int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result);
 
-/* Checks that path can be created or replaced: its directory exists and is
- * writable and path is not a directory. Returns 0 or -1 with qkv_last_error(). */
+/* Checks that path can be created or replaced: not empty, its directory exists
+ * and is writable, and path is absent or a regular file (never a directory or a
+ * device). Returns 0 or -1 with qkv_last_error(). */
 int qkv_check_output_path(const char *path);
+/* All of config's output paths (--json, --csv, --save), distinct; commands call
+ * it before loading data, qkv_train again before training. */
+int qkv_trainer_check_outputs(const qkv_trainer_config *config);
 
 #endif
