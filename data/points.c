@@ -282,13 +282,22 @@ static void random_rotation(qkv_rng *rng, double m[3][3]) {
     set3(m[2], 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y));
 }
 
+/* Rotation by a uniform angle about the z (up) axis. */
+static void random_z_rotation(qkv_rng *rng, double m[3][3]) {
+    double a = 2.0 * PI * uniform(rng), c = cos(a), s = sin(a);
+    set3(m[0], c, -s, 0);
+    set3(m[1], s, c, 0);
+    set3(m[2], 0, 0, 1);
+}
+
 static void make_cloud(const qkv_points_config *config, int c, qkv_rng *rng, float *xyz) {
     const shape *sh = &shapes[c];
     double s[3], rot[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     for (int k = 0; k < 3; k++)
         s[k] = sh->stretch[k] *
                (config->scale_min + (config->scale_max - config->scale_min) * uniform(rng));
-    if (config->rotate) random_rotation(rng, rot);
+    if (config->rotate == QKV_ROTATE_SO3) random_rotation(rng, rot);
+    if (config->rotate == QKV_ROTATE_Z) random_z_rotation(rng, rot);
     for (int i = 0; i < config->n_points; i++) {
         double p[3];
         scaled_surface_point(sh, s, rng, p);
@@ -319,8 +328,8 @@ static void check_config(const char *fn, const qkv_points_config *config) {
                   config->scale_max <= 10.0f * config->scale_min,
               "%s: scale [%g, %g]: need 0 < scale_min <= scale_max <= 10 scale_min", fn,
               (double)config->scale_min, (double)config->scale_max);
-    QKV_CHECK(config->rotate == 0 || config->rotate == 1, "%s: rotate %d: must be 0 or 1", fn,
-              config->rotate);
+    QKV_CHECK(config->rotate >= QKV_ROTATE_NONE && config->rotate <= QKV_ROTATE_Z,
+              "%s: rotate %d: must be 0 (none), 1 (SO(3)) or 2 (about z)", fn, config->rotate);
 }
 
 /* Cloud index's own stream: the index-th split of the data set's stream. */

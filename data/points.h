@@ -20,7 +20,8 @@
  *      the helix tube use their true area element by rejection on the tube angle;
  *      the scaling's change of area, |det S| |S^-T n| for unit normal n, is
  *      corrected by rejection too, so density stays uniform on the scaled surface);
- *   3. a rotation uniform on SO(3) (a random unit quaternion), if rotate;
+ *   3. a random rotation: uniform on SO(3) (a random unit quaternion), or about the
+ *      z (up) axis by a uniform angle, or none (see qkv_points_rotation);
  *      then Gaussian jitter of standard deviation jitter on every coordinate;
  *   4. qkv_points_normalize: centered at the centroid, max norm 1.
  *
@@ -42,12 +43,16 @@
 
 #include "core/rng.h"
 
+/* QKV_ROTATE_Z is ModelNet's usual augmentation (objects keep their up axis);
+ * QKV_ROTATE_SO3 asks the model to learn full 3-D rotation invariance. */
+enum qkv_points_rotation { QKV_ROTATE_NONE = 0, QKV_ROTATE_SO3 = 1, QKV_ROTATE_Z = 2 };
+
 typedef struct qkv_points_config {
     int classes;                /* 2 .. qkv_points_class_count_max() */
     int n_points;               /* points per cloud, >= 1 */
     float jitter;               /* std of the Gaussian noise, >= 0 (base shapes span ~2) */
     float scale_min, scale_max; /* per-axis factors, 0 < min <= max <= 10 min */
-    int rotate;                 /* 1: random rotation, 0: shapes stay axis-aligned */
+    int rotate;                 /* enum qkv_points_rotation */
 } qkv_points_config;
 
 /* The defaults: jitter 0.01, scale [0.7, 1.3], rotate 1. */

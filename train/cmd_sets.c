@@ -9,6 +9,7 @@
 #include "train/set_tasks.h"
 #include "train/train_flags.h"
 
+static const char *rotation_names[] = {"none", "so3", "z", NULL}; /* enum qkv_points_rotation */
 static const char *model_names[] = {"isab", "sab", "deepsets-max", "deepsets-mean", "deepsets-sum", "attnpool", NULL};
 
 /* Rows for the set model's shape, shared by both commands. */
@@ -51,6 +52,7 @@ int qkv_cmd_train_points(int argc, char **argv) {
     const qkv_arg own[] = {
         QKV_ARG_INT_ROW("--points", &config.data.n_points, 1, 1 << 20, "points per cloud"),
         QKV_ARG_INT_ROW("--classes", &classes, 2, qkv_points_class_count_max(), "synthetic shape classes"),
+        QKV_ARG_CHOICE_ROW("--rotate", &config.data.rotate, rotation_names, "random rotation of synthetic clouds"),
         QKV_ARG_STRING_ROW("--data", &config.data_dir, "a ModelNet directory: CLASS/train/*.off, CLASS/test/*.off"),
         QKV_ARG_FLAG_ROW("--skip-bad", &config.skip_bad, "skip (and count) malformed OFF files"),
         QKV_ARG_INT_ROW("--batch", &config.batch, 1, 1 << 20, "clouds per batch"),

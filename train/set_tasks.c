@@ -31,6 +31,7 @@ void qkv_points_task_default_config(qkv_points_task_config *c) {
     c->model = (qkv_set_model_config){.kind = QKV_SET_MODEL_ISAB, .d_in = 3, .width = 128, .n_heads = 4,
                                       .n_outputs = 10, .n_layers = 2, .n_inducing = 16, .layer_norm = 0};
     c->data = qkv_points_config_default(10, 256);
+    c->data.rotate = QKV_ROTATE_Z; /* ModelNet's convention: objects keep their up axis */
     c->batch = 32;
     c->test_size = 2000;
     c->seed = 1;

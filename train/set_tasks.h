@@ -1,6 +1,8 @@
 /* set_tasks.h — the set tasks as trainer tasks.
  *
- * points: classify point clouds. Synthetic shapes (data/points.h) made on the fly,
+ * points: classify point clouds. Synthetic shapes (data/points.h) made on the fly
+ *   (by default rotated about the up axis, as ModelNet is augmented; --rotate so3
+ *   for full 3-D rotations, a much harder task),
  *   batch of step s = clouds [s*batch, (s+1)*batch) of the training stream; or a
  *   ModelNet-style directory of OFF meshes (data/off.h), sampled once at load, with
  *   step s's batch drawn from the training clouds by a counter-based RNG. The test
