@@ -59,10 +59,9 @@ static qkv_tensor *ids_tensor_embed(qkv_tape *tape, const qkv_seq_model *t, cons
     return qkv_embedding(tape, t->embed, ids, 2, (int[]){b, len});
 }
 
-static qkv_tensor *mask_tensor(qkv_tape *tape, const float *mask, int b, int len) {
-    qkv_tensor *m = qkv_tape_tensor(tape, 2, (int[]){b, len});
-    memcpy(m->data, mask, (size_t)b * len * sizeof(float));
-    return m;
+/* The batch's mask as a tensor viewing its buffer (no copy: the batch outlives the step). */
+static qkv_tensor *mask_tensor(qkv_tape *tape, float *mask, int b, int len) {
+    return qkv_tape_view(tape, 2, (int[]){b, len}, mask);
 }
 
 /* Logits [B, T, tokens] for every position of a training batch (teacher forcing). */
@@ -79,16 +78,10 @@ static qkv_tensor *batch_logits(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_
     return qkv_linear_forward(tape, &t->head, h);
 }
 
-static int32_t argmax_row(const float *row, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++) if (row[i] > row[best]) best = i;
-    return best;
-}
-
 /* The next token of each of the b rows of logits [b, 1, tokens]. */
 static void next_tokens(const qkv_tensor *logits, int32_t *out) {
     int tokens = logits->shape[2];
-    for (int i = 0; i < logits->shape[0]; i++) out[i] = argmax_row(logits->data + (size_t)i * tokens, tokens);
+    for (int i = 0; i < logits->shape[0]; i++) out[i] = qkv_argmax(logits->data + (size_t)i * tokens, tokens);
 }
 
 static void predict_seq2seq(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred) {
@@ -151,7 +144,7 @@ void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch
         for (int i = 0; i < batch->batch; i++)
             for (int s = 0; s < batch->src_len; s++)
                 pred[(size_t)i * batch->src_len + s] =
-                    argmax_row(logits->data + ((size_t)i * batch->src_len + s) * tokens, tokens);
+                    qkv_argmax(logits->data + ((size_t)i * batch->src_len + s) * tokens, tokens);
     }
     }
 }

@@ -17,11 +17,9 @@ static void *xmalloc(size_t bytes) {
     return p;
 }
 
-/* A [b, n, d] tensor on the tape holding a copy of values. */
-static qkv_tensor *tape_copy(qkv_tape *tape, const float *values, int ndim, const int *shape) {
-    qkv_tensor *t = qkv_tape_tensor(tape, ndim, shape);
-    memcpy(t->data, values, t->size * sizeof(float));
-    return t;
+/* Data as a tensor viewing the task's buffers: no copy (they outlive the step). */
+static qkv_tensor *data_tensor(qkv_tape *tape, float *values, int ndim, const int *shape) {
+    return qkv_tape_view(tape, ndim, shape, values);
 }
 
 /* ---- points --------------------------------------------------------------------------- */
@@ -37,9 +35,9 @@ void qkv_points_task_default_config(qkv_points_task_config *c) {
     c->seed = 1;
 }
 
-static qkv_tensor *points_logits(qkv_points_task *t, qkv_tape *tape, const float *xyz, int b) {
+static qkv_tensor *points_logits(qkv_points_task *t, qkv_tape *tape, float *xyz, int b) {
     int n = t->config.data.n_points;
-    return qkv_set_model_forward(tape, &t->model, tape_copy(tape, xyz, 3, (int[]){b, n, 3}), NULL);
+    return qkv_set_model_forward(tape, &t->model, data_tensor(tape, xyz, 3, (int[]){b, n, 3}), NULL);
 }
 
 static qkv_tensor *points_loss(void *self, qkv_tape *tape, long step) {
@@ -66,10 +64,7 @@ static void points_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
         int b = t->test.count - first < t->config.batch ? t->test.count - first : t->config.batch;
         qkv_tensor *logits = points_logits(t, tape, t->test.xyz + (size_t)first * n * 3, b);
         for (int i = 0; i < b; i++) {
-            const float *row = logits->data + (size_t)i * classes;
-            int best = 0;
-            for (int c = 1; c < classes; c++) if (row[c] > row[best]) best = c;
-            correct += best == t->test.labels[first + i];
+            correct += qkv_argmax(logits->data + (size_t)i * classes, classes) == t->test.labels[first + i];
         }
         qkv_tape_reset(tape);
     }
@@ -149,8 +144,8 @@ void qkv_maxreg_task_default_config(qkv_maxreg_task_config *c) {
 static qkv_tensor *maxreg_predict(qkv_maxreg_task *t, qkv_tape *tape, uint64_t seed, uint64_t first, int b) {
     int n = t->config.data.max_size;
     qkv_maxreg_batch(&t->config.data, seed, first, b, t->x, t->mask, t->targets, NULL);
-    qkv_tensor *x = tape_copy(tape, t->x, 3, (int[]){b, n, 1});
-    qkv_tensor *mask = tape_copy(tape, t->mask, 2, (int[]){b, n});
+    qkv_tensor *x = data_tensor(tape, t->x, 3, (int[]){b, n, 1});
+    qkv_tensor *mask = data_tensor(tape, t->mask, 2, (int[]){b, n});
     return qkv_set_model_forward(tape, &t->model, x, mask);
 }
 
@@ -159,7 +154,7 @@ static qkv_tensor *maxreg_loss(void *self, qkv_tape *tape, long step) {
     qkv_maxreg_task *t = self;
     int b = t->config.batch;
     qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed, (uint64_t)step * (uint64_t)b, b);
-    qkv_tensor *target = tape_copy(tape, t->targets, 2, (int[]){b, 1});
+    qkv_tensor *target = data_tensor(tape, t->targets, 2, (int[]){b, 1});
     return qkv_mean_all(tape, qkv_abs(tape, qkv_sub(tape, pred, target)));
 }
 

@@ -15,9 +15,9 @@ void qkv_spirals_default_config(qkv_spirals_config *config) {
     *config = (qkv_spirals_config){.batch = 128, .hidden = 64, .n_per_class = 500, .seed = 1, .noise = 0.1f};
 }
 
-static qkv_tensor *logits_of(const qkv_spirals_task *t, qkv_tape *tape, const float *x, int n) {
-    qkv_tensor *input = qkv_tape_tensor(tape, 2, (int[]){n, 2});
-    memcpy(input->data, x, (size_t)n * 2 * sizeof(float));
+/* Logits for n rows of x [n, 2]; x is viewed, not copied (it outlives the step). */
+static qkv_tensor *logits_of(const qkv_spirals_task *t, qkv_tape *tape, float *x, int n) {
+    qkv_tensor *input = qkv_tape_view(tape, 2, (int[]){n, 2}, x);
     input->name = "x";
     return qkv_mlp_forward(tape, &t->mlp, input);
 }
@@ -37,12 +37,11 @@ static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
 }
 
 /* Share of rows whose largest logit is the label. */
-static double accuracy(const qkv_spirals_task *t, qkv_tape *tape, const float *x, const int32_t *y) {
+static double accuracy(const qkv_spirals_task *t, qkv_tape *tape, float *x, const int32_t *y) {
     qkv_tensor *logits = logits_of(t, tape, x, t->n);
     int correct = 0;
     for (int i = 0; i < t->n; i++) {
-        const float *row = logits->data + (size_t)i * N_CLASSES;
-        correct += (row[1] > row[0] ? 1 : 0) == y[i];
+        correct += qkv_argmax(logits->data + (size_t)i * N_CLASSES, N_CLASSES) == y[i];
     }
     qkv_tape_reset(tape);
     return (double)correct / t->n;

@@ -29,6 +29,13 @@ void qkv_metrics_set(qkv_metrics *m, const char *key, double value) {
     m->value[m->n++] = value;
 }
 
+int qkv_argmax(const float *row, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (row[i] > row[best]) best = i;
+    return best;
+}
+
 const double *qkv_metrics_get(const qkv_metrics *m, const char *key) {
     for (int i = 0; i < m->n; i++)
         if (strcmp(m->key[i], key) == 0) return &m->value[i];

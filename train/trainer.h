@@ -40,6 +40,8 @@ typedef struct qkv_metrics {
 } qkv_metrics;
 
 void qkv_metrics_set(qkv_metrics *m, const char *key, double value);
+/* Index of the first largest of row[0..n): a prediction from logits. */
+int qkv_argmax(const float *row, int n);
 /* NULL if absent. */
 const double *qkv_metrics_get(const qkv_metrics *m, const char *key);
 
