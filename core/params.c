@@ -32,6 +32,15 @@ size_t qkv_params_count(const qkv_params *params) {
     return total;
 }
 
+size_t qkv_params_copy_values(const qkv_params *params, float *out) {
+    size_t off = 0;
+    for (int i = 0; i < params->n; i++) {
+        if (out) memcpy(out + off, params->items[i]->data, params->items[i]->size * sizeof(float));
+        off += params->items[i]->size;
+    }
+    return off;
+}
+
 qkv_tensor *qkv_params_find(const qkv_params *params, const char *name) {
     for (int i = 0; i < params->n; i++)
         if (strcmp(params->items[i]->name, name) == 0) return params->items[i];

@@ -18,6 +18,9 @@ typedef struct qkv_params {
 qkv_tensor *qkv_params_new(qkv_params *params, const char *name, int ndim, const int *shape);
 void qkv_params_zero_grad(const qkv_params *params);
 size_t qkv_params_count(const qkv_params *params);   /* total scalars */
+/* Copies every parameter's values, in list order, into out (NULL: only count);
+ * returns qkv_params_count(params). */
+size_t qkv_params_copy_values(const qkv_params *params, float *out);
 qkv_tensor *qkv_params_find(const qkv_params *params, const char *name);
 void qkv_params_free(qkv_params *params);
 

@@ -51,12 +51,7 @@ static size_t train_and_dump(qkv_task *task, int steps, qkv_optimizer_config opt
     qkv_trainer_config config = {.steps = steps, .quiet = 1, .seed = 7, .clip = 1.0f, .optim = optim};
     qkv_train_result result;
     ck_assert_int_eq(qkv_train(&config, task, &result), 0);
-    size_t off = 0;
-    for (int i = 0; i < task->params->n; i++) {
-        const qkv_tensor *p = task->params->items[i];
-        if (out) memcpy(out + off, p->data, p->size * sizeof(float));
-        off += p->size;
-    }
+    size_t off = qkv_params_copy_values(task->params, out);
     if (out) out[off] = result.final_loss;
     return off + 1;
 }

@@ -73,11 +73,8 @@ static float *points_run(int steps, const char *save, const char *resume, size_t
     qkv_train_result result;
     ck_assert_int_eq(qkv_train(&trainer, &task.task, &result), 0);
     *n = qkv_params_count(&task.params);
-    float *flat = malloc(*n * sizeof(float)), *p = flat;
-    for (int i = 0; i < task.params.n; i++) {
-        memcpy(p, task.params.items[i]->data, task.params.items[i]->size * sizeof(float));
-        p += task.params.items[i]->size;
-    }
+    float *flat = malloc(*n * sizeof(float));
+    qkv_params_copy_values(&task.params, flat);
     qkv_points_task_free(&task);
     return flat;
 }

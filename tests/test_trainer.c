@@ -39,11 +39,8 @@ static float *train_and_flatten(const qkv_seq_model_config *c, const qkv_trainer
     qkv_train_result result;
     ck_assert_int_eq(qkv_train(t, &model.task, &result), 0);
     *n = qkv_params_count(&model.params);
-    float *flat = malloc(*n * sizeof(float)), *p = flat;
-    for (int i = 0; i < model.params.n; i++) {
-        memcpy(p, model.params.items[i]->data, model.params.items[i]->size * sizeof(float));
-        p += model.params.items[i]->size;
-    }
+    float *flat = malloc(*n * sizeof(float));
+    qkv_params_copy_values(&model.params, flat);
     qkv_seq_model_free(&model);
     return flat;
 }
