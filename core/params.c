@@ -47,6 +47,12 @@ qkv_tensor *qkv_params_find(const qkv_params *params, const char *name) {
     return NULL;
 }
 
+int qkv_name_lookup(const char *name, const char *const *names, int count) {
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(name, names[i]) == 0) return i;
+    return -1;
+}
+
 char *qkv_name_join(char out[QKV_NAME_MAX], const char *prefix, const char *part) {
     int n = snprintf(out, QKV_NAME_MAX, "%s.%s", prefix, part);
     QKV_CHECK(n >= 0 && n < QKV_NAME_MAX, "name %s.%s is longer than %d characters", prefix, part,

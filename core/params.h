@@ -27,6 +27,9 @@ void qkv_params_free(qkv_params *params);
 /* Dotted names: out = "<prefix>.<part>" or "<prefix>.<index>"; a name longer
  * than QKV_NAME_MAX - 1 is a programmer error. Both return out. */
 #define QKV_NAME_MAX 128
+/* Index of name in names[0..count), or -1 (also for NULL): the parsers of every
+ * "--flag value" choice (tasks, positions, optimizers, ...). */
+int qkv_name_lookup(const char *name, const char *const *names, int count);
 char *qkv_name_join(char out[QKV_NAME_MAX], const char *prefix, const char *part);
 char *qkv_name_index(char out[QKV_NAME_MAX], const char *prefix, int index);
 

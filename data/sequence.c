@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/params.h"
 #include "core/rng.h"
 
 /* Longest example for which the decoder stream 2L+1 still fits an int. */
@@ -238,15 +239,8 @@ void qkv_seq_make_batch_wrapped(const qkv_seq_config *config, uint64_t seed, uin
 
 /* ---- names ------------------------------------------------------------------ */
 
-static int parse_name(const char *name, const char *const *names, int count) {
-    if (!name) return -1;
-    for (int i = 0; i < count; i++)
-        if (strcmp(name, names[i]) == 0) return i;
-    return -1;
-}
-
-int qkv_seq_task_parse(const char *name) { return parse_name(name, task_names, TASK_COUNT); }
-int qkv_seq_arch_parse(const char *name) { return parse_name(name, arch_names, ARCH_COUNT); }
+int qkv_seq_task_parse(const char *name) { return qkv_name_lookup(name, task_names, TASK_COUNT); }
+int qkv_seq_arch_parse(const char *name) { return qkv_name_lookup(name, arch_names, ARCH_COUNT); }
 
 const char *qkv_seq_task_name(qkv_seq_task task) {
     QKV_CHECK((int)task >= 0 && (int)task < TASK_COUNT, "qkv_seq_task_name: task %d: unknown",

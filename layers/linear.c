@@ -51,7 +51,7 @@ void qkv_mlp_init(qkv_mlp *mlp, qkv_params *params, const char *name, int n_laye
     }
 }
 
-static qkv_tensor *activate(qkv_tape *tape, qkv_activation activation, qkv_tensor *x) {
+qkv_tensor *qkv_activate(qkv_tape *tape, qkv_activation activation, qkv_tensor *x) {
     switch (activation) {
     case QKV_ACT_GELU: return qkv_gelu(tape, x);
     case QKV_ACT_TANH: return qkv_tanh(tape, x);
@@ -62,7 +62,7 @@ static qkv_tensor *activate(qkv_tape *tape, qkv_activation activation, qkv_tenso
 qkv_tensor *qkv_mlp_forward(qkv_tape *tape, const qkv_mlp *mlp, qkv_tensor *x) {
     for (int i = 0; i < mlp->n_layers; i++) {
         x = qkv_linear_forward(tape, &mlp->layers[i], x);
-        if (i + 1 < mlp->n_layers) x = activate(tape, mlp->activation, x);
+        if (i + 1 < mlp->n_layers) x = qkv_activate(tape, mlp->activation, x);
     }
     return x;
 }

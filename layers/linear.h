@@ -27,6 +27,9 @@ qkv_tensor *qkv_linear_forward(qkv_tape *tape, const qkv_linear *layer, qkv_tens
 
 typedef enum qkv_activation { QKV_ACT_RELU, QKV_ACT_GELU, QKV_ACT_TANH } qkv_activation;
 
+/* The activation op for a kind (gelu is the tanh approximation). */
+qkv_tensor *qkv_activate(qkv_tape *tape, qkv_activation activation, qkv_tensor *x);
+
 #define QKV_MLP_MAX_LAYERS 8
 typedef struct qkv_mlp {
     int n_layers;

@@ -9,13 +9,14 @@
 
 static const char *const kind_names[] = {"none", "learned", "sinusoidal", "rope", "alibi"};
 
-int qkv_pos_kind_parse(const char *name) {
-    for (int i = 0; i < (int)(sizeof kind_names / sizeof kind_names[0]); i++)
-        if (strcmp(name, kind_names[i]) == 0) return i;
-    return -1;
-}
+#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 
-const char *qkv_pos_kind_name(qkv_pos_kind kind) { return kind_names[kind]; }
+int qkv_pos_kind_parse(const char *name) { return qkv_name_lookup(name, kind_names, N_KINDS); }
+
+const char *qkv_pos_kind_name(qkv_pos_kind kind) {
+    QKV_CHECK((int)kind >= 0 && (int)kind < N_KINDS, "positions: unknown kind %d", (int)kind);
+    return kind_names[kind];
+}
 
 void qkv_positions_init(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
                         int d_model, int max_len, int n_heads, qkv_rng *rng) {

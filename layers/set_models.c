@@ -12,11 +12,8 @@ static const char *const kind_names[] = {"isab", "sab", "deepsets-max", "deepset
 #define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 
 int qkv_set_model_kind_parse(const char *name) {
-    if (!name) return -1;
-    if (strcmp(name, "sab-pma") == 0) return QKV_SET_MODEL_SAB;
-    for (int i = 0; i < N_KINDS; i++)
-        if (strcmp(name, kind_names[i]) == 0) return i;
-    return -1;
+    if (name && strcmp(name, "sab-pma") == 0) return QKV_SET_MODEL_SAB;
+    return qkv_name_lookup(name, kind_names, N_KINDS);
 }
 
 const char *qkv_set_model_kind_name(qkv_set_model_kind kind) {

@@ -249,11 +249,7 @@ qkv_tensor *qkv_attn_pool_forward(qkv_tape *tape, const qkv_attn_pool *pool, qkv
 
 static const char *const pool_names[] = {"sum", "mean", "max"};
 
-int qkv_set_pool_parse(const char *name) {
-    for (int i = 0; i < 3; i++)
-        if (name && strcmp(name, pool_names[i]) == 0) return i;
-    return -1;
-}
+int qkv_set_pool_parse(const char *name) { return qkv_name_lookup(name, pool_names, 3); }
 
 const char *qkv_set_pool_name(qkv_set_pool pool) {
     return pool >= QKV_POOL_SUM && pool <= QKV_POOL_MAX ? pool_names[pool] : "unknown";

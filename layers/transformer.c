@@ -27,7 +27,7 @@ void qkv_ffn_init(qkv_ffn *ffn, qkv_params *params, const char *name, int d_mode
 
 qkv_tensor *qkv_ffn_forward(qkv_tape *tape, const qkv_ffn *ffn, qkv_tensor *x) {
     qkv_tensor *h = qkv_linear_forward(tape, &ffn->fc1, x);
-    h = ffn->activation == QKV_ACT_RELU ? qkv_relu(tape, h) : qkv_gelu(tape, h);
+    h = qkv_activate(tape, ffn->activation, h);
     return qkv_linear_forward(tape, &ffn->fc2, h);
 }
 

@@ -28,11 +28,7 @@
 static const char *const kind_names[] = {"sgd", "adam", "adamw"};
 #define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
 
-int qkv_opt_kind_parse(const char *name) {
-    for (int k = 0; name && k < N_KINDS; k++)
-        if (strcmp(name, kind_names[k]) == 0) return k;
-    return -1;
-}
+int qkv_opt_kind_parse(const char *name) { return qkv_name_lookup(name, kind_names, N_KINDS); }
 
 const char *qkv_opt_kind_name(qkv_opt_kind kind) {
     QKV_CHECK((int)kind >= 0 && (int)kind < N_KINDS, "optimizer: unknown kind %d", (int)kind);

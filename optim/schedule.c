@@ -21,11 +21,7 @@
 static const char *const schedule_names[] = {"constant", "cosine", "step"};
 #define N_SCHEDULES ((int)(sizeof schedule_names / sizeof schedule_names[0]))
 
-int qkv_schedule_kind_parse(const char *name) {
-    for (int k = 0; name && k < N_SCHEDULES; k++)
-        if (strcmp(name, schedule_names[k]) == 0) return k;
-    return -1;
-}
+int qkv_schedule_kind_parse(const char *name) { return qkv_name_lookup(name, schedule_names, N_SCHEDULES); }
 
 static double cosine_factor(const qkv_schedule *c, long s) {
     QKV_CHECK(c->warmup >= 0, "schedule cosine: warmup = %ld must be >= 0", c->warmup);
