@@ -23,6 +23,11 @@ qkv_rng qkv_rng_split(qkv_rng *rng) {
     return child;
 }
 
+qkv_rng qkv_rng_split_at(qkv_rng parent, uint64_t index) {
+    parent.counter = index;
+    return qkv_rng_split(&parent);
+}
+
 uint64_t qkv_rng_u64(qkv_rng *rng) { return qkv_rng_at(rng->seed, rng->counter++); }
 
 uint64_t qkv_rng_reserve(qkv_rng *rng, uint64_t count) {

@@ -19,6 +19,10 @@ typedef struct qkv_rng {
 qkv_rng qkv_rng_make(uint64_t seed);
 /* A new independent stream derived from this one (for a sub-task). */
 qkv_rng qkv_rng_split(qkv_rng *rng);
+/* The index-th stream split off parent, whatever parent's counter: data sets give
+ * example i its own stream, qkv_rng_split_at(qkv_rng_make(seed), i), so that an
+ * example never depends on which batch it lands in. */
+qkv_rng qkv_rng_split_at(qkv_rng parent, uint64_t index);
 
 uint64_t qkv_rng_at(uint64_t seed, uint64_t n);           /* the stateless core */
 uint64_t qkv_rng_u64(qkv_rng *rng);

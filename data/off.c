@@ -448,11 +448,7 @@ static int list_split(const char *dir, const name_list *classes, int split, spli
 /* File k of split s: the k-th split of the split's stream, itself the s-th split
  * of the seed's stream. */
 static qkv_rng file_rng(uint64_t seed, int split, int k) {
-    qkv_rng root = qkv_rng_make(seed);
-    root.counter = (uint64_t)split;
-    qkv_rng split_rng = qkv_rng_split(&root);
-    split_rng.counter = (uint64_t)k;
-    return qkv_rng_split(&split_rng);
+    return qkv_rng_split_at(qkv_rng_split_at(qkv_rng_make(seed), (uint64_t)split), (uint64_t)k);
 }
 
 /* Reads every file of the split into its slot of xyz; errors[k] gets file k's

@@ -332,13 +332,6 @@ static void check_config(const char *fn, const qkv_points_config *config) {
               "%s: rotate %d: must be 0 (none), 1 (SO(3)) or 2 (about z)", fn, config->rotate);
 }
 
-/* Cloud index's own stream: the index-th split of the data set's stream. */
-static qkv_rng example_rng(uint64_t seed, uint64_t index) {
-    qkv_rng data_set = qkv_rng_make(seed);
-    data_set.counter = index;
-    return qkv_rng_split(&data_set);
-}
-
 static int32_t label_of(const qkv_points_config *config, uint64_t index) {
     return (int32_t)(index % (uint64_t)config->classes);
 }
@@ -347,7 +340,7 @@ void qkv_points_example(const qkv_points_config *config, uint64_t seed, uint64_t
                         float *xyz, int32_t *label) {
     check_config("qkv_points_example", config);
     QKV_CHECK(xyz != NULL && label != NULL, "qkv_points_example: xyz or label is NULL");
-    qkv_rng rng = example_rng(seed, index);
+    qkv_rng rng = qkv_rng_split_at(qkv_rng_make(seed), index);
     *label = label_of(config, index);
     make_cloud(config, *label, &rng, xyz);
 }
@@ -361,7 +354,7 @@ void qkv_points_batch(const qkv_points_config *config, uint64_t seed, uint64_t f
 #pragma omp parallel for if (QKV_PARALLEL((size_t)n * config->n_points * WORK_PER_POINT)) schedule(static)
     for (int b = 0; b < n; b++) {
         uint64_t index = first + (uint64_t)b;
-        qkv_rng rng = example_rng(seed, index);
+        qkv_rng rng = qkv_rng_split_at(qkv_rng_make(seed), index);
         labels[b] = label_of(config, index);
         make_cloud(config, labels[b], &rng, xyz + (size_t)b * cloud);
     }

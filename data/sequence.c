@@ -71,18 +71,11 @@ static int compare_tokens(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Example index's own stream: the index-th split of the data set's stream. */
-static qkv_rng example_rng(uint64_t seed, uint64_t index) {
-    qkv_rng data_set = qkv_rng_make(seed);
-    data_set.counter = index;
-    return qkv_rng_split(&data_set);
-}
-
 /* Draws example index into x[0..L) and its target into y[0..L); returns L.
  * The config is already checked. */
 static int draw_example(const qkv_seq_config *config, uint64_t seed, uint64_t index,
                         int32_t *x, int32_t *y) {
-    qkv_rng rng = example_rng(seed, index);
+    qkv_rng rng = qkv_rng_split_at(qkv_rng_make(seed), index);
     uint32_t len_choices = (uint32_t)(config->max_len - config->min_len + 1);
     int len = config->min_len + (int)qkv_rng_below(&rng, len_choices);
     for (int i = 0; i < len; i++)

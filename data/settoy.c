@@ -26,17 +26,10 @@ static void check_config(const char *fn, const qkv_maxreg_config *config) {
               (double)config->hi);
 }
 
-/* Example index's own stream: the index-th split of the data set's stream. */
-static qkv_rng example_rng(uint64_t seed, uint64_t index) {
-    qkv_rng data_set = qkv_rng_make(seed);
-    data_set.counter = index;
-    return qkv_rng_split(&data_set);
-}
-
 /* Draws the set into x[0..size), zeros x[size..max_size); returns size. */
 static int draw_example(const qkv_maxreg_config *config, uint64_t seed, uint64_t index, float *x,
                         float *target) {
-    qkv_rng rng = example_rng(seed, index);
+    qkv_rng rng = qkv_rng_split_at(qkv_rng_make(seed), index);
     uint32_t choices = (uint32_t)(config->max_size - config->min_size + 1);
     int size = config->min_size + (int)qkv_rng_below(&rng, choices);
     float width = config->hi - config->lo, best = -INFINITY;
