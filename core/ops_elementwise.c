@@ -218,7 +218,7 @@ INLINE float unary_value(enum unary_kind k, float x, float c) {
     case UNARY_GELU_EXACT: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
     case UNARY_TANH: return qkv_fast_tanhf(x);
     case UNARY_SIGMOID: { /* exp of a non-positive number only: no overflow */
-        float e = expf(-fabsf(x));
+        float e = qkv_fast_exp_nonpositive(-fabsf(x));
         return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
     }
     case UNARY_EXP: return expf(x);
@@ -242,7 +242,7 @@ INLINE float unary_slope(enum unary_kind k, float x, float y, float c) {
                0.5f * x * (1.0f - t * t) * GELU_BETA * (1.0f + 3.0f * GELU_KAPPA * x * x);
     }
     case UNARY_GELU_EXACT: /* d[x Phi(x)] = Phi(x) + x phi(x) */
-        return 0.5f * (1.0f + erff(x * (float)M_SQRT1_2)) + x * INV_SQRT_2PI * expf(-0.5f * x * x);
+        return 0.5f * (1.0f + erff(x * (float)M_SQRT1_2)) + x * INV_SQRT_2PI * qkv_fast_exp_nonpositive(-0.5f * x * x);
     case UNARY_TANH: return 1.0f - y * y;              /* 1 - tanh^2 */
     case UNARY_SIGMOID: return y * (1.0f - y);         /* s (1 - s) */
     case UNARY_EXP: return y;                          /* exp */

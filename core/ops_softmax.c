@@ -230,11 +230,12 @@ static void mse_backward(qkv_node *node) {
     qkv_tensor *pred = node->inputs[0], *target = node->inputs[1];
     float *dp = pred->requires_grad ? qkv_tensor_grad(pred) : NULL;
     float *dt = target->requires_grad ? qkv_tensor_grad(target) : NULL;
+    const float *diff = node->saved;  /* p - t, kept by the forward */
     size_t n = pred->size;
     float coef = (float)(2.0 * node->out->grad[0] / (double)n);
     #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
     for (size_t i = 0; i < n; i++) {
-        float d = coef * (pred->data[i] - target->data[i]);
+        float d = coef * diff[i];
         if (dp) dp[i] += d;
         if (dt) dt[i] -= d;
     }
@@ -248,16 +249,14 @@ qkv_tensor *qkv_mse(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target) {
               qkv_shape_str(pred, pred_shape, sizeof pred_shape),
               qkv_shape_str(target, target_shape, sizeof target_shape));
     size_t n = pred->size;
-    float *squares = qkv_tape_alloc(tape, n * sizeof(float));
+    float *diff = qkv_tape_alloc(tape, n * sizeof(float));
     #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float d = pred->data[i] - target->data[i];
-        squares[i] = d * d;
-    }
+    for (size_t i = 0; i < n; i++) diff[i] = pred->data[i] - target->data[i];
     const int no_dims[1] = {1};
     qkv_tensor *out = qkv_tape_tensor(tape, 0, no_dims);
-    out->data[0] = (float)(qkv_sum_fixed(squares, n) / (double)n);
+    out->data[0] = (float)(qkv_sum_squares_fixed(diff, n) / (double)n); /* squares in double */
     qkv_tensor *inputs[2] = {pred, target};
-    qkv_tape_record(tape, "mse", out, mse_backward, 2, inputs);
+    qkv_node *node = qkv_tape_record(tape, "mse", out, mse_backward, 2, inputs);
+    if (node) node->saved = diff;
     return out;
 }
