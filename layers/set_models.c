@@ -130,10 +130,12 @@ qkv_tensor *qkv_set_model_forward(qkv_tape *tape, const qkv_set_model *model, qk
                   "set_model (%s): mask %s does not match the input %s (must be [B,N])", kind_names[c->kind],
                   qkv_shape_str(mask, ms, sizeof ms), xs);
     }
-    /* Padded rows to 0 once here, before any row-wise layer can grow them. */
-    x = qkv_set_zero_padding(tape, x, mask);
+    /* Every block and DeepSets zero their own padded input rows; only the layers
+     * in front of them (the embedding, attnpool's phi) need it done here, before
+     * a row-wise layer can grow huge padding values into Inf. */
     qkv_set_pool pool;
     if (is_deepsets(c->kind, &pool)) return qkv_deepsets_forward(tape, &model->deepsets, x, mask);
+    if (model->has_embed || !is_transformer(c->kind)) x = qkv_set_zero_padding(tape, x, mask);
     qkv_tensor *summary = is_transformer(c->kind)
                               ? transformer_forward(tape, model, x, mask)
                               : qkv_attn_pool_forward(tape, &model->attn_pool, qkv_mlp_forward(tape, &model->phi, x),
