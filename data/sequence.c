@@ -24,10 +24,10 @@
 /* Longest example for which the decoder stream 2L+1 still fits an int. */
 #define MAX_EXAMPLE_LEN ((INT_MAX - 1) / 2)
 
-static const char *const task_names[] = {"reverse", "copy", "sort"};
-static const char *const arch_names[] = {"encoder", "seq2seq", "decoder"};
-#define TASK_COUNT ((int)(sizeof task_names / sizeof task_names[0]))
-#define ARCH_COUNT ((int)(sizeof arch_names / sizeof arch_names[0]))
+const char *const qkv_seq_task_names[] = {"reverse", "copy", "sort", NULL};
+const char *const qkv_seq_arch_names[] = {"encoder", "seq2seq", "decoder", NULL};
+#define TASK_COUNT ((int)(sizeof qkv_seq_task_names / sizeof qkv_seq_task_names[0]) - 1)
+#define ARCH_COUNT ((int)(sizeof qkv_seq_arch_names / sizeof qkv_seq_arch_names[0]) - 1)
 
 /* ---- configuration ---------------------------------------------------------- */
 
@@ -232,17 +232,17 @@ void qkv_seq_make_batch_wrapped(const qkv_seq_config *config, uint64_t seed, uin
 
 /* ---- names ------------------------------------------------------------------ */
 
-int qkv_seq_task_parse(const char *name) { return qkv_name_lookup(name, task_names, TASK_COUNT); }
-int qkv_seq_arch_parse(const char *name) { return qkv_name_lookup(name, arch_names, ARCH_COUNT); }
+int qkv_seq_task_parse(const char *name) { return qkv_name_lookup(name, qkv_seq_task_names, TASK_COUNT); }
+int qkv_seq_arch_parse(const char *name) { return qkv_name_lookup(name, qkv_seq_arch_names, ARCH_COUNT); }
 
 const char *qkv_seq_task_name(qkv_seq_task task) {
     QKV_CHECK((int)task >= 0 && (int)task < TASK_COUNT, "qkv_seq_task_name: task %d: unknown",
               (int)task);
-    return task_names[task];
+    return qkv_seq_task_names[task];
 }
 
 const char *qkv_seq_arch_name(qkv_seq_arch arch) {
     QKV_CHECK((int)arch >= 0 && (int)arch < ARCH_COUNT, "qkv_seq_arch_name: arch %d: unknown",
               (int)arch);
-    return arch_names[arch];
+    return qkv_seq_arch_names[arch];
 }

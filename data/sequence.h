@@ -74,6 +74,8 @@ void qkv_seq_batch_free(qkv_seq_batch *batch);
 
 /* Names <-> enums, -1 for unknown names. */
 int qkv_seq_task_parse(const char *name);   /* "reverse", "copy", "sort" */
+extern const char *const qkv_seq_task_names[];  /* in enum order, NULL-terminated */
+extern const char *const qkv_seq_arch_names[];
 int qkv_seq_arch_parse(const char *name);   /* "encoder", "seq2seq", "decoder" */
 const char *qkv_seq_task_name(qkv_seq_task task);
 const char *qkv_seq_arch_name(qkv_seq_arch arch);

@@ -7,15 +7,15 @@
 #include "core/error.h"
 #include "core/ops.h"
 
-static const char *const kind_names[] = {"none", "learned", "sinusoidal", "rope", "alibi"};
+const char *const qkv_pos_kind_names[] = {"none", "learned", "sinusoidal", "rope", "alibi", NULL};
 
-#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
+#define N_KINDS ((int)(sizeof qkv_pos_kind_names / sizeof qkv_pos_kind_names[0]) - 1)
 
-int qkv_pos_kind_parse(const char *name) { return qkv_name_lookup(name, kind_names, N_KINDS); }
+int qkv_pos_kind_parse(const char *name) { return qkv_name_lookup(name, qkv_pos_kind_names, N_KINDS); }
 
 const char *qkv_pos_kind_name(qkv_pos_kind kind) {
     QKV_CHECK((int)kind >= 0 && (int)kind < N_KINDS, "positions: unknown kind %d", (int)kind);
-    return kind_names[kind];
+    return qkv_pos_kind_names[kind];
 }
 
 void qkv_positions_init(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,

@@ -33,6 +33,7 @@ typedef struct qkv_positions {
 /* Name <-> kind: "none", "learned", "sinusoidal", "rope", "alibi". Returns -1 for
  * an unknown name. */
 int qkv_pos_kind_parse(const char *name);
+extern const char *const qkv_pos_kind_names[];  /* in enum order, NULL-terminated */
 const char *qkv_pos_kind_name(qkv_pos_kind kind);
 
 /* The learned table (if any) is registered as "<name>.table", init N(0, 0.02). */

@@ -7,17 +7,17 @@
 #include "core/error.h"
 #include "core/ops.h"
 
-static const char *const kind_names[] = {"isab", "sab", "deepsets-max", "deepsets-mean", "deepsets-sum",
-                                         "attnpool"};
-#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
+const char *const qkv_set_model_kind_names[] = {"isab", "sab", "deepsets-max", "deepsets-mean",
+                                                "deepsets-sum", "attnpool", NULL};
+#define N_KINDS ((int)(sizeof qkv_set_model_kind_names / sizeof qkv_set_model_kind_names[0]) - 1)
 
 int qkv_set_model_kind_parse(const char *name) {
     if (name && strcmp(name, "sab-pma") == 0) return QKV_SET_MODEL_SAB;
-    return qkv_name_lookup(name, kind_names, N_KINDS);
+    return qkv_name_lookup(name, qkv_set_model_kind_names, N_KINDS);
 }
 
 const char *qkv_set_model_kind_name(qkv_set_model_kind kind) {
-    return (int)kind >= 0 && (int)kind < N_KINDS ? kind_names[kind] : "unknown";
+    return (int)kind >= 0 && (int)kind < N_KINDS ? qkv_set_model_kind_names[kind] : "unknown";
 }
 
 static int is_transformer(qkv_set_model_kind kind) {
@@ -39,7 +39,7 @@ static qkv_set_model_config complete_config(const char *name, const qkv_set_mode
     if (c.n_layers == 0) c.n_layers = 2;
     if (c.n_inducing == 0) c.n_inducing = 16;
     QKV_CHECK((int)c.kind >= 0 && (int)c.kind < N_KINDS, "set_model %s: unknown kind %d", name, (int)c.kind);
-    const char *kind = kind_names[c.kind];
+    const char *kind = qkv_set_model_kind_names[c.kind];
     QKV_CHECK(c.d_in >= 1 && c.width >= 1 && c.n_outputs >= 1,
               "set_model %s (%s): d_in %d, width %d, n_outputs %d must be >= 1", name, kind, c.d_in, c.width,
               c.n_outputs);
@@ -123,11 +123,11 @@ qkv_tensor *qkv_set_model_forward(qkv_tape *tape, const qkv_set_model *model, qk
     qkv_tensor_check_live(x, "set_model");
     qkv_shape_str(x, xs, sizeof xs);
     QKV_CHECK(x->ndim == 3 && x->shape[2] == c->d_in, "set_model (%s): input %s must be [B,N,%d]",
-              kind_names[c->kind], xs, c->d_in);
+              qkv_set_model_kind_names[c->kind], xs, c->d_in);
     if (mask) {
         qkv_tensor_check_live(mask, "set_model");
         QKV_CHECK(mask->ndim == 2 && mask->shape[0] == x->shape[0] && mask->shape[1] == x->shape[1],
-                  "set_model (%s): mask %s does not match the input %s (must be [B,N])", kind_names[c->kind],
+                  "set_model (%s): mask %s does not match the input %s (must be [B,N])", qkv_set_model_kind_names[c->kind],
                   qkv_shape_str(mask, ms, sizeof ms), xs);
     }
     /* Every block and DeepSets zero their own padded input rows; only the layers

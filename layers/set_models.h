@@ -50,6 +50,7 @@ typedef enum qkv_set_model_kind {
  * "sab-pma" parses as sab. parse returns -1 for an unknown name (or NULL); name
  * returns "unknown" for a value outside the enum. */
 int qkv_set_model_kind_parse(const char *name);
+extern const char *const qkv_set_model_kind_names[]; /* in enum order, NULL-terminated */
 const char *qkv_set_model_kind_name(qkv_set_model_kind kind);
 
 typedef struct qkv_set_model_config {

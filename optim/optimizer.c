@@ -25,14 +25,14 @@
 #define SGD_WORK 4
 #define ADAM_WORK 16
 
-static const char *const kind_names[] = {"sgd", "adam", "adamw"};
-#define N_KINDS ((int)(sizeof kind_names / sizeof kind_names[0]))
+const char *const qkv_opt_kind_names[] = {"sgd", "adam", "adamw", NULL};
+#define N_KINDS ((int)(sizeof qkv_opt_kind_names / sizeof qkv_opt_kind_names[0]) - 1)
 
-int qkv_opt_kind_parse(const char *name) { return qkv_name_lookup(name, kind_names, N_KINDS); }
+int qkv_opt_kind_parse(const char *name) { return qkv_name_lookup(name, qkv_opt_kind_names, N_KINDS); }
 
 const char *qkv_opt_kind_name(qkv_opt_kind kind) {
     QKV_CHECK((int)kind >= 0 && (int)kind < N_KINDS, "optimizer: unknown kind %d", (int)kind);
-    return kind_names[kind];
+    return qkv_opt_kind_names[kind];
 }
 
 const char *qkv_optimizer_slot_name(const qkv_optimizer *opt, int slot) {
@@ -73,7 +73,7 @@ static qkv_optimizer_config checked_config(const qkv_optimizer_config *config) {
     QKV_CHECK((int)config->kind >= 0 && (int)config->kind < N_KINDS, "optimizer: unknown kind %d",
               (int)config->kind);
     qkv_optimizer_config c = *config;
-    const char *kind = kind_names[c.kind];
+    const char *kind = qkv_opt_kind_names[c.kind];
     check_non_negative(kind, "lr", c.lr);
     check_non_negative(kind, "weight_decay", c.weight_decay);
     if (c.kind == QKV_OPT_SGD) {
@@ -101,7 +101,7 @@ static void *zeroed(size_t n, size_t size) {
 void qkv_optimizer_init(qkv_optimizer *opt, const qkv_optimizer_config *config, const qkv_params *params) {
     qkv_optimizer_config c = checked_config(config);
     for (int i = 0; i < params->n; i++)
-        QKV_CHECK(params->items[i]->grad, "%s: parameter %s has no gradient buffer", kind_names[c.kind],
+        QKV_CHECK(params->items[i]->grad, "%s: parameter %s has no gradient buffer", qkv_opt_kind_names[c.kind],
                   params->items[i]->name);
     memset(opt, 0, sizeof *opt);
     opt->config = c;

@@ -50,6 +50,7 @@ void qkv_optimizer_free(qkv_optimizer *opt);
 void qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr);
 /* "sgd", "adam", "adamw"; -1 when unknown. */
 int qkv_opt_kind_parse(const char *name);
+extern const char *const qkv_opt_kind_names[];      /* in enum order, NULL-terminated */
 const char *qkv_opt_kind_name(qkv_opt_kind kind);
 /* Slot name ("v", "m", "s") of state slot s. */
 const char *qkv_optimizer_slot_name(const qkv_optimizer *opt, int slot);
@@ -79,5 +80,6 @@ typedef struct qkv_schedule {
  * step: gamma^floor(s / step_size). */
 float qkv_schedule_factor(const qkv_schedule *schedule, long step);
 int qkv_schedule_kind_parse(const char *name);   /* "constant", "cosine", "step" */
+extern const char *const qkv_schedule_kind_names[]; /* in enum order, NULL-terminated */
 
 #endif

@@ -18,10 +18,10 @@
 
 #include "core/error.h"
 
-static const char *const schedule_names[] = {"constant", "cosine", "step"};
-#define N_SCHEDULES ((int)(sizeof schedule_names / sizeof schedule_names[0]))
+const char *const qkv_schedule_kind_names[] = {"constant", "cosine", "step", NULL};
+#define N_SCHEDULES ((int)(sizeof qkv_schedule_kind_names / sizeof qkv_schedule_kind_names[0]) - 1)
 
-int qkv_schedule_kind_parse(const char *name) { return qkv_name_lookup(name, schedule_names, N_SCHEDULES); }
+int qkv_schedule_kind_parse(const char *name) { return qkv_name_lookup(name, qkv_schedule_kind_names, N_SCHEDULES); }
 
 static double cosine_factor(const qkv_schedule *c, long s) {
     QKV_CHECK(c->warmup >= 0, "schedule cosine: warmup = %ld must be >= 0", c->warmup);

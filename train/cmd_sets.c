@@ -10,12 +10,11 @@
 #include "train/train_flags.h"
 
 static const char *rotation_names[] = {"none", "so3", "z", NULL}; /* enum qkv_points_rotation */
-static const char *model_names[] = {"isab", "sab", "deepsets-max", "deepsets-mean", "deepsets-sum", "attnpool", NULL};
 
 /* Rows for the set model's shape, shared by both commands. */
 static int model_args(qkv_arg *args, qkv_set_model_config *m, int *kind) {
     const qkv_arg rows[] = {
-        QKV_ARG_CHOICE_ROW("--model", kind, model_names, "set model"),
+        QKV_ARG_CHOICE_ROW("--model", kind, qkv_set_model_kind_names, "set model"),
         QKV_ARG_INT_ROW("--width", &m->width, 1, 8192, "model width"),
         QKV_ARG_INT_ROW("--heads", &m->n_heads, 1, 1024, "attention heads"),
         QKV_ARG_INT_ROW("--layers", &m->n_layers, 1, QKV_SET_MODEL_MAX_LAYERS, "SAB/ISAB layers"),

@@ -32,14 +32,12 @@ static int train_sequence(const char *name, int argc, char **argv) {
     f.schedule = QKV_SCHED_COSINE;
     f.warmup = 100;
     int task = config.data.task, arch = config.data.arch, pos = config.pos, len = 0, seed = 1, epochs = 0;
-    const char *tasks[] = {"reverse", "copy", "sort", NULL}, *archs[] = {"encoder", "seq2seq", "decoder", NULL};
-    const char *positions[] = {"none", "learned", "sinusoidal", "rope", "alibi", NULL};
     qkv_arg args[QKV_MAX_ARGS];
     int n = qkv_common_args(args, &f);
     const qkv_arg own[] = {
-        QKV_ARG_CHOICE_ROW("--task", &task, tasks, "what to learn"),
-        QKV_ARG_CHOICE_ROW("--arch", &arch, archs, "model"),
-        QKV_ARG_CHOICE_ROW("--pos", &pos, positions, "position scheme"),
+        QKV_ARG_CHOICE_ROW("--task", &task, qkv_seq_task_names, "what to learn"),
+        QKV_ARG_CHOICE_ROW("--arch", &arch, qkv_seq_arch_names, "model"),
+        QKV_ARG_CHOICE_ROW("--pos", &pos, qkv_pos_kind_names, "position scheme"),
         QKV_ARG_INT_ROW("--len", &len, 1, 4096, "sequence length (sets --min-len and --max-len)"),
         QKV_ARG_INT_ROW("--min-len", &config.data.min_len, 1, 4096, "shortest sequence"),
         QKV_ARG_INT_ROW("--max-len", &config.data.max_len, 1, 4096, "longest sequence"),

@@ -6,19 +6,16 @@
 
 #include "core/parallel.h"
 
-static const char *optimizer_names[] = {"sgd", "adam", "adamw", NULL};
-static const char *schedule_names[] = {"constant", "cosine", "step", NULL};
-
 /* Appends the shared flags to args; returns how many. */
 int qkv_common_args(qkv_arg *args, qkv_common_flags *f) {
     qkv_trainer_config *t = &f->trainer;
     const qkv_arg shared[] = {
         QKV_ARG_INT_ROW("--steps", &t->steps, 1, 1e9, "training steps"),
         QKV_ARG_FLOAT_ROW("--lr", &t->optim.lr, 0, 10, "learning rate"),
-        QKV_ARG_CHOICE_ROW("--optimizer", &f->optimizer, optimizer_names, "optimizer"),
+        QKV_ARG_CHOICE_ROW("--optimizer", &f->optimizer, qkv_opt_kind_names, "optimizer"),
         QKV_ARG_FLOAT_ROW("--momentum", &t->optim.momentum, 0, 0.9999, "SGD momentum"),
         QKV_ARG_FLOAT_ROW("--weight-decay", &f->weight_decay, 0, 10, "weight decay (not on biases, norms, tables)"),
-        QKV_ARG_CHOICE_ROW("--schedule", &f->schedule, schedule_names, "learning-rate schedule"),
+        QKV_ARG_CHOICE_ROW("--schedule", &f->schedule, qkv_schedule_kind_names, "learning-rate schedule"),
         QKV_ARG_INT_ROW("--warmup", &f->warmup, 0, 1e9, "cosine: linear warmup steps"),
         QKV_ARG_FLOAT_ROW("--clip", &t->clip, 0, 1e9, "clip gradients to this global norm; 0: off"),
         QKV_ARG_INT_ROW("--eval-every", &t->eval_every, 0, 1e9, "steps between evaluations; 0: only at the end"),
