@@ -128,13 +128,6 @@ static strided_layout window_layout(size_t outer, size_t n, size_t inner, size_t
     return l;
 }
 
-/* "[a,b,c]" for a dims array that need not be a valid shape (e.g. with -1). */
-static char *dims_str(int ndim, const int *dims, char *buf, size_t len) {
-    qkv_tensor t = {.ndim = ndim < 0 ? 0 : ndim > QKV_MAX_DIMS ? QKV_MAX_DIMS : ndim};
-    if (t.ndim) memcpy(t.shape, dims, (size_t)t.ndim * sizeof(int));
-    return qkv_shape_str(&t, buf, len);
-}
-
 /* ---- reshape -------------------------------------------------------------- */
 
 /* Same elements, same order: d_x += d_out elementwise. */
@@ -152,7 +145,7 @@ static void resolve_reshape(const qkv_tensor *x, int ndim, const int *shape, int
     QKV_CHECK(ndim >= 0 && ndim <= QKV_MAX_DIMS, "reshape: %s -> ndim %d outside 0..%d", xs, ndim,
               QKV_MAX_DIMS);
     QKV_CHECK(ndim == 0 || shape, "reshape: %s -> NULL shape", xs);
-    dims_str(ndim, shape, ns, sizeof ns);
+    qkv_dims_str(ndim, shape, ns, sizeof ns);
     int inferred = -1;
     size_t known = 1;
     for (int k = 0; k < ndim; k++) {
@@ -229,7 +222,7 @@ qkv_tensor *qkv_permute(qkv_tape *tape, qkv_tensor *x, const int *perm) {
     for (int k = 0; k < x->ndim; k++) {
         int p = perm[k];
         QKV_CHECK(p >= 0 && p < x->ndim && !seen[p], "permute: %s is not a permutation of 0..%d for x %s",
-                  dims_str(x->ndim, perm, ps, sizeof ps), x->ndim - 1, xs);
+                  qkv_dims_str(x->ndim, perm, ps, sizeof ps), x->ndim - 1, xs);
         seen[p] = 1;
     }
     return permute_as("permute", tape, x, perm);
@@ -374,7 +367,7 @@ static void check_embedding(const qkv_tensor *table, const int32_t *ids, int ids
     QKV_CHECK(ids_ndim >= 0 && ids_ndim <= QKV_MAX_DIMS - 1, "embedding: ids ndim %d outside 0..%d (table %s)",
               ids_ndim, QKV_MAX_DIMS - 1, ts);
     QKV_CHECK(ids_ndim == 0 || ids_shape, "embedding: ids_shape is NULL (table %s)", ts);
-    dims_str(ids_ndim, ids_shape, is, sizeof is);
+    qkv_dims_str(ids_ndim, ids_shape, is, sizeof is);
     for (int k = 0; k < ids_ndim; k++)
         QKV_CHECK(ids_shape[k] >= 1, "embedding: ids shape %s: dim %d is %d (table %s)", is, k,
                   ids_shape[k], ts);

@@ -98,12 +98,6 @@ static const char *describe_value(const st_header *h, uint32_t i, char buf[48]) 
     return buf;
 }
 
-static const char *shape_text(int ndim, const int *shape, char buf[QKV_SHAPE_STR_LEN]) {
-    qkv_tensor view = {.ndim = ndim};
-    memcpy(view.shape, shape, (size_t)ndim * sizeof *shape);
-    return qkv_shape_str(&view, buf, QKV_SHAPE_STR_LEN);
-}
-
 /* The element count, or 0 if it (or its byte size) overflows. */
 static uint64_t element_count(int ndim, const int *shape) {
     uint64_t count = 1;
@@ -239,12 +233,12 @@ static int read_entry(const st_header *h, uint32_t key, st_entry *e) {
     uint64_t count = element_count(e->ndim, e->shape);
     if (count == 0)
         return qkv_file_fail(h->what, "tensor '%s': shape %s has too many elements", name,
-                             shape_text(e->ndim, e->shape, shape));
+                             qkv_dims_str(e->ndim, e->shape, shape, QKV_SHAPE_STR_LEN));
     if (e->end - e->begin != count * sizeof(float))
         return qkv_file_fail(h->what,
                              "tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64
                              " bytes, but shape %s of F32 needs %" PRIu64,
-                             name, e->begin, e->end, e->end - e->begin, shape_text(e->ndim, e->shape, shape),
+                             name, e->begin, e->end, e->end - e->begin, qkv_dims_str(e->ndim, e->shape, shape, QKV_SHAPE_STR_LEN),
                              count * sizeof(float));
     return 0;
 }

@@ -72,13 +72,16 @@ int qkv_same_shape(const qkv_tensor *a, const qkv_tensor *b) {
     return 1;
 }
 
-char *qkv_shape_str(const qkv_tensor *t, char *buf, size_t len) {
+char *qkv_dims_str(int ndim, const int *dims, char *buf, size_t len) {
+    ndim = ndim < 0 ? 0 : ndim > QKV_MAX_DIMS ? QKV_MAX_DIMS : ndim;
     size_t used = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < t->ndim && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, i ? ",%d" : "%d", t->shape[i]);
+    for (int i = 0; i < ndim && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, i ? ",%d" : "%d", dims[i]);
     if (used < len) snprintf(buf + used, len - used, "]");
     return buf;
 }
+
+char *qkv_shape_str(const qkv_tensor *t, char *buf, size_t len) { return qkv_dims_str(t->ndim, t->shape, buf, len); }
 
 int qkv_axis(const char *op, const qkv_tensor *t, int axis) {
     char shape[QKV_SHAPE_STR_LEN];

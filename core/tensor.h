@@ -43,6 +43,8 @@ void qkv_tensor_free(qkv_tensor *t);
 size_t qkv_shape_size(int ndim, const int *shape);
 int qkv_same_shape(const qkv_tensor *a, const qkv_tensor *b);
 char *qkv_shape_str(const qkv_tensor *t, char *buf, size_t len);
+/* The same for a bare shape (ndim clamped to 0..4): "[2,3]". */
+char *qkv_dims_str(int ndim, const int *dims, char *buf, size_t len);
 #define QKV_SHAPE_STR_LEN 64
 
 /* Resolves a possibly negative axis (-1 = last) or stops naming op and shape. */

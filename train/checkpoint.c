@@ -137,11 +137,9 @@ static const qkv_st_tensor *expect_tensor(const qkv_safetensors *st, const char 
         qkv_set_error("%s: tensor \"%s\" is missing", path, name);
         return NULL;
     }
-    qkv_tensor view = {.ndim = found->ndim};
-    memcpy(view.shape, found->shape, sizeof view.shape);
-    if (!qkv_same_shape(&view, like)) {
+    if (found->ndim != like->ndim || memcmp(found->shape, like->shape, (size_t)like->ndim * sizeof(int)) != 0) {
         qkv_set_error("%s: tensor \"%s\" has shape %s, the model needs %s", path, name,
-                      qkv_shape_str(&view, got, sizeof got), qkv_shape_str(like, want, sizeof want));
+                      qkv_dims_str(found->ndim, found->shape, got, sizeof got), qkv_shape_str(like, want, sizeof want));
         return NULL;
     }
     return found;
