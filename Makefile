@@ -5,7 +5,7 @@ CC      ?= gcc
 OPT     ?= -O3 -march=native
 CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=fast -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
-LDLIBS  += -fopenmp -lm
+LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
 
 DEB_PACKAGES := check libstb-dev pkg-config
 PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
@@ -29,7 +29,7 @@ deps:
 	DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
 
 STB_CFLAGS   := $(shell pkg-config --cflags stb 2>/dev/null)
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null) $(STB_CFLAGS)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 build/%.o: %.c

@@ -15,6 +15,7 @@
 #include "core/gemm.h"
 #include "core/gradcheck.h"
 #include "core/npy.h"
+#include "core/png.h"
 #include "core/ops.h"
 #include "core/parallel.h"
 #include "core/params.h"
