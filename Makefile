@@ -7,6 +7,14 @@ CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=fast -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
 LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
 
+# make MPI=1: ./qkv for mpirun (train/dist.h). The compiler and flags are recorded
+# in build/.flags; a change there rebuilds everything, so builds never mix.
+ifeq ($(MPI),1)
+CC      := mpicc
+CFLAGS  += -DQKV_MPI
+endif
+$(shell mkdir -p build && echo '$(CC) $(CFLAGS)' | cmp -s - build/.flags || echo '$(CC) $(CFLAGS)' > build/.flags)
+
 DEB_PACKAGES := check libstb-dev pkg-config
 PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
 
@@ -17,7 +25,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 LIB      := build/libqkv.a
 
-.PHONY: all test demo deps bench gradcheck example clean check-deps
+.PHONY: all test demo deps bench gradcheck example clean check-deps test-mpi bench-mpi
 all: check-deps $(LIB) qkv
 
 check-deps:
@@ -41,7 +49,7 @@ build/tests/%.o: tests/%.c
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 # A change of flags rebuilds everything.
-$(LIB_OBJ) $(TEST_OBJ) build/train/main.o: Makefile
+$(LIB_OBJ) $(TEST_OBJ) build/train/main.o: Makefile build/.flags
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -62,6 +70,15 @@ example: build/example
 test: check-deps build/run_tests qkv build/example
 	./build/example > /dev/null
 	cd tests && CK_FORK=no ../build/run_tests
+
+# Data parallelism under mpirun (Open MPI: apt-get install libopenmpi-dev openmpi-bin).
+test-mpi:
+	$(MAKE) MPI=1 all
+	tests/mpi_test.sh
+
+bench-mpi:
+	$(MAKE) MPI=1 all
+	bench/mpi_bench.sh
 
 demo: all
 	./qkv train reverse

@@ -480,7 +480,10 @@ qkv_tensor *qkv_dropout(qkv_tape *tape, qkv_tensor *x, float p) {
               qkv_shape_str(x, shape, sizeof shape), (double)p);
     if (!tape->training || p == 0.0f) return x;
     qkv_tensor *mask = qkv_tape_tensor(tape, x->ndim, x->shape);
-    mask_job job = {mask->data, tape->rng.seed, qkv_rng_reserve(&tape->rng, x->size), p,
+    /* x is this tape's slice of a batch-major tensor: element i sits at
+     * slice_index * size + i of the whole batch's (see tape.h). */
+    uint64_t whole = qkv_rng_reserve(&tape->rng, (uint64_t)x->size * (uint64_t)tape->slice_count);
+    mask_job job = {mask->data, tape->rng.seed, whole + (uint64_t)tape->slice_index * x->size, p,
                     1.0f / (1.0f - p)};
     parallel_ranges(x->size, ELEM_CHUNK, x->size * 8, draw_mask, &job);
     return binary_op(tape, "dropout", BINARY_MUL, x, mask);

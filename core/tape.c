@@ -44,8 +44,22 @@ qkv_tape *qkv_tape_create(unsigned long long seed) {
     tape->grad_enabled = 1;
     tape->training = 1;
     tape->rng = qkv_rng_make(seed);
+    tape->slice_count = 1;
     tape->generation = 1;
     return tape;
+}
+
+void qkv_tape_set_slice(qkv_tape *tape, int index, int count) {
+    QKV_CHECK(count >= 1 && index >= 0 && index < count, "tape_set_slice: slice %d of %d", index, count);
+    tape->slice_index = index;
+    tape->slice_count = count;
+}
+
+void qkv_tape_batch_slice(const qkv_tape *tape, int batch, int *first, int *count) {
+    QKV_CHECK(batch >= 1 && batch % tape->slice_count == 0, "tape_batch_slice: batch %d over %d slices", batch,
+              tape->slice_count);
+    *count = batch / tape->slice_count;
+    *first = tape->slice_index * *count;
 }
 
 void qkv_tape_free(qkv_tape *tape) {

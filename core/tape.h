@@ -13,6 +13,13 @@
  *
  * The tape also carries the training flag (dropout is active only when training)
  * and the RNG stream dropout draws from.
+ *
+ * Data parallelism: a tape may compute one of `count` equal slices of every batch
+ * (train/dist.h sets it). Slice `index` holds examples [index*B/count,
+ * (index+1)*B/count) of a batch of B; dropout then draws element i of a batch-major
+ * tensor from the position the whole batch would give it (index * size + i) and
+ * advances the stream by the whole batch's size, so the slices together draw exactly
+ * the masks of one process running the whole batch. Default: slice 0 of 1.
  */
 #ifndef QKV_TAPE_H
 #define QKV_TAPE_H
@@ -45,6 +52,7 @@ typedef struct qkv_tape {
     int grad_enabled;            /* 1: record nodes */
     int training;                /* 1: dropout active */
     qkv_rng rng;                 /* dropout stream */
+    int slice_index, slice_count;/* this tape's slice of each batch: 0 of 1 */
     unsigned long generation;    /* incremented by each reset */
 } qkv_tape;
 
@@ -55,6 +63,12 @@ void qkv_tape_reset(qkv_tape *tape);
 /* Returns the previous value. */
 int qkv_tape_set_grad(qkv_tape *tape, int enabled);
 int qkv_tape_set_training(qkv_tape *tape, int training);
+
+/* Which of count equal slices of each batch this tape computes (0 <= index < count). */
+void qkv_tape_set_slice(qkv_tape *tape, int index, int count);
+/* The examples of a batch of `batch` this tape computes: [*first, *first + *count).
+ * batch must divide by the slice count (train/dist.c checks it as a flag error). */
+void qkv_tape_batch_slice(const qkv_tape *tape, int batch, int *first, int *count);
 
 /* Arena allocation, 64-byte aligned, uninitialized (qkv_tape_calloc zeroes). */
 void *qkv_tape_alloc(qkv_tape *tape, size_t bytes);

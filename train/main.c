@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "train/commands.h"
+#include "train/dist.h"
 
 static void usage(FILE *out) {
     fputs("usage: qkv <command> [flags]   (qkv <command> --help for its flags)\n"
@@ -23,7 +24,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *command = argv[1];
-    if (strcmp(command, "train") == 0) return qkv_cmd_train(argc - 2, argv + 2);
+    if (strcmp(command, "train") == 0) { /* under mpirun: one rank of a data-parallel run (train/dist.h) */
+        qkv_dist_init(&argc, &argv);
+        return qkv_dist_finish(qkv_cmd_train(argc - 2, argv + 2));
+    }
     if (strcmp(command, "eval") == 0) return qkv_cmd_eval(argc - 2, argv + 2);
     if (strcmp(command, "gradcheck") == 0) return qkv_cmd_gradcheck(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return qkv_cmd_bench(argc - 2, argv + 2);

@@ -151,13 +151,35 @@ void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch
 
 /* ---- trainer callbacks --------------------------------------------------------------- */
 
+/* Rows [first, first+n) of a batch, viewing its buffers: same padding as the whole. */
+static qkv_seq_batch batch_rows(const qkv_seq_batch *b, int first, int n) {
+    qkv_seq_batch rows = *b;
+    int tgt_width = b->tgt_len ? b->tgt_len : b->src_len;  /* tgt_out's row width */
+    rows.batch = n;
+    rows.src += (size_t)first * b->src_len;
+    rows.src_mask += (size_t)first * b->src_len;
+    rows.tgt_out += (size_t)first * tgt_width;
+    if (rows.tgt_in) rows.tgt_in += (size_t)first * b->tgt_len;
+    if (rows.tgt_mask) rows.tgt_mask += (size_t)first * b->tgt_len;
+    rows.lengths += first;
+    return rows;
+}
+
+/* The whole batch is made (cheap) and padded as one process would; the tape's
+ * slice of its rows is trained (data parallelism, train/dist.h). */
 static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
     qkv_seq_model *t = self;
     uint64_t first = (uint64_t)step * (uint64_t)t->config.batch;
     qkv_seq_make_batch_wrapped(&t->config.data, t->config.seed, first, t->config.batch,
                                (uint64_t)t->config.train_size, &t->batch);
-    qkv_tensor *logits = batch_logits(t, tape, &t->batch);
-    return qkv_cross_entropy(tape, logits, t->batch.tgt_out, QKV_SEQ_IGNORE, NULL);
+    int row, n;
+    qkv_tape_batch_slice(tape, t->config.batch, &row, &n);
+    qkv_seq_batch rows = batch_rows(&t->batch, row, n);
+    qkv_tensor *logits = batch_logits(t, tape, &rows);
+    size_t targets = (size_t)logits->size / (size_t)logits->shape[2], terms = 0;
+    for (size_t i = 0; i < targets; i++) terms += rows.tgt_out[i] != QKV_SEQ_IGNORE;
+    t->task.loss_terms = (double)terms;   /* the mean is over these: slices may differ */
+    return qkv_cross_entropy(tape, logits, rows.tgt_out, QKV_SEQ_IGNORE, NULL);
 }
 
 /* Where example i's target tokens sit in the prediction buffer and in tgt_out. */
@@ -241,7 +263,7 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);
     t->task = (qkv_task){qkv_seq_task_name(config->data.task), t, &t->params, task_loss, task_evaluate,
-                         task_describe};
+                         task_describe, config->batch, 0};
 }
 
 void qkv_seq_model_free(qkv_seq_model *t) {

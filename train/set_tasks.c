@@ -42,14 +42,15 @@ static qkv_tensor *points_logits(qkv_points_task *t, qkv_tape *tape, float *xyz,
 
 static qkv_tensor *points_loss(void *self, qkv_tape *tape, long step) {
     qkv_points_task *t = self;
-    int b = t->config.batch, n = t->config.data.n_points;
+    int n = t->config.data.n_points, first, b;   /* this tape's clouds [first, first+b) of the batch */
+    qkv_tape_batch_slice(tape, t->config.batch, &first, &b);
+    uint64_t example0 = (uint64_t)step * (uint64_t)t->config.batch + (uint64_t)first;
     if (!t->config.data_dir) {
-        qkv_points_batch(&t->config.data, t->config.seed, (uint64_t)step * (uint64_t)b, b, t->batch_xyz,
-                         t->batch_labels);
+        qkv_points_batch(&t->config.data, t->config.seed, example0, b, t->batch_xyz, t->batch_labels);
     } else {
         uint64_t stream = qkv_rng_make(t->config.seed).seed;
         for (int i = 0; i < b; i++) {
-            int cloud = (int)(qkv_rng_at(stream, (uint64_t)step * (uint64_t)b + (uint64_t)i) % (uint64_t)t->train.count);
+            int cloud = (int)(qkv_rng_at(stream, example0 + (uint64_t)i) % (uint64_t)t->train.count);
             memcpy(t->batch_xyz + (size_t)i * n * 3, t->train.xyz + (size_t)cloud * n * 3, (size_t)n * 3 * sizeof(float));
             t->batch_labels[i] = t->train.labels[cloud];
         }
@@ -116,7 +117,7 @@ int qkv_points_task_init(qkv_points_task *t, const qkv_points_task_config *confi
     t->batch_labels = xmalloc((size_t)config->batch * sizeof(int32_t));
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &t->config.model, &rng);
-    t->task = (qkv_task){"points", t, &t->params, points_loss, points_evaluate, points_describe};
+    t->task = (qkv_task){"points", t, &t->params, points_loss, points_evaluate, points_describe, config->batch, 0};
     return 0;
 }
 
@@ -152,8 +153,10 @@ static qkv_tensor *maxreg_predict(qkv_maxreg_task *t, qkv_tape *tape, uint64_t s
 /* Mean absolute error: mean |prediction - target|. */
 static qkv_tensor *maxreg_loss(void *self, qkv_tape *tape, long step) {
     qkv_maxreg_task *t = self;
-    int b = t->config.batch;
-    qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed, (uint64_t)step * (uint64_t)b, b);
+    int first, b;   /* this tape's examples [first, first+b) of the batch */
+    qkv_tape_batch_slice(tape, t->config.batch, &first, &b);
+    uint64_t example0 = (uint64_t)step * (uint64_t)t->config.batch + (uint64_t)first;
+    qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed, example0, b);
     qkv_tensor *target = data_tensor(tape, t->targets, 2, (int[]){b, 1});
     return qkv_mean_all(tape, qkv_abs(tape, qkv_sub(tape, pred, target)));
 }
@@ -190,7 +193,7 @@ void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *conf
     t->targets = xmalloc((size_t)config->batch * sizeof(float));
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &config->model, &rng);
-    t->task = (qkv_task){"maxreg", t, &t->params, maxreg_loss, maxreg_evaluate, maxreg_describe};
+    t->task = (qkv_task){"maxreg", t, &t->params, maxreg_loss, maxreg_evaluate, maxreg_describe, config->batch, 0};
 }
 
 void qkv_maxreg_task_free(qkv_maxreg_task *t) {

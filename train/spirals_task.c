@@ -24,16 +24,18 @@ static qkv_tensor *logits_of(const qkv_spirals_task *t, qkv_tape *tape, float *x
 
 static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
     qkv_spirals_task *t = self;
-    int b = t->config.batch;
-    float *x = qkv_tape_alloc(tape, (size_t)b * 2 * sizeof(float));
+    int b = t->config.batch, first, n;   /* this tape's rows [first, first+n) of the batch */
+    qkv_tape_batch_slice(tape, b, &first, &n);
+    float *x = qkv_tape_alloc(tape, (size_t)n * 2 * sizeof(float));
     uint64_t stream = qkv_rng_make((uint64_t)t->config.seed).seed;
-    for (int i = 0; i < b; i++) {
-        int row = (int)(qkv_rng_at(stream, (uint64_t)step * (uint64_t)b + (uint64_t)i) % (uint64_t)t->n);
+    for (int i = 0; i < n; i++) {
+        uint64_t example = (uint64_t)step * (uint64_t)b + (uint64_t)(first + i);
+        int row = (int)(qkv_rng_at(stream, example) % (uint64_t)t->n);
         x[2 * i] = t->train_x[2 * row];
         x[2 * i + 1] = t->train_x[2 * row + 1];
         t->batch_y[i] = t->train_y[row];
     }
-    return qkv_cross_entropy(tape, logits_of(t, tape, x, b), t->batch_y, -1, NULL);
+    return qkv_cross_entropy(tape, logits_of(t, tape, x, n), t->batch_y, -1, NULL);
 }
 
 /* Share of rows whose largest logit is the label. */
@@ -79,7 +81,7 @@ void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config
     qkv_rng rng = qkv_rng_make((uint64_t)config->seed);
     qkv_mlp_init(&t->mlp, &t->params, "mlp", 3, (int[]){2, config->hidden, config->hidden, N_CLASSES},
                  QKV_ACT_RELU, &rng);
-    t->task = (qkv_task){"spirals", t, &t->params, task_loss, task_evaluate, task_describe};
+    t->task = (qkv_task){"spirals", t, &t->params, task_loss, task_evaluate, task_describe, config->batch, 0};
 }
 
 void qkv_spirals_task_free(qkv_spirals_task *t) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/parallel.h"
+#include "dist.h"
 
 /* Appends the shared flags to args; returns how many. */
 int qkv_common_args(qkv_arg *args, qkv_common_flags *f) {
@@ -44,7 +45,7 @@ void qkv_common_finish(qkv_common_flags *f) {
     t->schedule.total = t->steps;
     if (t->schedule.step_size == 0) t->schedule.step_size = t->steps / 3 > 0 ? t->steps / 3 : 1;
     if (t->schedule.gamma == 0) t->schedule.gamma = 0.1f;
-    f->threads = qkv_set_threads(f->threads);
+    f->threads = qkv_set_threads(qkv_dist_threads(f->threads));   /* MPI: cores per rank */
 }
 
 void qkv_print_final(const char *task, const qkv_train_result *r) {

@@ -18,6 +18,7 @@
 #include "core/fileio.h"
 #include "core/json.h"
 #include "core/parallel.h"
+#include "dist.h"
 
 /* ---- metrics and config ------------------------------------------------------ */
 
@@ -152,7 +153,7 @@ static int write_summary_json(const char *path, const qkv_task *task, const qkv_
     qkv_json_out_text(&out, "}, ");
     json_number(&out, "steps", (double)r->steps_done, "%.0f");
     qkv_json_out_text(&out, ", ");
-    json_number(&out, "final_train_loss", r->final_loss, "%.6g");
+    json_number(&out, "final_train_loss", r->final_loss, "%.9g"); /* a float round-trips in 9 digits */
     qkv_json_out_text(&out, ", \"test\": {");
     for (int i = 0; i < r->metrics.n; i++) {
         if (i) qkv_json_out_text(&out, ", ");
@@ -218,8 +219,10 @@ static int check_resume_config(const char *path, const qkv_config_kv *now) {
     return 0;
 }
 
-int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result) {
-    if (qkv_trainer_check_outputs(config) != 0) return fail(qkv_last_error());
+int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train_result *result) {
+    qkv_trainer_config rank_config = qkv_dist_rank_config(shared_config); /* MPI: rank 0 alone writes */
+    const qkv_trainer_config *config = &rank_config;
+    int bad = qkv_trainer_check_outputs(config) != 0 || qkv_dist_check_batch(task->batch) != 0;
 
     qkv_config_kv description = {0};
     task->describe(task->self, &description);
@@ -227,16 +230,19 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     qkv_optimizer_init(&opt, &config->optim, task->params);
     qkv_tape *tape = qkv_tape_create(config->seed);
     long start = 0;
-    if (config->resume_path &&
+    if (!bad && config->resume_path &&
         (check_resume_config(config->resume_path, &description) != 0 ||
          qkv_checkpoint_load(config->resume_path, task->params, &opt, &start, &tape->rng) != 0 ||
          (start >= config->steps &&
           (qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume",
-                         config->resume_path, start, config->steps), 1)))) {
+                         config->resume_path, start, config->steps), 1))))
+        bad = 1;
+    if (qkv_dist_any(bad)) {
         qkv_tape_free(tape);
         qkv_optimizer_free(&opt);
-        return fail(qkv_last_error());
+        return bad ? fail(qkv_last_error()) : 2;
     }
+    qkv_dist_share_state(task->params, &opt, &start, tape);
 
     char *csv = NULL;
     size_t csv_len = 0;
@@ -253,19 +259,20 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
         qkv_tensor *loss = task->loss(task->self, tape, step);
         qkv_params_zero_grad(task->params);
         qkv_backward(tape, loss);
+        float loss_value = qkv_dist_average_grads(task->params, step, loss->data[0], task->loss_terms);
         if (config->print_tape && step == start) {
             printf("tape of step %ld (%d nodes):\n", step + 1, tape->n_nodes);
             qkv_tape_print(tape, stdout);
         }
         if (config->clip > 0) qkv_clip_grad_norm(task->params, config->clip);
         qkv_optimizer_step(&opt, task->params, lr);
-        result->final_loss = loss->data[0];
+        result->final_loss = loss_value;
         qkv_tape_reset(tape);
         step++;
 
         int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == start + 1);
         int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
-        if (eval_now) evaluate(task, tape, &metrics);
+        if (eval_now && qkv_dist_rank() == 0) evaluate(task, tape, &metrics);
         if (csv_out && (log_now || eval_now))
             fprintf(csv_out, "%ld,%.6g,%.6g,%.3f\n", step, result->final_loss, lr, omp_get_wtime() - prog.start);
         if (log_now || eval_now) report_progress(&prog, config, step, result->final_loss, &metrics, 0);
@@ -274,7 +281,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
             rc = fail(qkv_last_error());
             break;
         }
-        if (eval_now && reached_target(config, &metrics)) {
+        if (eval_now && qkv_dist_root_flag(reached_target(config, &metrics))) {
             result->stopped_early = step < config->steps;
             break;
         }
@@ -282,7 +289,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     result->seconds = omp_get_wtime() - prog.start;
     result->steps_done = step;
     result->steps_per_second = (double)(step - start) / (result->seconds > 0 ? result->seconds : 1e-9);
-    if (rc == 0) {
+    if (rc == 0 && qkv_dist_rank() == 0) {
         evaluate(task, tape, &metrics);
         result->metrics = metrics;
         if (prog.tty && !prog.quiet) report_progress(&prog, config, step, result->final_loss, &metrics, 1);

@@ -66,6 +66,11 @@ typedef struct qkv_task {
     void (*evaluate)(void *self, qkv_tape *tape, qkv_metrics *metrics);
     /* Model and task config, enough to rebuild the model (checkpoint metadata). */
     void (*describe)(void *self, qkv_config_kv *config);
+    /* Data parallelism (train/dist.h): loss() computes the tape's slice of a global
+     * batch of `batch` examples (qkv_tape_batch_slice), and sets loss_terms to the
+     * number of terms its mean is over when slices may differ (0: equal slices). */
+    int batch;
+    double loss_terms;
 } qkv_task;
 
 typedef struct qkv_trainer_config {

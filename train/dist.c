@@ -1,0 +1,176 @@
+/* dist.c — data parallelism over MPI ranks, or single-process no-ops. See dist.h. */
+#include "dist.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+#ifdef QKV_MPI
+#include <mpi.h>
+#endif
+
+static int dist_rank = 0, dist_size = 1;
+
+int qkv_dist_rank(void) { return dist_rank; }
+int qkv_dist_size(void) { return dist_size; }
+
+qkv_trainer_config qkv_dist_rank_config(const qkv_trainer_config *shared) {
+    qkv_trainer_config own = *shared;
+    if (dist_rank != 0) own.save_path = own.json_path = own.csv_path = own.resume_path = NULL;
+    return own;
+}
+
+int qkv_dist_check_batch(int batch) {
+    if (dist_rank != 0 || batch % dist_size == 0) return 0;
+    qkv_set_error("--batch %d does not split into %d equal slices, one per MPI rank: use a multiple of %d", batch,
+                  dist_size, dist_size);
+    return -1;
+}
+
+#ifndef QKV_MPI
+
+void qkv_dist_init(int *argc, char ***argv) { (void)argc; (void)argv; }
+int qkv_dist_finish(int rc) { return rc; }
+int qkv_dist_threads(int requested) { return requested; }
+int qkv_dist_any(int failed) { return failed != 0; }
+int qkv_dist_root_flag(int flag) { return flag; }
+void qkv_dist_share_state(const qkv_params *params, qkv_optimizer *opt, long *step, qkv_tape *tape) {
+    (void)params; (void)opt; (void)step; (void)tape;
+}
+float qkv_dist_average_grads(const qkv_params *params, long step, float loss, double weight) {
+    (void)params; (void)step; (void)weight;
+    return loss;
+}
+
+#else
+
+static int dist_active = 0;
+static int failure_agreed = 0; /* every rank already knows the run failed: finish cleanly */
+static float *fused;        /* the step's allreduce buffer: every gradient, loss, weight */
+static size_t fused_cap;
+
+/* Started by a process manager? (Open MPI's mpirun, or a PMI/PMIx launcher.) Run
+ * directly, the MPI build is an ordinary single process and never calls MPI. */
+static int launched_by_mpirun(void) {
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+void qkv_dist_init(int *argc, char ***argv) {
+    if (!launched_by_mpirun()) return;
+    MPI_Init(argc, argv);
+    dist_active = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &dist_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &dist_size);
+    if (dist_rank != 0 && !freopen("/dev/null", "w", stdout))
+        fprintf(stderr, "qkv: rank %d: cannot silence stdout\n", dist_rank);
+}
+
+int qkv_dist_finish(int rc) {
+    if (!dist_active) return rc;
+    if (rc != 0 && dist_size > 1 && !failure_agreed) {
+        /* The other ranks may be inside a collective waiting for this one. */
+        fprintf(stderr, "qkv: rank %d of %d failed (exit code %d); aborting the other ranks\n", dist_rank,
+                dist_size, rc);
+        fflush(NULL);
+        MPI_Abort(MPI_COMM_WORLD, rc);
+    }
+    fflush(NULL);
+    MPI_Finalize();
+    dist_active = 0;
+    free(fused);
+    fused = NULL;
+    fused_cap = 0;
+    return rc;
+}
+
+int qkv_dist_threads(int requested) {
+    if (requested > 0 || dist_size == 1) return requested;
+    const char *env = getenv("OMP_NUM_THREADS");
+    if (env && atoi(env) > 0) return atoi(env);
+    MPI_Comm node;   /* the ranks sharing this machine's cores */
+    int local = 1;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, dist_rank, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    int threads = omp_get_num_procs() / local;
+    return threads > 0 ? threads : 1;
+}
+
+int qkv_dist_any(int failed) {
+    if (dist_size == 1) return failed != 0;
+    int any = failed != 0;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) failure_agreed = 1;
+    return any;
+}
+
+int qkv_dist_root_flag(int flag) {
+    if (dist_size > 1) MPI_Bcast(&flag, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return flag;
+}
+
+void qkv_dist_share_state(const qkv_params *params, qkv_optimizer *opt, long *step, qkv_tape *tape) {
+    if (dist_size == 1) return;
+    for (int i = 0; i < params->n; i++)
+        MPI_Bcast(params->items[i]->data, (int)params->items[i]->size, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    for (int s = 0; s < opt->n_slots; s++)
+        for (int i = 0; i < opt->n_params; i++)
+            MPI_Bcast(opt->state[s * opt->n_params + i], (int)params->items[i]->size, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    long counters[2] = {*step, opt->step};
+    uint64_t rng[2] = {tape->rng.seed, tape->rng.counter};
+    MPI_Bcast(counters, 2, MPI_LONG, 0, MPI_COMM_WORLD);
+    MPI_Bcast(rng, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    *step = counters[0];
+    opt->step = counters[1];
+    tape->rng = (qkv_rng){rng[0], rng[1]};
+    qkv_tape_set_slice(tape, dist_rank, dist_size);
+}
+
+/* Test hook for tests/mpi_test.sh: rank 1 dies mid-run as a crashed rank would. */
+static void maybe_exit_for_test(long step) {
+    const char *at = getenv("QKV_TEST_RANK_EXIT");
+    if (!at || dist_rank != 1 || atol(at) != step) return;
+    fprintf(stderr, "qkv: rank 1: QKV_TEST_RANK_EXIT=%ld: exiting at step %ld without MPI_Finalize\n", step, step);
+    fflush(NULL);
+    _exit(3);
+}
+
+float qkv_dist_average_grads(const qkv_params *params, long step, float loss, double weight) {
+    if (dist_size == 1) return loss;
+    maybe_exit_for_test(step);
+    size_t n = qkv_params_count(params) + 2;
+    if (n > fused_cap) {
+        free(fused);
+        fused = malloc(n * sizeof *fused);
+        if (!fused) qkv_fatal("dist: out of memory for a %zu-float gradient buffer", n);
+        fused_cap = n;
+    }
+    QKV_CHECK(n <= 0x7fffffff, "dist: %zu gradients do not fit one MPI_Allreduce", n);
+    float w = weight > 0 ? (float)weight : 1.0f;
+    size_t k = 0;
+    for (int i = 0; i < params->n; i++) {
+        const qkv_tensor *p = params->items[i];
+        const float *g = qkv_tensor_grad((qkv_tensor *)p);
+        for (size_t j = 0; j < p->size; j++) fused[k++] = w * g[j];
+    }
+    fused[k++] = w * loss;
+    fused[k++] = w;
+    /* Sum over ranks; with 2 ranks a + b is exact-commutative, so every rank gets
+     * the same bits, and Open MPI reduces in a fixed order for a fixed size and
+     * rank count, so runs repeat bitwise. */
+    MPI_Allreduce(MPI_IN_PLACE, fused, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    float total = fused[n - 1];
+    k = 0;
+    for (int i = 0; i < params->n; i++) {
+        qkv_tensor *p = params->items[i];
+        float *g = qkv_tensor_grad(p);
+        for (size_t j = 0; j < p->size; j++) g[j] = fused[k++] / total;
+    }
+    return fused[k] / total;
+}
+
+#endif
