@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# mpi_bench.sh — training throughput of the Set Transformer (qkv train points:
+# ISAB encoder, PMA pooling) on 1 MPI rank against 2 ranks at the same global
+# batch, after `make MPI=1` (`make bench-mpi` does both). Three layouts of the same
+# run, interleaved REPEAT times; the median of each is printed:
+#   1 rank  x 1 thread     the baseline
+#   1 rank  x 2 threads    OpenMP inside one process
+#   2 ranks x 1 thread     data parallelism: each rank half the batch, one allreduce
+# examples/s = steps/s (training only, from --json) x global batch.
+# Environment: STEPS (default 40), REPEAT (5), BATCH (32), POINTS (128), QKV (./qkv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QKV=${QKV:-./qkv}
+STEPS=${STEPS:-40}; REPEAT=${REPEAT:-5}; BATCH=${BATCH:-32}; POINTS=${POINTS:-128}
+ldd "$QKV" | grep -q libmpi || { echo "mpi_bench: $QKV is not an MPI build: make MPI=1"; exit 1; }
+MPIRUN=(mpirun --oversubscribe)
+[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+RUN=(train points --steps "$STEPS" --batch "$BATCH" --points "$POINTS" --test-size 32 --eval-every 0
+     --log-every 0 --quiet)
+layouts=("1 1" "1 2" "2 1")   # ranks threads
+declare -A rates
+for ((i = 0; i < REPEAT; i++)); do
+    for layout in "${layouts[@]}"; do
+        read -r ranks threads <<< "$layout"
+        "${MPIRUN[@]}" -np "$ranks" "$QKV" "${RUN[@]}" --threads "$threads" --json "$T/r.json" > /dev/null
+        rate=$(sed -n 's/.*"steps_per_second": \([0-9.]*\).*/\1/p' "$T/r.json")
+        rates[$layout]="${rates[$layout]:-} $rate"
+    done
+done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+echo "Set Transformer (points: ISAB, width 128, $POINTS points, batch $BATCH), $STEPS steps, median of $REPEAT, $(nproc) cores"
+base=""
+for layout in "${layouts[@]}"; do
+    read -r ranks threads <<< "$layout"
+    m=$(echo "${rates[$layout]}" | median)
+    [ -z "$base" ] && base=$m
+    awk -v r="$ranks" -v t="$threads" -v s="$m" -v b="$BATCH" -v base="$base" -v all="${rates[$layout]}" \
+        'BEGIN { printf "  %d rank%s x %d thread%s: %7.1f examples/s  (%.2f steps/s)  ratio to 1x1: %.2f   runs:%s\n",
+                 r, (r > 1 ? "s" : " "), t, (t > 1 ? "s" : " "), s * b, s, s / base, all }'
+done
