@@ -9,6 +9,9 @@ LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
 
 # make MPI=1: ./qkv for mpirun (train/dist.h). The compiler and flags are recorded
 # in build/.flags; a change there rebuilds everything, so builds never mix.
+ifneq ($(filter test-mpi bench-mpi,$(MAKECMDGOALS)),)
+MPI     := 1
+endif
 ifeq ($(MPI),1)
 CC      := mpicc
 CFLAGS  += -DQKV_MPI
@@ -73,11 +76,11 @@ test: check-deps build/run_tests qkv build/example
 
 # Data parallelism under mpirun (Open MPI: apt-get install libopenmpi-dev openmpi-bin).
 test-mpi:
-	$(MAKE) MPI=1 all
+	$(MAKE) -j2 MPI=1 all
 	tests/mpi_test.sh
 
 bench-mpi:
-	$(MAKE) MPI=1 all
+	$(MAKE) -j2 MPI=1 all
 	bench/mpi_bench.sh
 
 demo: all

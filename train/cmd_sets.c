@@ -1,4 +1,5 @@
 /* cmd_sets.c — `qkv train points` and `qkv train maxreg [--compare]`. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 #include "core/fileio.h"
 #include "core/json.h"
 #include "train/commands.h"
+#include "train/dist.h"
 #include "train/set_tasks.h"
 #include "train/train_flags.h"
 
@@ -145,7 +147,8 @@ static int compare_maxreg(const qkv_maxreg_task_config *base, qkv_trainer_config
         config.model.kind = baselines[i].kind;
         qkv_train_result result;
         if (run_maxreg(&config, &trainer, &result) != 0) return 2;
-        mae[i] = *qkv_metrics_get(&result.metrics, "test_mae");
+        const double *test_mae = qkv_metrics_get(&result.metrics, "test_mae");
+        mae[i] = test_mae ? *test_mae : NAN;   /* MPI: only rank 0 evaluates */
         seconds[i] = result.seconds;
         printf("%-20s trained: test MAE %.4f in %.1f s\n", baselines[i].label, mae[i], seconds[i]);
         fflush(stdout);
@@ -155,7 +158,7 @@ static int compare_maxreg(const qkv_maxreg_task_config *base, qkv_trainer_config
     for (int i = 0; i < N_BASELINES; i++) printf("%-20s | %10.4f | %10.4f\n", baselines[i].label, mae[i], baselines[i].paper);
     printf("final: task=maxreg steps=%d mean_mae=%.4f sum_mae=%.4f max_mae=%.4f sab_pma_mae=%.4f\n", trainer.steps,
            mae[0], mae[1], mae[2], mae[3]);
-    if (json_path && write_compare_json(json_path, mae, seconds) != 0) {
+    if (json_path && qkv_dist_rank() == 0 && write_compare_json(json_path, mae, seconds) != 0) {
         fprintf(stderr, "qkv: %s\n", qkv_last_error());
         return 2;
     }
