@@ -52,7 +52,7 @@ typedef struct qkv_tape {
     int grad_enabled;            /* 1: record nodes */
     int training;                /* 1: dropout active */
     qkv_rng rng;                 /* dropout stream */
-    int slice_index, slice_count;/* this tape's slice of each batch: 0 of 1 */
+    int slice_index, slice_count; /* this tape's slice of each batch: 0 of 1 */
     unsigned long generation;    /* incremented by each reset */
 } qkv_tape;
 
