@@ -11,9 +11,11 @@
 #define QKV_H
 
 #include "core/attention.h"
+#include "core/boxes.h"
 #include "core/error.h"
 #include "core/gemm.h"
 #include "core/gradcheck.h"
+#include "core/hungarian.h"
 #include "core/npy.h"
 #include "core/png.h"
 #include "core/ops.h"
@@ -30,6 +32,7 @@
 #include "layers/mha.h"
 #include "layers/norm.h"
 #include "layers/positions.h"
+#include "layers/set_loss.h"
 #include "layers/set_models.h"
 #include "layers/sets.h"
 #include "layers/transformer.h"
