@@ -323,6 +323,40 @@ static void giou_threads_run(float *out, void *ctx) {
     qkv_tensor_free(t);
 }
 
+/* A batch large enough for the cross-entropy's parallel loop: 128 images of 16 queries. */
+static void set_loss_threads_run(float *out, void *ctx) {
+    (void)ctx;
+    enum { NB = 128, NQ = 16, NC = 4 };
+    qkv_tensor *logits = random_tensor(3, (int[]){NB, NQ, NC}, 81, 1);
+    qkv_tensor *raw = random_tensor(3, (int[]){NB, NQ, 4}, 82, 1);
+    int counts[NB];
+    int32_t classes[NB * 4];
+    float boxes[NB * 4 * 4];
+    qkv_rng rng = qkv_rng_make(83);
+    int total = 0;
+    for (int b = 0; b < NB; b++) {
+        counts[b] = 1 + (int)qkv_rng_below(&rng, 4);
+        for (int j = 0; j < counts[b]; j++, total++) {
+            classes[total] = (int32_t)qkv_rng_below(&rng, NC - 1);
+            for (int k = 0; k < 4; k++) boxes[4 * total + k] = 0.1f + 0.5f * qkv_rng_uniform(&rng);
+        }
+    }
+    qkv_set_targets t = {NB, counts, classes, boxes};
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *loss = qkv_set_loss(tape, logits, qkv_sigmoid(tape, raw), &t, NULL, NULL, NULL);
+    qkv_backward(tape, loss);
+    out[0] = loss->data[0];
+    append_floats(append_floats(out + 1, logits->grad, logits->size), raw->grad, raw->size);
+    qkv_tape_free(tape);
+    qkv_tensor_free(logits);
+    qkv_tensor_free(raw);
+}
+
+START_TEST(test_set_loss_threads) {
+    expect_same_for_1_and_2_threads(set_loss_threads_run, NULL, 1 + 128 * 16 * 8, "set_loss");
+}
+END_TEST
+
 START_TEST(test_giou_threads) { expect_same_for_1_and_2_threads(giou_threads_run, NULL, 9 * 4096, "giou_loss"); }
 END_TEST
 
@@ -341,6 +375,7 @@ Suite *suite_set_loss(void) {
     tcase_add_test(tc, test_set_loss_degenerate_finite);
     tcase_add_test(tc, test_set_loss_errors);
     tcase_add_test(tc, test_giou_threads);
+    tcase_add_test(tc, test_set_loss_threads);
     suite_add_tcase(s, tc);
     return s;
 }
