@@ -14,10 +14,11 @@
 #include "core/fileio.h"
 #include "core/png.h"
 
-/* stb's last failure as text (it may be NULL if stb set none). */
+/* stb's last failure as text; stb leaves it NULL or empty for some truncated
+ * streams. */
 static const char *stb_reason(void) {
     const char *reason = stbi_failure_reason();
-    return reason ? reason : "unknown reason";
+    return reason && *reason ? reason : "corrupt or truncated data";
 }
 
 qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_t len, int channels) {
