@@ -290,7 +290,8 @@ static int load_image(const char *dir, const char *annotations, qkv_detect_set *
         set->height = t->shape[1];
         set->width = t->shape[2];
         set->pixels = malloc((size_t)set->n * t->size * sizeof(float));
-        if (!set->pixels) rc = qkv_file_fail(dir, "out of memory for %d images of %dx%d", set->n, set->width, set->height);
+        if (!set->pixels)
+            rc = qkv_file_fail(dir, "out of memory for %d images of %dx%d", set->n, set->width, set->height);
     } else if (t->shape[1] != set->height || t->shape[2] != set->width) {
         qkv_set_error("%s:%d: %s is %dx%d but %s is %dx%d (all images must have one size)", annotations, set->lines[i],
                       set->files[i], t->shape[2], t->shape[1], set->files[0], set->width, set->height);

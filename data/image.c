@@ -70,7 +70,8 @@ int qkv_image_save_png(const char *path, const qkv_tensor *chw) {
     unsigned char *pixels = malloc(plane * (size_t)C);
     if (!pixels) return qkv_file_fail(path, "out of memory for a %dx%d image", w, h);
     for (size_t p = 0; p < plane; p++)
-        for (int k = 0; k < C; k++) pixels[p * (size_t)C + (size_t)k] = qkv_image_byte(chw->data[(size_t)k * plane + p]);
+        for (int k = 0; k < C; k++)
+            pixels[p * (size_t)C + (size_t)k] = qkv_image_byte(chw->data[(size_t)k * plane + p]);
     int rc = qkv_png_write(path, pixels, w, h, C);
     free(pixels);
     return rc;

@@ -56,6 +56,21 @@ static void check_example(const qkv_detect_config *c, const float *pixels, const
                     edges[2] |= x == px[o][2] - 1, edges[3] |= y == px[o][3] - 1;
                 }
         ck_assert_msg(edges[0] && edges[1] && edges[2] && edges[3], "box %d is not tight", o);
+        /* The class decides the fill: a square fills its box, a disk leaves the four
+         * corners as background, a triangle (apex up) the two top corners only. */
+        int x0 = px[o][0], y0 = px[o][1], x1 = px[o][2] - 1, y1 = px[o][3] - 1, filled = 0;
+        for (int y = y0; y <= y1; y++)
+            for (int x = x0; x <= x1; x++)
+                filled += same_color(pixels, plane, (size_t)y * (size_t)S + (size_t)x, ex->colors[o]);
+        int corners[4] = {(y0 * S + x0), (y0 * S + x1), (y1 * S + x0), (y1 * S + x1)}, shape_corners[4];
+        for (int k = 0; k < 4; k++) shape_corners[k] = same_color(pixels, plane, (size_t)corners[k], ex->colors[o]);
+        if (ex->classes[o] == 0) ck_assert_int_eq(filled, (x1 - x0 + 1) * (y1 - y0 + 1));
+        int want_bottom = ex->classes[o] == 2; /* the triangle's base spans the box */
+        if (ex->classes[o] != 0)
+            ck_assert_msg(!shape_corners[0] && !shape_corners[1] && shape_corners[2] == want_bottom &&
+                              shape_corners[3] == want_bottom,
+                          "class %d: corners %d %d %d %d", ex->classes[o], shape_corners[0], shape_corners[1],
+                          shape_corners[2], shape_corners[3]);
     }
 }
 
@@ -84,7 +99,7 @@ static qkv_detect_config small = {32, 1, 4};
 static void generate_into(float *out, void *ctx) {
     (void)ctx;
     qkv_detect_set set;
-    qkv_detect_generate(&small, 5, 10, 40, &set);
+    qkv_detect_generate(&small, 5, 10, 48, &set); /* enough work to run on 2 threads */
     size_t n = (size_t)set.n * 3 * 32 * 32;
     memcpy(out, set.pixels, n * sizeof(float));
     memcpy(out + n, set.boxes, (size_t)set.n * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
@@ -104,13 +119,14 @@ START_TEST(generator_is_deterministic) {
     qkv_detect_generate(&small, 5, 10, 3, &set);
     ck_assert_int_eq(memcmp(set.pixels + 2 * image, a, image * sizeof(float)), 0);
     ck_assert_int_eq(set.n_objects[2], ea.n_objects);
-    ck_assert_int_eq(memcmp(set.boxes + 2 * QKV_DETECT_MAX_OBJECTS * 4, ea.boxes, sizeof(float) * 4 * (size_t)ea.n_objects), 0);
+    ck_assert_int_eq(
+        memcmp(set.boxes + 2 * QKV_DETECT_MAX_OBJECTS * 4, ea.boxes, sizeof(float) * 4 * (size_t)ea.n_objects), 0);
     ck_assert_int_eq(set.classes[2 * QKV_DETECT_MAX_OBJECTS + ea.n_objects], -1);
     ck_assert_str_eq(set.files[2], "img_00012.png");
     qkv_detect_set_free(&set);
     qkv_detect_example_make(&small, 6, 12, b, &eb);
     ck_assert_int_ne(memcmp(a, b, image * sizeof(float)), 0);
-    expect_same_for_1_and_2_threads(generate_into, NULL, 40 * (image + QKV_DETECT_MAX_OBJECTS * 4), "detect_generate");
+    expect_same_for_1_and_2_threads(generate_into, NULL, 48 * (image + QKV_DETECT_MAX_OBJECTS * 4), "detect_generate");
     EXPECT_FATAL(qkv_detect_example_make(&(qkv_detect_config){32, 3, 2}, 1, 0, a, &ea), "objects 3..2");
     free(a);
     free(b);
@@ -211,7 +227,8 @@ START_TEST(write_then_load_equals_generation) {
     qkv_detect_batch(&loaded, idx, 2, pixels, counts, classes, boxes);
     ck_assert_int_eq(memcmp(pixels + image, made.pixels + 2 * image, image * sizeof(float)), 0);
     ck_assert_int_eq(counts[0], made.n_objects[7]);
-    ck_assert_int_eq(memcmp(classes, made.classes + 7 * QKV_DETECT_MAX_OBJECTS, sizeof(int32_t) * QKV_DETECT_MAX_OBJECTS), 0);
+    ck_assert_int_eq(
+        memcmp(classes, made.classes + 7 * QKV_DETECT_MAX_OBJECTS, sizeof(int32_t) * QKV_DETECT_MAX_OBJECTS), 0);
     ck_assert_int_eq(memcmp(boxes + QKV_DETECT_MAX_OBJECTS * 4, made.boxes + 2 * QKV_DETECT_MAX_OBJECTS * 4,
                             sizeof(float) * 4 * QKV_DETECT_MAX_OBJECTS), 0);
     EXPECT_FATAL(qkv_detect_batch(&loaded, (int[]){12}, 1, pixels, NULL, NULL, NULL), "index 12");

@@ -15,7 +15,8 @@ enum { W = 5, H = 3 };
 static void make_pixels(unsigned char *px, int channels) {
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W; x++)
-            for (int c = 0; c < channels; c++) px[(y * W + x) * channels + c] = (unsigned char)(40 * y + 7 * x + 60 * c + 3);
+            for (int c = 0; c < channels; c++)
+                px[(y * W + x) * channels + c] = (unsigned char)(40 * y + 7 * x + 60 * c + 3);
 }
 
 /* t is [channels, H, W] and t[c, y, x] = px(y, x, c) / 255 within tol. */
