@@ -2,7 +2,7 @@
  *
  * Layout of a panel: title on top, y tick labels and the rotated y label on the
  * left, x tick labels and the x label below, the plot area in the middle with a
- * light grid at the ticks and the legend in its top-right corner. */
+ * light grid at the ticks and the legend in the corner that hides the least line. */
 #include "train/plot.h"
 
 #include <math.h>
@@ -127,7 +127,21 @@ static int to_pixel(const axis *a, double v, int p0, int p1) {
     return (int)lround(p);
 }
 
-static void draw_legend(qkv_canvas *c, const qkv_plot_series *series, int n_series, int right, int top) {
+/* Colored (non-gray) pixels in a rectangle: how much of the lines a legend there would hide. */
+static long colored_pixels(const qkv_canvas *c, int x, int y, int w, int h) {
+    long n = 0;
+    for (int yy = y; yy < y + h; yy++)
+        for (int xx = x; xx < x + w; xx++) {
+            qkv_rgb p = qkv_canvas_get(c, xx, yy);
+            n += p.r != p.g || p.g != p.b;
+        }
+    return n;
+}
+
+/* The legend goes in the corner of the plot area where it hides the fewest line
+ * pixels (top right on ties). */
+static void draw_legend(qkv_canvas *c, const qkv_plot_series *series, int n_series, int left, int right,
+                        int top, int bottom) {
     int n = 0, text_w = 0;
     for (int s = 0; s < n_series; s++)
         if (series[s].label && *series[s].label) {
@@ -137,7 +151,14 @@ static void draw_legend(qkv_canvas *c, const qkv_plot_series *series, int n_seri
         }
     if (!n) return;
     int row = QKV_FONT_H + 4, box_w = text_w + 30, box_h = n * row + 6;
-    int x = right - box_w - 6, y = top + 6;
+    int xs[2] = {right - box_w - 6, left + 7}, ys[2] = {top + 6, bottom - box_h - 6};
+    int x = xs[0], y = ys[0];
+    long best = -1;
+    for (int corner = 0; corner < 4; corner++) {
+        int cx = xs[corner & 1], cy = ys[corner >> 1];
+        long hidden = colored_pixels(c, cx, cy, box_w, box_h);
+        if (best < 0 || hidden < best) { best = hidden; x = cx; y = cy; }
+    }
     qkv_canvas_fill_rect(c, x, y, box_w, box_h, WHITE);
     qkv_canvas_rect(c, x, y, box_w, box_h, GRID);
     int k = 0;
@@ -243,7 +264,7 @@ int qkv_plot_lines_draw(qkv_canvas *c, int x, int y, int w, int h, const qkv_plo
         draw_series(c, &series[s], qkv_palette(s), o->log_y, &ax, &ay, left, right, top, bottom);
     qkv_canvas_clip(c, x, y, w, h);
     qkv_canvas_rect(c, left, top, right - left + 1, bottom - top + 1, BLACK);
-    draw_legend(c, series, n_series, right, top);
+    draw_legend(c, series, n_series, left, right, top, bottom);
     qkv_canvas_unclip(c);
     return 0;
 }
