@@ -177,7 +177,10 @@ int qkv_cmd_eval(int argc, char **argv) {
     qkv_seq_model model;
     long step = 0;
     if (qkv_seq_model_load(&model, argv[0], &step) != 0) {
-        fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
+        const char *error = qkv_last_error();
+        fprintf(stderr, "qkv eval: %s%s\n", error,
+                strstr(error, "not one of the sequence tasks") ? "; use --resume with --steps equal to its step "
+                                                                 "to evaluate other tasks" : "");
         return 2;
     }
     qkv_tape *tape = qkv_tape_create(model.config.seed);
