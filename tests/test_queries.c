@@ -345,6 +345,91 @@ START_TEST(detr_shape_errors_name_layer_and_shapes) {
 }
 END_TEST
 
+/* Against PyTorch: DETR's own decoder code (tests/make_detr_reference.py) in
+ * float64 with the same weights; every layer's logits and boxes, and the gradients
+ * of L = sum_l sum(logits_l R) + sum(boxes_l R) for every parameter, the memory and
+ * its positions, to 1e-5 relative as the ops' references (measured worst 5.4e-7,
+ * printed with QKV_VERBOSE=1). */
+static const float *st_data(const qkv_safetensors *st, const char *name, const qkv_tensor *like) {
+    const qkv_st_tensor *t = qkv_safetensors_find(st, name);
+    ck_assert_msg(t != NULL, "ref: %s missing (regenerate with make_detr_reference.py)", name);
+    if (like) {
+        ck_assert_int_eq(t->ndim, like->ndim);
+        for (int k = 0; k < t->ndim; k++) ck_assert_int_eq(t->shape[k], like->shape[k]);
+    }
+    return t->data;
+}
+
+static double worst_relative(const float *got, const float *want, size_t n) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]) / fmax(1.0, fabs(want[i])));
+    return worst;
+}
+
+static void detr_against_torch(const char *kind, int post_ln) {
+    enum { B = 2, S = 5, N = 4, DM = 8, C = 3, L = 2 };
+    char path[64], name[QKV_NAME_MAX + 8];
+    snprintf(path, sizeof path, "ref/detr_%s.safetensors", kind);
+    qkv_safetensors st;
+    ck_assert_msg(qkv_safetensors_load(path, &st) == 0, "%s", qkv_last_error());
+    qkv_params params = {0};
+    qkv_rng rng = qkv_rng_make(1);
+    qkv_detr dec;
+    qkv_detr_config c = {.block = {.d_model = DM, .n_heads = 2, .d_ff = 16, .activation = QKV_ACT_RELU,
+                                   .post_ln = post_ln},
+                         .n_layers = L, .n_queries = N, .n_classes = C};
+    qkv_detr_init(&dec, &params, "dec", &c, &rng);
+    for (int i = 0; i < params.n; i++) {
+        qkv_tensor *p = params.items[i];
+        snprintf(name, sizeof name, "param/%s", p->name);
+        qkv_tensor_copy_from(p, st_data(&st, name, p));
+    }
+    qkv_tensor *memory = tensor_of(3, (int[]){B, S, DM}, st_data(&st, "memory", NULL), 1);
+    qkv_tensor *pos = tensor_of(3, (int[]){B, S, DM}, st_data(&st, "memory_pos", NULL), 1);
+    qkv_tensor *pad = tensor_of(2, (int[]){B, S}, st_data(&st, "padding", NULL), 0);
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_detr_out o = qkv_detr_forward(tape, &dec, memory, pos, pad);
+    qkv_tensor *loss = NULL;
+    double worst_out = 0, worst_grad = 0;
+    for (int l = 0; l < L; l++) {
+        qkv_tensor *outs[2] = {o.logits[l], o.boxes[l]};
+        const char *what[2] = {"logits", "boxes"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(name, sizeof name, "out/%s.%d", what[k], l);
+            const float *want = st_data(&st, name, outs[k]);
+            assert_floats_close(outs[k]->data, want, outs[k]->size, 1e-5, name);
+            worst_out = fmax(worst_out, worst_relative(outs[k]->data, want, outs[k]->size));
+            snprintf(name, sizeof name, "r/%s.%d", what[k], l);
+            qkv_tensor *r = qkv_tape_tensor(tape, 3, outs[k]->shape);
+            memcpy(r->data, st_data(&st, name, outs[k]), r->size * sizeof(float));
+            qkv_tensor *term = qkv_sum_all(tape, qkv_mul(tape, outs[k], r));
+            loss = loss ? qkv_add(tape, loss, term) : term;
+        }
+    }
+    qkv_backward(tape, loss);
+    for (int i = 0; i < params.n + 2; i++) {
+        qkv_tensor *p = i < params.n ? params.items[i] : i == params.n ? memory : pos;
+        snprintf(name, sizeof name, "grad/%s", i < params.n ? p->name : i == params.n ? "memory" : "memory_pos");
+        const float *want = st_data(&st, name, p);
+        assert_floats_close(p->grad, want, p->size, 1e-5, name);
+        worst_grad = fmax(worst_grad, worst_relative(p->grad, want, p->size));
+    }
+    snprintf(name, sizeof name, "detr %s vs torch: outputs, gradients", kind);
+    report(name, fmax(worst_out, worst_grad));
+    qkv_tape_free(tape);
+    qkv_tensor_free(memory);
+    qkv_tensor_free(pos);
+    qkv_tensor_free(pad);
+    qkv_params_free(&params);
+    qkv_safetensors_free(&st);
+}
+
+START_TEST(detr_matches_pytorch_detr) {
+    detr_against_torch("pre", 0);
+    detr_against_torch("post", 1);
+}
+END_TEST
+
 /* ---- Perceiver ------------------------------------------------------------------- */
 
 static void perceiver_make(qkv_perceiver *p, qkv_params *params, int d_input, int n_latents, int n_self,
@@ -512,6 +597,7 @@ Suite *suite_queries(void) {
     tcase_add_test(tc, detr_memory_order_invariance_and_query_equivariance);
     tcase_add_test(tc, detr_shared_positions_and_single_token);
     tcase_add_test(tc, detr_shape_errors_name_layer_and_shapes);
+    tcase_add_test(tc, detr_matches_pytorch_detr);
     tcase_add_test(tc, blip2_four_queries_read_64_then_256_features);
     tcase_add_test(tc, perceiver_ignores_input_order_and_padding);
     tcase_add_test(tc, perceiver_shape_errors_name_layer_and_shapes);
