@@ -94,6 +94,54 @@ START_TEST(patchify_round_trip) {
 }
 END_TEST
 
+/* The patch embedding's linear layer is a stride-P convolution whose weight
+ * [D, C, P, P] is proj.weight read C-major, then rows, then columns. */
+START_TEST(patch_embedding_is_a_strided_convolution) {
+    enum { B = 2, CH = 3, HH = 4, WW = 6, P = 2, DM = 5 };
+    qkv_params params = {0};
+    qkv_rng rng = qkv_rng_make(9);
+    qkv_patch_embed pe;
+    qkv_patch_config c = {.channels = CH, .patch = P, .d_model = DM, .positions = QKV_PATCH_POS_NONE};
+    qkv_patch_embed_init(&pe, &params, "pe", &c, &rng);
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *img = random_tape_tensor(tape, 4, (int[]){B, CH, HH, WW}, 4);
+    qkv_tensor *tokens = qkv_patch_embed_forward(tape, &pe, img, NULL);
+    const float *w = pe.proj.weight->data, *bias = pe.proj.bias->data, *x = img->data;
+    for (int b = 0; b < B; b++)
+        for (int oy = 0; oy < HH / P; oy++)
+            for (int ox = 0; ox < WW / P; ox++)
+                for (int o = 0; o < DM; o++) {
+                    double conv = bias[o];
+                    for (int ch = 0; ch < CH; ch++)
+                        for (int i = 0; i < P; i++)
+                            for (int j = 0; j < P; j++)
+                                conv += (double)w[((o * CH + ch) * P + i) * P + j] *
+                                        x[((b * CH + ch) * HH + oy * P + i) * WW + ox * P + j];
+                    ck_assert_float_eq_tol(qkv_at(tokens, b, oy * (WW / P) + ox, o, 0), (float)conv, 1e-5f);
+                }
+    qkv_tape_free(tape);
+    qkv_params_free(&params);
+}
+END_TEST
+
+/* Patchify forward and backward at a size where its loop runs on two threads. */
+static void run_patchify(float *out, void *ctx) {
+    (void)ctx;
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = random_tensor(4, (int[]){4, 3, 128, 96}, 6, 1);
+    qkv_tensor *t = qkv_patchify(tape, x, 8);
+    backward_random(tape, t, 7);
+    out = append_floats(out, t->data, t->size);
+    append_floats(out, x->grad, x->size);
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+
+START_TEST(patchify_is_thread_independent) {
+    expect_same_for_1_and_2_threads(run_patchify, NULL, 2 * 4 * 3 * 128 * 96, "patchify forward + backward");
+}
+END_TEST
+
 START_TEST(patchify_errors_name_the_shapes) {
     qkv_tape *tape = qkv_tape_create(1);
     qkv_tensor *odd = qkv_tape_zeros(tape, 4, (int[]){1, 1, 5, 4});
@@ -592,6 +640,8 @@ Suite *suite_queries(void) {
     tcase_add_test(tc, patchify_layout_by_hand);
     tcase_add_test(tc, patchify_round_trip);
     tcase_add_test(tc, patchify_errors_name_the_shapes);
+    tcase_add_test(tc, patch_embedding_is_a_strided_convolution);
+    tcase_add_test(tc, patchify_is_thread_independent);
     tcase_add_test(tc, patch_embedding_adds_2d_positions);
     tcase_add_test(tc, detr_outputs_every_layer_with_named_parameters);
     tcase_add_test(tc, detr_memory_order_invariance_and_query_equivariance);
