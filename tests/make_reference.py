@@ -159,9 +159,9 @@ def npy_fixtures():
 
 def main():
     os.makedirs(REF, exist_ok=True)
-    # Only this script's files: optim_*.npy and st_* belong to the other scripts.
+    # Only this script's files: optim_*.npy, box_*.npy and st_* belong to the other scripts.
     for old in glob.glob(os.path.join(REF, "*.npy")):
-        if not os.path.basename(old).startswith("optim_"):
+        if not os.path.basename(old).startswith(("optim_", "box_")):
             os.remove(old)
     npy_fixtures()
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/attention.h"
+#include "core/boxes.h"
 #include "core/gradcheck.h"
 #include "core/positions.h"
 #include "layers/checks.h"
@@ -14,6 +15,8 @@ static const qkv_gradcheck_group *const all_groups[] = {
     &qkv_checks_elementwise, &qkv_checks_reduce, &qkv_checks_matmul, &qkv_checks_softmax,
     &qkv_checks_norm, &qkv_checks_shape, &qkv_checks_attention, &qkv_checks_position,
     &qkv_checks_linear, &qkv_checks_attention_layers, &qkv_checks_sets,
+    &qkv_checks_box, &qkv_checks_set_loss,
+    &qkv_checks_image, &qkv_checks_queries,
 };
 
 int qkv_cmd_gradcheck(int argc, char **argv) {

@@ -21,7 +21,8 @@ int qkv_dist_size(void) { return dist_size; }
 
 qkv_trainer_config qkv_dist_rank_config(const qkv_trainer_config *shared) {
     qkv_trainer_config own = *shared;
-    if (dist_rank != 0) own.save_path = own.json_path = own.csv_path = own.resume_path = NULL;
+    if (dist_rank != 0)
+        own.save_path = own.json_path = own.csv_path = own.resume_path = own.plot_path = own.dot_path = NULL;
     return own;
 }
 

@@ -18,7 +18,7 @@
  *     once before the first step (after --resume, which only rank 0 reads), so all
  *     ranks start equal and stay equal.
  *   - rank 0 alone logs (the others' stdout is /dev/null), evaluates, decides early
- *     stopping (broadcast) and writes checkpoints, --json and --csv.
+ *     stopping (broadcast) and writes checkpoints, --json, --csv, --plot and --dot.
  *   - a rank that fails after the ranks have split up calls MPI_Abort, so the others
  *     never wait forever; a rank that dies without MPI_Finalize makes mpirun end
  *     the job (Open MPI's default).
@@ -49,8 +49,9 @@ int qkv_dist_size(void);
  * (at least 1); single-process, 0 (all cores). */
 int qkv_dist_threads(int requested);
 
-/* This rank's trainer config: the shared one, with --save, --json, --csv and
- * --resume cleared on ranks other than 0 (rank 0 reads and writes all files). */
+/* This rank's trainer config: the shared one, with --save, --json, --csv, --plot,
+ * --dot and --resume cleared on ranks other than 0 (rank 0 reads and writes all
+ * files). */
 qkv_trainer_config qkv_dist_rank_config(const qkv_trainer_config *shared);
 
 /* -1 with qkv_last_error() on rank 0 if a global batch of `batch` examples does not
