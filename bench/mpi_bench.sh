@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 QKV=${QKV:-./qkv}
 STEPS=${STEPS:-40}; REPEAT=${REPEAT:-5}; BATCH=${BATCH:-32}; POINTS=${POINTS:-128}
-ldd "$QKV" | grep -q libmpi || { echo "mpi_bench: $QKV is not an MPI build: make MPI=1"; exit 1; }
+ldd "$QKV" | grep libmpi > /dev/null || { echo "mpi_bench: $QKV is not an MPI build: make MPI=1"; exit 1; }
 MPIRUN=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 T=$(mktemp -d)

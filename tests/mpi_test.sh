@@ -15,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 QKV=${QKV:-./qkv}
 command -v mpirun >/dev/null || { echo "mpi_test: mpirun missing: apt-get install -y libopenmpi-dev openmpi-bin"; exit 1; }
-ldd "$QKV" | grep -q libmpi || { echo "mpi_test: $QKV is not an MPI build: make MPI=1"; exit 1; }
+ldd "$QKV" | grep libmpi > /dev/null || { echo "mpi_test: $QKV is not an MPI build: make MPI=1"; exit 1; }
 MPIRUN=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none   # containers often forbid CMA
