@@ -9,7 +9,8 @@
  *     and dropout masks are those of one process running the whole batch. B must
  *     divide by N: otherwise qkv_train fails with one line naming --batch.
  *   - after backward, qkv_dist_average_grads packs every parameter gradient, the
- *     loss and the slice's weight into ONE buffer and calls MPI_Allreduce once:
+ *     loss and the slice's weight into ONE buffer and sums it over ranks with one
+ *     MPI_Iallreduce (the nonblocking MPI_Allreduce, waited for without spinning):
  *         g = sum_r w_r g_r / sum_r w_r,   loss = sum_r w_r loss_r / sum_r w_r,
  *     where w_r is the number of terms rank r's loss averaged (task->loss_terms,
  *     e.g. tokens not ignored) or 1 for equal slices. That is the gradient and the
