@@ -114,10 +114,10 @@ static const qkv_gradcheck_case cases[] = {
     {.name = "attention causal+bias [H,Tq,Tk] q [2,3,6,16] k [2,3,7,16] v [2,3,7,8]",
      QKV_BIAS(2, 3, 6, 7, 16, 8, 3, 3, 6, 7), CTX(.causal = 1, .has_bias = 1)},
     /* Longer than one 64-key block: the online softmax across blocks and causal
-     * block skipping, with the plain-loop kernel (d 4) and the gemm kernel (d 64). */
-    {.name = "attention multi-block causal+bias [Tq,Tk] q [1,1,70,4] k [1,1,90,4]",
-     QKV_BIAS(1, 1, 70, 90, 4, 4, 2, 70, 90), CTX(.causal = 1, .has_bias = 1)},
-    {.name = "attention multi-block causal [1,1,66,64] v [1,1,66,8]", QKV(1, 1, 66, 66, 64, 8),
+     * block skipping, with the plain-loop kernel (d 2) and the gemm kernel (64 x 64 x 16 score blocks). */
+    {.name = "attention multi-block causal+bias [Tq,Tk] q [1,1,66,2] k [1,1,70,2]",
+     QKV_BIAS(1, 1, 66, 70, 2, 2, 2, 66, 70), CTX(.causal = 1, .has_bias = 1)},
+    {.name = "attention multi-block causal [1,1,65,16] v [1,1,65,2]", QKV(1, 1, 65, 65, 16, 2),
      CTX(.causal = 1)},
 };
 

@@ -20,11 +20,11 @@
  * dS over all rows is materialized only when the bias needs a gradient (the bias
  * is then [.., Tq, Tk] itself); weights are materialized only when asked for.
  *
- * Block products go through block_product: tight vectorizable loops for tiny
- * blocks (short sequences, where a gemm call's packing costs more than the
- * product), the gemm kernel above that (measured: see SMALL_PRODUCT). Each task
- * runs on one thread in a fixed order, and the choice of kernel depends on the
- * shapes only, so results are bitwise independent of the thread count.
+ * Block products go through block_product, a register-tiled kernel that reads
+ * the blocks in place (packing them for the gemm kernel cost more than it saved:
+ * see the comment there). Each task runs on one thread in a fixed order, and
+ * the kernel depends on the shapes only, so results are bitwise independent of
+ * the thread count.
  */
 #include <math.h>
 #include <omp.h>
@@ -156,38 +156,79 @@ static void check_opts(const qkv_attention_opts *opts, qkv_tensor **weights_out)
 
 /* ---- block products ------------------------------------------------------------- */
 
-/* Below this many multiply-adds a block product runs as plain loops: a gemm call
- * packs both operands first, which for a 16 x 16 x 16 block costs more than the
- * product itself. */
-#define SMALL_PRODUCT (32 * 32 * 32)
-/* The plain loops transpose B^T into a stack buffer of at most this many floats. */
-#define SMALL_TRANSPOSE 4096
+/* The blocks are small (at most 64 x 64 scores against d-wide rows) and stay in
+ * L1/L2, so they are multiplied in place by a register-tiled kernel: no packing.
+ * (The gemm kernel packs both operands on every call; for score blocks used as
+ * the A operand that costs about one packed element per 2d flops, measured at
+ * ~20% of the attention time.) */
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v8f_unaligned __attribute__((vector_size(32), aligned(4)));
+
+#define TILE_ROWS 6
+/* op(B) is transposed into a stack buffer of at most this many floats; larger
+ * blocks (d > 256) go to the gemm kernel. */
+#define MAX_TRANSPOSE (64 * 256)
+
+/* C[0:rows, 0:8*nv] = beta C + alpha sum_k a(r,k) B[k, 0:8*nv], rows <= TILE_ROWS,
+ * nv 1 or 2 vectors of 8 columns, with a(r,k) = A[r*a_row + k*a_k]. Rows past
+ * `rows` repeat the last row (computed, not stored), so A is never read past its
+ * rows. Each element is one sum over k in order, then scaled and added. */
+static inline __attribute__((always_inline)) void tile_product(
+    int nv, int rows, int K, float alpha, const float *A, size_t a_row, size_t a_k,
+    const float *B, int ldb, float beta, float *C, int ldc) {
+    const float *a_rows[TILE_ROWS];
+    for (int r = 0; r < TILE_ROWS; r++) a_rows[r] = A + (size_t)(r < rows ? r : rows - 1) * a_row;
+    v8f acc[TILE_ROWS][2];
+    for (int r = 0; r < TILE_ROWS; r++) acc[r][0] = acc[r][1] = (v8f){0};
+    for (int k = 0; k < K; k++) {
+        const float *b = B + (size_t)k * ldb;
+        v8f b0 = *(const v8f_unaligned *)b, b1 = nv == 2 ? *(const v8f_unaligned *)(b + 8) : b0;
+        size_t at = (size_t)k * a_k;
+        for (int r = 0; r < TILE_ROWS; r++) {
+            float a = a_rows[r][at];
+            acc[r][0] += a * b0;
+            if (nv == 2) acc[r][1] += a * b1;
+        }
+    }
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < nv; v++) {
+            v8f_unaligned *c = (v8f_unaligned *)(C + (size_t)r * ldc + 8 * v);
+            *c = beta == 0.0f ? alpha * acc[r][v] : *c + alpha * acc[r][v];
+        }
+}
 
 /* C = alpha op(A) op(B) + beta C on the calling thread (beta 0 or 1; op as in
- * gemm.h). Plain loops in axpy form (vectorized along C's rows) for small
- * products, the gemm kernel otherwise. */
+ * gemm.h): 6 x 16 and 6 x 8 register tiles, columns past the last multiple of 8
+ * as plain sums. Blocks too large to transpose go to the gemm kernel. */
 static void block_product(int trans_a, int trans_b, int M, int N, int K, float alpha,
                           const float *A, int lda, const float *B, int ldb, float beta,
                           float *C, int ldc) {
-    if ((size_t)M * N * K > SMALL_PRODUCT || (trans_b && (size_t)N * K > SMALL_TRANSPOSE)) {
+    if (trans_b && (size_t)N * K > MAX_TRANSPOSE) {
         qkv_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    float b_t[SMALL_TRANSPOSE];
+    float b_t[trans_b ? N * K : 1];
     if (trans_b) { /* op(B) = B^T: make it K x N, row-major */
-        for (int k = 0; k < K; k++)
-            for (int j = 0; j < N; j++) b_t[k * N + j] = B[(size_t)j * ldb + k];
+        for (int j = 0; j < N; j++)
+            for (int k = 0; k < K; k++) b_t[k * N + j] = B[(size_t)j * ldb + k];
         B = b_t;
         ldb = N;
     }
-    for (int i = 0; i < M; i++) {
-        float *restrict c = C + (size_t)i * ldc;
-        if (beta == 0.0f) memset(c, 0, (size_t)N * sizeof(float));
-        for (int k = 0; k < K; k++) {
-            float a = alpha * (trans_a ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]);
-            const float *restrict b = B + (size_t)k * ldb;
-            for (int j = 0; j < N; j++) c[j] += a * b[j];
-        }
+    size_t a_row = trans_a ? 1 : (size_t)lda, a_k = trans_a ? (size_t)lda : 1;
+    for (int i0 = 0; i0 < M; i0 += TILE_ROWS) {
+        int rows = M - i0 < TILE_ROWS ? M - i0 : TILE_ROWS;
+        const float *a = A + (size_t)i0 * a_row;
+        float *c = C + (size_t)i0 * ldc;
+        int j = 0;
+        for (; j + 16 <= N; j += 16) tile_product(2, rows, K, alpha, a, a_row, a_k, B + j, ldb, beta, c + j, ldc);
+        for (; j + 8 <= N; j += 8) tile_product(1, rows, K, alpha, a, a_row, a_k, B + j, ldb, beta, c + j, ldc);
+        for (; j < N; j++)
+            for (int r = 0; r < rows; r++) {
+                float sum = 0.0f;
+                for (int k = 0; k < K; k++) sum += a[r * a_row + k * a_k] * B[(size_t)k * ldb + j];
+                float *dst = c + (size_t)r * ldc + j;
+                *dst = beta == 0.0f ? alpha * sum : *dst + alpha * sum;
+            }
     }
 }
 
@@ -237,10 +278,16 @@ static void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int
     block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale, c->q + (head * d->Tq + blk->i0) * d->dk,
                   d->dk, c->k + (head * d->Tk + blk->j0) * d->dk, d->dk, 0.0f, s, lds);
     const bias_view *bv = &c->bias;
+    int only_causal = !bv->data && !c->masks.key_padding && !c->masks.keep;
     for (int r = 0; r < blk->nq; r++) {
         int i = blk->i0 + r;
         float *row = s + (size_t)r * lds;
         key_mask km = mask_of_row(&c->masks, d, blk->b, blk->h, i);
+        if (only_causal) { /* keys past last_key are masked, the others kept as they are */
+            for (int j = km.last_key + 1 - blk->j0 < 0 ? 0 : km.last_key + 1 - blk->j0; j < blk->nk; j++)
+                row[j] = -INFINITY;
+            continue;
+        }
         const float *bias_row = bv->data ? bv->data + blk->b * bv->stride[0] + blk->h * bv->stride[1] +
                                                i * bv->stride[2] + blk->j0 * bv->stride[3]
                                          : NULL;
@@ -251,6 +298,28 @@ static void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int
                 row[j] += bias_row[j * bv->stride[3]];
         }
     }
+}
+
+/* Row reductions in 8 lanes (vectorized; a fixed order, so deterministic). */
+static float max_of(const float *x, int n) {
+    float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                     -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
+    for (; j < n; j++) lane[0] = x[j] > lane[0] ? x[j] : lane[0];
+    float m = lane[0];
+    for (int l = 1; l < 8; l++) m = lane[l] > m ? lane[l] : m;
+    return m;
+}
+
+static float sum_of(const float *x, int n) {
+    float lane[8] = {0};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; l++) lane[l] += x[j + l];
+    for (; j < n; j++) lane[0] += x[j];
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
 }
 
 /* The block's probabilities from the saved row statistics: P = exp(S - m) / l,
@@ -280,13 +349,13 @@ typedef struct fwd_scratch {
 /* out rows [i0, i0+nq) of head (b,h), and their m and 1/l (row_max, row_inv_sum:
  * the block's slice of the saved statistics). */
 static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq, float *out,
-                                float *row_max, float *row_inv_sum, fwd_scratch *w) {
+                                float *max_so_far, float *row_inv_sum, fwd_scratch *w) {
     const attn_dims *d = &c->d;
     size_t head = head_index(c, b, h);
     float *o = out + (head * d->Tq + i0) * d->dv;
     memset(o, 0, (size_t)nq * d->dv * sizeof(float));
     for (int r = 0; r < nq; r++) {
-        row_max[r] = -INFINITY;
+        max_so_far[r] = -INFINITY;
         w->sum[r] = 0.0;
     }
     for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
@@ -294,24 +363,20 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
         block_scores(c, &blk, w->s, BLOCK_K);
         for (int r = 0; r < nq; r++) {
-            float *row = w->s + r * BLOCK_K, m = row_max[r];
-            for (int j = 0; j < blk.nk; j++) m = row[j] > m ? row[j] : m;
+            float *row = w->s + r * BLOCK_K, m = max_of(row, blk.nk);
+            m = m > max_so_far[r] ? m : max_so_far[r];
             if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
                 memset(row, 0, (size_t)blk.nk * sizeof(float));
                 continue;
             }
-            float rescale = qkv_fast_exp_nonpositive(row_max[r] - m); /* 0 when m was -inf */
-            double sum = 0.0;
-            for (int j = 0; j < blk.nk; j++) {
-                row[j] = qkv_fast_exp_nonpositive(row[j] - m);
-                sum += row[j];
-            }
-            w->sum[r] = w->sum[r] * rescale + sum;
+            float rescale = qkv_fast_exp_nonpositive(max_so_far[r] - m); /* 0 when m was -inf */
+            for (int j = 0; j < blk.nk; j++) row[j] = qkv_fast_exp_nonpositive(row[j] - m);
+            w->sum[r] = w->sum[r] * rescale + sum_of(row, blk.nk);
             if (rescale != 1.0f) {
                 float *o_row = o + (size_t)r * d->dv;
                 for (int e = 0; e < d->dv; e++) o_row[e] *= rescale;
             }
-            row_max[r] = m;
+            max_so_far[r] = m;
         }
         block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, BLOCK_K,
                       c->v + (head * d->Tk + j0) * d->dv, d->dv, 1.0f, o, d->dv);
