@@ -54,20 +54,21 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds) {
+double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples) {
     qkv_set_threads(threads);
     double t0 = now_seconds();
     fn(ctx); /* warm up: caches, packing buffers, the thread pool, the arena */
     double once = now_seconds() - t0;
     int reps = once >= min_seconds ? 1 : (int)(min_seconds / (once > 1e-7 ? once : 1e-7)) + 1;
     double per_call[BENCH_SAMPLES];
-    for (int s = 0; s < BENCH_SAMPLES; s++) {
+    if (samples < 1 || samples > BENCH_SAMPLES) samples = BENCH_SAMPLES;
+    for (int s = 0; s < samples; s++) {
         t0 = now_seconds();
         for (int r = 0; r < reps; r++) fn(ctx);
         per_call[s] = (now_seconds() - t0) / reps;
     }
-    qsort(per_call, BENCH_SAMPLES, sizeof per_call[0], compare_doubles);
-    return per_call[BENCH_SAMPLES / 2];
+    qsort(per_call, (size_t)samples, sizeof per_call[0], compare_doubles);
+    return per_call[samples / 2];
 }
 
 double bench_peak_rss_mb(void) {
@@ -134,8 +135,8 @@ static void bench_matmul(bench_table *t) {
         snprintf(name, sizeof name, "n=%d", n);
         bench_row *row = bench_add(t, "matmul", name, "GFLOP/s");
         double flops = 2.0 * n * n * (double)n;
-        row->one = flops / bench_seconds(run_square_product, &p, 1, 0.06) * 1e-9;
-        row->all = flops / bench_seconds(run_square_product, &p, t->threads, 0.06) * 1e-9;
+        row->one = flops / bench_seconds(run_square_product, &p, 1, 0.06, BENCH_SAMPLES) * 1e-9;
+        row->all = flops / bench_seconds(run_square_product, &p, t->threads, 0.06, BENCH_SAMPLES) * 1e-9;
         row->peak_rss_mb = bench_peak_rss_mb();
         bench_print_row(row);
         free(A);

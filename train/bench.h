@@ -26,8 +26,8 @@ typedef struct bench_table {
 
 /* Median seconds per call of fn(ctx) on `threads` threads: one warm-up call,
  * then calls are grouped so that a sample lasts about min_seconds (at least one
- * call), BENCH_SAMPLES samples. */
-double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds);
+ * call), `samples` samples (at most BENCH_SAMPLES). */
+double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples);
 /* Peak resident set of the process so far (getrusage), in MB. */
 double bench_peak_rss_mb(void);
 bench_row *bench_add(bench_table *t, const char *section, const char *name, const char *unit);

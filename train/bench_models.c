@@ -83,8 +83,8 @@ void bench_attention(bench_table *t) {
             char name[64];
             attention_name(name, sizeof name, sh[0], sh[1], sh[2], sh[3], causal);
             bench_row *row = bench_add(t, "attention", name, "ms");
-            row->one = 1e3 * bench_seconds(run_attention, &p, 1, 0.1);
-            row->all = 1e3 * bench_seconds(run_attention, &p, t->threads, 0.1);
+            row->one = 1e3 * bench_seconds(run_attention, &p, 1, 0.1, BENCH_SAMPLES);
+            row->all = 1e3 * bench_seconds(run_attention, &p, t->threads, 0.1, BENCH_SAMPLES);
             row->peak_rss_mb = bench_peak_rss_mb();
             bench_print_row(row);
             attention_problem_free(&p);
@@ -98,7 +98,7 @@ void bench_long_attention(bench_table *t) {
         char name[64];
         attention_name(name, sizeof name, 1, 8, 8192, 64, causal);
         bench_row *row = bench_add(t, "long", name, "ms");
-        row->all = 1e3 * bench_seconds(run_attention, &p, t->threads, 0.0);
+        row->all = 1e3 * bench_seconds(run_attention, &p, t->threads, 0.0, 3);
         row->peak_rss_mb = bench_peak_rss_mb();
         bench_print_row(row);
         attention_problem_free(&p);
@@ -145,8 +145,8 @@ static qkv_tensor *settf_loss(train_step *s) {
 
 static void measure_step(bench_table *t, const char *name, train_step *s) {
     bench_row *row = bench_add(t, "train", name, "ms");
-    row->one = 1e3 * bench_seconds(run_train_step, s, 1, 0.2);
-    row->all = 1e3 * bench_seconds(run_train_step, s, t->threads, 0.2);
+    row->one = 1e3 * bench_seconds(run_train_step, s, 1, 0.2, BENCH_SAMPLES);
+    row->all = 1e3 * bench_seconds(run_train_step, s, t->threads, 0.2, BENCH_SAMPLES);
     row->peak_rss_mb = bench_peak_rss_mb();
     bench_print_row(row);
 }
