@@ -244,11 +244,6 @@ static key_mask mask_of_row(const attn_masks *m, const attn_dims *d, int b, int 
     return km;
 }
 
-static int key_allowed(const key_mask *km, int j) {
-    return j <= km->last_key && (!km->padding || km->padding[j] != 0.0f) &&
-           (!km->keep || km->keep[j] != 0.0f);
-}
-
 /* Everything a block of attention needs to know. */
 typedef struct attn_ctx {
     attn_dims d;
@@ -271,31 +266,37 @@ static int block_is_masked(const attn_ctx *c, const attn_block *blk) {
     return c->masks.causal && blk->j0 > blk->i0 + blk->nq - 1 + (c->d.Tk - c->d.Tq);
 }
 
-/* s[r, j] = scale q_(i0+r) . k_(j0+j) + bias, or -inf where the key is masked. */
+/* s[r, j] = scale q_(i0+r) . k_(j0+j) + bias, or -inf where the key is masked.
+ * One vectorizable pass per kind of mask (the bias is added everywhere first;
+ * masked entries are then overwritten). */
 static void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int lds) {
     const attn_dims *d = &c->d;
     size_t head = head_index(c, blk->b, blk->h);
     block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale, c->q + (head * d->Tq + blk->i0) * d->dk,
                   d->dk, c->k + (head * d->Tk + blk->j0) * d->dk, d->dk, 0.0f, s, lds);
     const bias_view *bv = &c->bias;
-    int only_causal = !bv->data && !c->masks.key_padding && !c->masks.keep;
+    const int nk = blk->nk;
     for (int r = 0; r < blk->nq; r++) {
         int i = blk->i0 + r;
-        float *row = s + (size_t)r * lds;
+        float *restrict row = s + (size_t)r * lds;
         key_mask km = mask_of_row(&c->masks, d, blk->b, blk->h, i);
-        if (only_causal) { /* keys past last_key are masked, the others kept as they are */
-            for (int j = km.last_key + 1 - blk->j0 < 0 ? 0 : km.last_key + 1 - blk->j0; j < blk->nk; j++)
-                row[j] = -INFINITY;
-            continue;
+        if (bv->data) {
+            const float *bias_row = bv->data + blk->b * bv->stride[0] + blk->h * bv->stride[1] +
+                                    i * bv->stride[2] + blk->j0 * bv->stride[3];
+            if (bv->stride[3] == 1)
+                for (int j = 0; j < nk; j++) row[j] += bias_row[j];
+            else
+                for (int j = 0; j < nk; j++) row[j] += bias_row[0];
         }
-        const float *bias_row = bv->data ? bv->data + blk->b * bv->stride[0] + blk->h * bv->stride[1] +
-                                               i * bv->stride[2] + blk->j0 * bv->stride[3]
-                                         : NULL;
-        for (int j = 0; j < blk->nk; j++) {
-            if (!key_allowed(&km, blk->j0 + j))
-                row[j] = -INFINITY;
-            else if (bias_row)
-                row[j] += bias_row[j * bv->stride[3]];
+        for (int j = km.last_key + 1 - blk->j0 < 0 ? 0 : km.last_key + 1 - blk->j0; j < nk; j++)
+            row[j] = -INFINITY;
+        if (km.padding) {
+            const float *pad = km.padding + blk->j0;
+            for (int j = 0; j < nk; j++) row[j] = pad[j] != 0.0f ? row[j] : -INFINITY;
+        }
+        if (km.keep) {
+            const float *keep = km.keep + blk->j0;
+            for (int j = 0; j < nk; j++) row[j] = keep[j] != 0.0f ? row[j] : -INFINITY;
         }
     }
 }
