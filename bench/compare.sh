@@ -8,13 +8,21 @@
 # program's median over the rounds and the median of the per-round ratios (a
 # ratio is taken within one round, so both sides saw the same machine load).
 # The load average is printed before and after.
+#
+# OMP_WAIT_POLICY defaults to passive here (for qkv and PyTorch alike): on a
+# machine shared with other jobs, OpenMP threads that spin at every join burn
+# the time slices the other team member needs, and a 2-thread step measured
+# 30x slower than a 1-thread one (passive: about the same). Set
+# OMP_WAIT_POLICY=active to measure spinning on an idle machine.
 set -e
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 section=${1:-all}
 rounds=${ROUNDS:-3}
 out=build/bench
 mkdir -p "$out"
 rm -f "$out"/*.json
 echo "load before: $(uptime)"
+echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 i=1
 while [ "$i" -le "$rounds" ]; do
     echo "== round $i of $rounds"

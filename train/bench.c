@@ -242,7 +242,9 @@ int qkv_cmd_bench(int argc, char **argv) {
     table.n = 0;
     table.threads = omp_get_num_procs(); /* what qkv_set_threads(0) uses */
     int all = strcmp(section, "all") == 0;
-    printf("qkv bench: median of %d samples; 1 thread and %d threads\n", BENCH_SAMPLES, table.threads);
+    const char *wait_policy = getenv("OMP_WAIT_POLICY");
+    printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s\n",
+           BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(default)");
     print_header(table.threads);
     if (all || strcmp(section, "matmul") == 0) bench_matmul(&table);
     if (all || strcmp(section, "attention") == 0) bench_attention(&table);
