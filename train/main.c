@@ -13,7 +13,7 @@ static void usage(FILE *out) {
           "  train spirals     train an MLP on two spirals with SGD\n"
           "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
           "  gradcheck         finite-difference check of every op and layer\n"
-          "  bench [matmul]    measure matmul GFLOP/s on 1 thread and all threads\n",
+          "  bench [SECTION]   speed on 1 thread and all threads: matmul, attention, train (all); long\n",
           out);
 }
 
