@@ -20,9 +20,8 @@
  * dS over all rows is materialized only when the bias needs a gradient (the bias
  * is then [.., Tq, Tk] itself); weights are materialized only when asked for.
  *
- * Block products go through block_product, a register-tiled kernel that reads
- * the blocks in place (packing them for the gemm kernel cost more than it saved:
- * see the comment there). Each task runs on one thread in a fixed order, and
+ * Block products go through qkv_block_product (block_product.h), a register-
+ * tiled kernel that reads the blocks in place. Each task runs on one thread in a fixed order, and
  * the kernel depends on the shapes only, so results are bitwise independent of
  * the thread count.
  */
@@ -34,7 +33,7 @@
 #include "attention.h"
 #include "error.h"
 #include "fastmath.h"
-#include "gemm.h"
+#include "block_product.h"
 #include "parallel.h"
 
 #define OP "attention"
@@ -154,84 +153,6 @@ static void check_opts(const qkv_attention_opts *opts, qkv_tensor **weights_out)
               OP ": opts->weights %d asks for weights but weights_out is NULL", opts->weights);
 }
 
-/* ---- block products ------------------------------------------------------------- */
-
-/* The blocks are small (at most 64 x 64 scores against d-wide rows) and stay in
- * L1/L2, so they are multiplied in place by a register-tiled kernel: no packing.
- * (The gemm kernel packs both operands on every call; for score blocks used as
- * the A operand that costs about one packed element per 2d flops, measured at
- * ~20% of the attention time.) */
-typedef float v8f __attribute__((vector_size(32)));
-typedef float v8f_unaligned __attribute__((vector_size(32), aligned(4)));
-
-#define TILE_ROWS 6
-/* op(B) is transposed into a stack buffer of at most this many floats; larger
- * blocks (d > 256) go to the gemm kernel. */
-#define MAX_TRANSPOSE (64 * 256)
-
-/* C[0:rows, 0:8*nv] = beta C + alpha sum_k a(r,k) B[k, 0:8*nv], rows <= TILE_ROWS,
- * nv 1 or 2 vectors of 8 columns, with a(r,k) = A[r*a_row + k*a_k]. Rows past
- * `rows` repeat the last row (computed, not stored), so A is never read past its
- * rows. Each element is one sum over k in order, then scaled and added. */
-static inline __attribute__((always_inline)) void tile_product(
-    int nv, int rows, int K, float alpha, const float *A, size_t a_row, size_t a_k,
-    const float *B, int ldb, float beta, float *C, int ldc) {
-    const float *a_rows[TILE_ROWS];
-    for (int r = 0; r < TILE_ROWS; r++) a_rows[r] = A + (size_t)(r < rows ? r : rows - 1) * a_row;
-    v8f acc[TILE_ROWS][2];
-    for (int r = 0; r < TILE_ROWS; r++) acc[r][0] = acc[r][1] = (v8f){0};
-    for (int k = 0; k < K; k++) {
-        const float *b = B + (size_t)k * ldb;
-        v8f b0 = *(const v8f_unaligned *)b, b1 = nv == 2 ? *(const v8f_unaligned *)(b + 8) : b0;
-        size_t at = (size_t)k * a_k;
-        for (int r = 0; r < TILE_ROWS; r++) {
-            float a = a_rows[r][at];
-            acc[r][0] += a * b0;
-            if (nv == 2) acc[r][1] += a * b1;
-        }
-    }
-    for (int r = 0; r < rows; r++)
-        for (int v = 0; v < nv; v++) {
-            v8f_unaligned *c = (v8f_unaligned *)(C + (size_t)r * ldc + 8 * v);
-            *c = beta == 0.0f ? alpha * acc[r][v] : *c + alpha * acc[r][v];
-        }
-}
-
-/* C = alpha op(A) op(B) + beta C on the calling thread (beta 0 or 1; op as in
- * gemm.h): 6 x 16 and 6 x 8 register tiles, columns past the last multiple of 8
- * as plain sums. Blocks too large to transpose go to the gemm kernel. */
-static void block_product(int trans_a, int trans_b, int M, int N, int K, float alpha,
-                          const float *A, int lda, const float *B, int ldb, float beta,
-                          float *C, int ldc) {
-    if (trans_b && (size_t)N * K > MAX_TRANSPOSE) {
-        qkv_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        return;
-    }
-    float b_t[trans_b ? N * K : 1];
-    if (trans_b) { /* op(B) = B^T: make it K x N, row-major */
-        for (int j = 0; j < N; j++)
-            for (int k = 0; k < K; k++) b_t[k * N + j] = B[(size_t)j * ldb + k];
-        B = b_t;
-        ldb = N;
-    }
-    size_t a_row = trans_a ? 1 : (size_t)lda, a_k = trans_a ? (size_t)lda : 1;
-    for (int i0 = 0; i0 < M; i0 += TILE_ROWS) {
-        int rows = M - i0 < TILE_ROWS ? M - i0 : TILE_ROWS;
-        const float *a = A + (size_t)i0 * a_row;
-        float *c = C + (size_t)i0 * ldc;
-        int j = 0;
-        for (; j + 16 <= N; j += 16) tile_product(2, rows, K, alpha, a, a_row, a_k, B + j, ldb, beta, c + j, ldc);
-        for (; j + 8 <= N; j += 8) tile_product(1, rows, K, alpha, a, a_row, a_k, B + j, ldb, beta, c + j, ldc);
-        for (; j < N; j++)
-            for (int r = 0; r < rows; r++) {
-                float sum = 0.0f;
-                for (int k = 0; k < K; k++) sum += a[r * a_row + k * a_k] * B[(size_t)k * ldb + j];
-                float *dst = c + (size_t)r * ldc + j;
-                *dst = beta == 0.0f ? alpha * sum : *dst + alpha * sum;
-            }
-    }
-}
-
 /* ---- masks and scores ------------------------------------------------------------ */
 
 static key_mask mask_of_row(const attn_masks *m, const attn_dims *d, int b, int h, int i) {
@@ -272,7 +193,7 @@ static int block_is_masked(const attn_ctx *c, const attn_block *blk) {
 static void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int lds) {
     const attn_dims *d = &c->d;
     size_t head = head_index(c, blk->b, blk->h);
-    block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale, c->q + (head * d->Tq + blk->i0) * d->dk,
+    qkv_block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale, c->q + (head * d->Tq + blk->i0) * d->dk,
                   d->dk, c->k + (head * d->Tk + blk->j0) * d->dk, d->dk, 0.0f, s, lds);
     const bias_view *bv = &c->bias;
     const int nk = blk->nk;
@@ -379,7 +300,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
             }
             max_so_far[r] = m;
         }
-        block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, BLOCK_K,
+        qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, BLOCK_K,
                       c->v + (head * d->Tk + j0) * d->dv, d->dv, 1.0f, o, d->dv);
     }
     for (int r = 0; r < nq; r++) {
@@ -517,11 +438,11 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     const float *dout = g->dout + qrow * d->dv;
     block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, BLOCK_K);
     if (g->dv) /* dV_j += P^T dO_i */
-        block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, BLOCK_K, dout, d->dv, 1.0f,
+        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, BLOCK_K, dout, d->dv, 1.0f,
                       g->dv + krow * d->dv, d->dv);
     if (!g->dq && !g->dk && !g->dscores) return;
     /* dP = dO_i V_j^T, then dS = P * (dP - D_i) in place. */
-    block_product(0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, d->dv, c->v + krow * d->dv, d->dv,
+    qkv_block_product(0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, d->dv, c->v + krow * d->dv, d->dv,
                   0.0f, w->ds, BLOCK_K);
     for (int r = 0; r < blk->nq; r++) {
         float *ds = w->ds + r * BLOCK_K;
@@ -531,10 +452,10 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
             memcpy(g->dscores + (qrow + r) * d->Tk + blk->j0, ds, (size_t)blk->nk * sizeof(float));
     }
     if (g->dq) /* dQ_i += scale dS K_j */
-        block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, BLOCK_K,
+        qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, BLOCK_K,
                       c->k + krow * d->dk, d->dk, 1.0f, g->dq + qrow * d->dk, d->dk);
     if (g->dk) /* dK_j += scale dS^T Q_i */
-        block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, BLOCK_K,
+        qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, BLOCK_K,
                       c->q + qrow * d->dk, d->dk, 1.0f, g->dk + krow * d->dk, d->dk);
 }
 
