@@ -28,7 +28,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 LIB      := build/libqkv.a
 
-.PHONY: all test demo deps bench gradcheck example clean check-deps test-mpi bench-mpi
+.PHONY: all test demo deps bench bench-compare gradcheck example clean check-deps test-mpi bench-mpi
 all: check-deps $(LIB) qkv
 
 check-deps:
@@ -91,6 +91,15 @@ gradcheck: all
 
 bench: all
 	./qkv bench
+
+# Side by side with PyTorch and OpenBLAS (bench/compare.sh). OpenBLAS is linked
+# only into this measuring program, never into qkv.
+build/blas_bench: bench/blas_bench.c
+	@mkdir -p build
+	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -o $@ $< -lopenblas
+
+bench-compare: all build/blas_bench
+	bench/compare.sh
 
 clean:
 	rm -rf build qkv

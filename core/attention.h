@@ -28,13 +28,20 @@
  * key (or only -inf logits) gives P = 0, out = 0 and passes 0 gradient: no NaN or
  * Inf anywhere, forward or backward. The exponential is a vectorizable polynomial
  * within 1e-7 relative of expf (exactly 1 at the row max, exactly 0 when masked).
- * P is saved in the tape's arena for backward.
+ *
+ * Memory is linear in the sequence length (FlashAttention): the forward walks the
+ * keys in blocks of 64 with an online softmax and keeps only the output and two
+ * floats per query row (its max logit and 1/sum) for backward, which recomputes
+ * P block by block. No [Tq,Tk] matrix is kept, except the returned weights when
+ * asked for and, during backward, dS when the bias needs a gradient (the bias is
+ * then that size itself). (1,8,8192,64) trains in ~150 MB of peak RSS.
  *
  * Gradients (dO = dL/dout, per (b,h)), all added (+=) into the inputs' gradients:
  *     dV = P^T dO;  dP = dO V^T;  dS = P * (dP - rowsum(dP * P));
  *     dQ = scale dS K;  dK = scale dS^T Q;  dbias = dS summed over broadcast dims.
- * Every product goes through qkv_gemm_batched over the B*H heads; row loops run
- * in parallel above QKV_PAR_MIN_WORK; results are bitwise independent of the
+ *     (computed per block as D = rowsum(dO * out), dS = P * (dP - D).)
+ * Parallel above QKV_PAR_MIN_WORK over (batch, head, query block) in the forward
+ * and over (batch, head) in the backward; results are bitwise independent of the
  * thread count. The masks are data (no gradient) and need not outlive the call.
  *
  * Bad shapes and arguments stop through qkv_fatal with messages that start with

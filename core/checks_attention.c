@@ -3,7 +3,7 @@
  * padding; keep masks [Tq,Tk] and [B,H,Tq,Tk]; learned biases broadcast from
  * [1,H,Tq,Tk], [Tq,Tk], [B,1,1,Tk] and [Tk], and a fixed (data) bias; mask and bias
  * combinations; fully masked rows; Tq != Tk with dk != dv; B = H = 1 and T = 1
- * edges; custom scales. Inputs are q, k, v (and the bias as input 3); the masks
+ * edges; custom scales; sequences longer than one 64-key block. Inputs are q, k, v (and the bias as input 3); the masks
  * are data, rebuilt on the tape from the case's ctx at every evaluation.
  * (A bias constant along the keys, e.g. [H,Tq,1], has an exactly zero gradient,
  * since softmax ignores a per-row shift; it would check nothing, so none is here.) */
@@ -113,6 +113,12 @@ static const qkv_gradcheck_case cases[] = {
      CTX(.scale = -0.3f, .causal = 1)},
     {.name = "attention causal+bias [H,Tq,Tk] q [2,3,6,16] k [2,3,7,16] v [2,3,7,8]",
      QKV_BIAS(2, 3, 6, 7, 16, 8, 3, 3, 6, 7), CTX(.causal = 1, .has_bias = 1)},
+    /* Longer than one 64-key block: the online softmax across blocks and causal
+     * block skipping, with the plain-loop kernel (d 2) and the gemm kernel (64 x 64 x 16 score blocks). */
+    {.name = "attention multi-block causal+bias [Tq,Tk] q [1,1,66,2] k [1,1,70,2]",
+     QKV_BIAS(1, 1, 66, 70, 2, 2, 2, 66, 70), CTX(.causal = 1, .has_bias = 1)},
+    {.name = "attention multi-block causal [1,1,65,16] v [1,1,65,2]", QKV(1, 1, 65, 65, 16, 2),
+     CTX(.causal = 1)},
 };
 
 const qkv_gradcheck_group qkv_checks_attention = {"attention", cases,

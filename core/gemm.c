@@ -283,7 +283,8 @@ void qkv_gemm_batched(int batch, int trans_a, int trans_b, int M, int N, int K, 
 
     double flops_per_matrix = 2.0 * M * N * K;
     double work = flops_per_matrix * batch / FLOPS_PER_WORK;
-    int parallel = QKV_PARALLEL(work > 1e18 ? 1e18 : work);
+    /* Called from inside a parallel loop (attention blocks), it runs on the caller. */
+    int parallel = !omp_in_parallel() && QKV_PARALLEL(work > 1e18 ? 1e18 : work);
     int threads = qkv_threads();
     int split_batch = parallel && stride_c != 0 && batch >= threads &&
                       (batch % threads == 0 || batch >= 4 * threads ||

@@ -1,32 +1,48 @@
-/* ops_attention.c — fused scaled dot-product attention, forward and backward.
+/* ops_attention.c — fused scaled dot-product attention, forward and backward, in
+ * memory linear in the sequence length (the FlashAttention algorithm).
  *
  * Contract: see attention.h. In short, per (b,h): S = scale Q K^T + bias,
  * P = softmax of S over each row's allowed keys (masked entries of P are 0, a row
- * with no allowed key is all 0), out = P V. P is kept in the arena for backward.
+ * with no allowed key is all 0), out = P V.
  *
- * Layout of the work:
- *   1. one batched gemm over the B*H heads writes scale * Q K^T into the P buffer;
- *   2. one parallel loop over the B*H*Tq rows adds the bias, masks, and turns each
- *      row into probabilities in place (max over allowed keys subtracted first);
- *   3. one batched gemm computes out = P V.
- * Backward mirrors it: gemms for dV and dP, a parallel row loop for dS, gemms for
- * dQ and dK, and a bias-gradient loop partitioned by destination element. Each
- * output element is computed by one thread in a fixed order, and the gemm kernel
- * sums in a fixed order, so results are bitwise independent of the thread count.
+ * Forward, one task per (b, h, block of BLOCK_Q queries), tasks in parallel: walk
+ * the key blocks of BLOCK_K keys with an online softmax. For each block, with
+ * S_blk the masked, biased, scaled scores:
+ *     m' = max(m, rowmax S_blk);  a = exp(m - m');  P~ = exp(S_blk - m')
+ *     l  = a l + rowsum P~;       O = a O + P~ V_blk;  m = m'
+ * and finally O /= l. Only O and, per row, m and 1/l are kept (2 floats a row):
+ * no [Tq,Tk] matrix lives on the tape.
+ * Backward, one task per (b, h): D_i = rowsum(dO_i * O_i); for each key block j,
+ * for each query block i, recompute S_ij (bitwise as in the forward: same blocks,
+ * same kernel), P_ij = exp(S_ij - m_i) / l_i, then
+ *     dV_j += P^T dO_i;  dP = dO_i V_j^T;  dS = P * (dP - D_i)
+ *     dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i.
+ * dS over all rows is materialized only when the bias needs a gradient (the bias
+ * is then [.., Tq, Tk] itself); weights are materialized only when asked for.
+ *
+ * Block products go through qkv_block_product (block_product.h), a register-
+ * tiled kernel that reads the blocks in place. Each task runs on one thread in a fixed order, and
+ * the kernel depends on the shapes only, so results are bitwise independent of
+ * the thread count.
  */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "attention.h"
 #include "error.h"
 #include "fastmath.h"
-#include "gemm.h"
+#include "block_product.h"
 #include "parallel.h"
 
 #define OP "attention"
 /* Rough cost of one score in a row loop, in flops (one exp dominates). */
 #define EXP_WORK 16
+/* Queries and keys per block: a 64 x 64 score block (16 KB) and the 64-row
+ * slices of q, k, v, dO stay in L2 while they are reused. */
+#define BLOCK_Q 64
+#define BLOCK_K 64
 
 typedef struct attn_dims {
     int B, H, Tq, Tk, dk, dv;
@@ -137,7 +153,7 @@ static void check_opts(const qkv_attention_opts *opts, qkv_tensor **weights_out)
               OP ": opts->weights %d asks for weights but weights_out is NULL", opts->weights);
 }
 
-/* ---- the masked softmax rows --------------------------------------------------- */
+/* ---- masks and scores ------------------------------------------------------------ */
 
 static key_mask mask_of_row(const attn_masks *m, const attn_dims *d, int b, int h, int i) {
     key_mask km = {m->causal ? i + (d->Tk - d->Tq) : d->Tk - 1, NULL, NULL};
@@ -149,61 +165,210 @@ static key_mask mask_of_row(const attn_masks *m, const attn_dims *d, int b, int 
     return km;
 }
 
-static int key_allowed(const key_mask *km, int j) {
-    return j <= km->last_key && (!km->padding || km->padding[j] != 0.0f) &&
-           (!km->keep || km->keep[j] != 0.0f);
+/* Everything a block of attention needs to know. */
+typedef struct attn_ctx {
+    attn_dims d;
+    float scale;
+    attn_masks masks;
+    bias_view bias;
+    const float *q, *k, *v;
+} attn_ctx;
+
+/* A block of queries [i0, i0+nq) and keys [j0, j0+nk) of head (b,h). */
+typedef struct attn_block {
+    int b, h, i0, nq, j0, nk;
+} attn_block;
+
+static size_t head_index(const attn_ctx *c, int b, int h) { return (size_t)b * c->d.H + h; }
+
+/* Causal: the block has no allowed key when its first key is past the last key of
+ * its last query. */
+static int block_is_masked(const attn_ctx *c, const attn_block *blk) {
+    return c->masks.causal && blk->j0 > blk->i0 + blk->nq - 1 + (c->d.Tk - c->d.Tq);
 }
 
-/* s holds scale * q_i . k_j; on return the row's probabilities: bias added, the max
- * over allowed keys subtracted, masked keys 0, and all 0 when no key is allowed
- * (or every allowed logit is -inf). */
-static void masked_softmax_row(float *s, int Tk, const key_mask *km, const float *bias,
-                               size_t bias_step) {
-    float max = -INFINITY;
-    for (int j = 0; j < Tk; j++) {
-        if (!key_allowed(km, j)) {
-            s[j] = -INFINITY; /* exp(-inf - max) = 0 below */
+/* s[r, j] = scale q_(i0+r) . k_(j0+j) + bias, or -inf where the key is masked.
+ * One vectorizable pass per kind of mask (the bias is added everywhere first;
+ * masked entries are then overwritten). */
+static void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int lds) {
+    const attn_dims *d = &c->d;
+    size_t head = head_index(c, blk->b, blk->h);
+    qkv_block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale, c->q + (head * d->Tq + blk->i0) * d->dk,
+                  d->dk, c->k + (head * d->Tk + blk->j0) * d->dk, d->dk, 0.0f, s, lds);
+    const bias_view *bv = &c->bias;
+    const int nk = blk->nk;
+    for (int r = 0; r < blk->nq; r++) {
+        int i = blk->i0 + r;
+        float *restrict row = s + (size_t)r * lds;
+        key_mask km = mask_of_row(&c->masks, d, blk->b, blk->h, i);
+        if (bv->data) {
+            const float *bias_row = bv->data + blk->b * bv->stride[0] + blk->h * bv->stride[1] +
+                                    i * bv->stride[2] + blk->j0 * bv->stride[3];
+            if (bv->stride[3] == 1)
+                for (int j = 0; j < nk; j++) row[j] += bias_row[j];
+            else
+                for (int j = 0; j < nk; j++) row[j] += bias_row[0];
+        }
+        for (int j = km.last_key + 1 - blk->j0 < 0 ? 0 : km.last_key + 1 - blk->j0; j < nk; j++)
+            row[j] = -INFINITY;
+        if (km.padding) {
+            const float *pad = km.padding + blk->j0;
+            for (int j = 0; j < nk; j++) row[j] = pad[j] != 0.0f ? row[j] : -INFINITY;
+        }
+        if (km.keep) {
+            const float *keep = km.keep + blk->j0;
+            for (int j = 0; j < nk; j++) row[j] = keep[j] != 0.0f ? row[j] : -INFINITY;
+        }
+    }
+}
+
+/* Row reductions in 8 lanes (vectorized; a fixed order, so deterministic). */
+static float max_of(const float *x, int n) {
+    float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                     -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
+    for (; j < n; j++) lane[0] = x[j] > lane[0] ? x[j] : lane[0];
+    float m = lane[0];
+    for (int l = 1; l < 8; l++) m = lane[l] > m ? lane[l] : m;
+    return m;
+}
+
+static float sum_of(const float *x, int n) {
+    float lane[8] = {0};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int l = 0; l < 8; l++) lane[l] += x[j + l];
+    for (; j < n; j++) lane[0] += x[j];
+    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+}
+
+/* The block's probabilities from the saved row statistics: P = exp(S - m) / l,
+ * 0 where masked and on rows with no allowed key (m = -inf). */
+static void block_probs(const attn_ctx *c, const attn_block *blk, const float *row_max,
+                        const float *row_inv_sum, float *p, int ldp) {
+    block_scores(c, blk, p, ldp);
+    for (int r = 0; r < blk->nq; r++) {
+        float *row = p + (size_t)r * ldp;
+        float m = row_max[r], inv = row_inv_sum[r];
+        if (m == -INFINITY) {
+            memset(row, 0, (size_t)blk->nk * sizeof(float));
             continue;
         }
-        float x = bias ? s[j] + bias[j * bias_step] : s[j];
-        s[j] = x;
-        if (x > max) max = x;
+        for (int j = 0; j < blk->nk; j++) row[j] = qkv_fast_exp_nonpositive(row[j] - m) * inv;
     }
-    if (max == -INFINITY) {
-        memset(s, 0, (size_t)Tk * sizeof(float));
-        return;
-    }
-    for (int j = 0; j < Tk; j++) s[j] = qkv_fast_exp_nonpositive(s[j] - max);
-    double sum = 0.0;
-    for (int j = 0; j < Tk; j++) sum += s[j];
-    float inv = (float)(1.0 / sum);
-    for (int j = 0; j < Tk; j++) s[j] *= inv;
 }
 
-/* Every row (b,h,i) of the [B*H*Tq, Tk] scores, in place. */
-static void masked_softmax(float *scores, const attn_dims *d, const attn_masks *m,
-                           const bias_view *bv) {
-    size_t rows = n_heads(d) * d->Tq;
-    #pragma omp parallel for if (QKV_PARALLEL(n_scores(d) * EXP_WORK)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
-        int i = (int)(r % d->Tq), h = (int)(r / d->Tq % d->H), b = (int)(r / d->Tq / d->H);
-        key_mask km = mask_of_row(m, d, b, h, i);
-        const float *bias_row = bv->data ? bv->data + b * bv->stride[0] + h * bv->stride[1] +
-                                               i * bv->stride[2]
-                                         : NULL;
-        masked_softmax_row(scores + r * d->Tk, d->Tk, &km, bias_row, bv->stride[3]);
+/* ---- forward ---------------------------------------------------------------------- */
+
+/* Per-thread scratch of the forward: one score block and the rows' running sums. */
+typedef struct fwd_scratch {
+    float s[BLOCK_Q * BLOCK_K];
+    double sum[BLOCK_Q];
+} fwd_scratch;
+
+/* out rows [i0, i0+nq) of head (b,h), and their m and 1/l (row_max, row_inv_sum:
+ * the block's slice of the saved statistics). */
+static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq, float *out,
+                                float *max_so_far, float *row_inv_sum, fwd_scratch *w) {
+    const attn_dims *d = &c->d;
+    size_t head = head_index(c, b, h);
+    float *o = out + (head * d->Tq + i0) * d->dv;
+    memset(o, 0, (size_t)nq * d->dv * sizeof(float));
+    for (int r = 0; r < nq; r++) {
+        max_so_far[r] = -INFINITY;
+        w->sum[r] = 0.0;
+    }
+    for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
+        attn_block blk = {b, h, i0, nq, j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
+        if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
+        block_scores(c, &blk, w->s, BLOCK_K);
+        for (int r = 0; r < nq; r++) {
+            float *row = w->s + r * BLOCK_K, m = max_of(row, blk.nk);
+            m = m > max_so_far[r] ? m : max_so_far[r];
+            if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
+                memset(row, 0, (size_t)blk.nk * sizeof(float));
+                continue;
+            }
+            float rescale = qkv_fast_exp_nonpositive(max_so_far[r] - m); /* 0 when m was -inf */
+            for (int j = 0; j < blk.nk; j++) row[j] = qkv_fast_exp_nonpositive(row[j] - m);
+            w->sum[r] = w->sum[r] * rescale + sum_of(row, blk.nk);
+            if (rescale != 1.0f) {
+                float *o_row = o + (size_t)r * d->dv;
+                for (int e = 0; e < d->dv; e++) o_row[e] *= rescale;
+            }
+            max_so_far[r] = m;
+        }
+        qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, BLOCK_K,
+                      c->v + (head * d->Tk + j0) * d->dv, d->dv, 1.0f, o, d->dv);
+    }
+    for (int r = 0; r < nq; r++) {
+        float inv = w->sum[r] > 0.0 ? (float)(1.0 / w->sum[r]) : 0.0f;
+        row_inv_sum[r] = inv;
+        float *o_row = o + (size_t)r * d->dv;
+        for (int e = 0; e < d->dv; e++) o_row[e] *= inv;
+    }
+}
+
+static int n_query_blocks(const attn_dims *d) { return (d->Tq + BLOCK_Q - 1) / BLOCK_Q; }
+
+/* Flops of one pass over all score blocks, for the parallel threshold. */
+static size_t attention_work(const attn_dims *d) {
+    return n_scores(d) * (size_t)(2 * (d->dk + d->dv) + EXP_WORK);
+}
+
+/* Per-thread scratch from the arena, one slot per possible thread (allocated
+ * before the parallel region: the arena is not thread-safe). */
+static void *thread_slots(qkv_tape *tape, size_t bytes_each, size_t *stride) {
+    *stride = (bytes_each + 63) / 64 * 64;
+    return qkv_tape_alloc(tape, *stride * (size_t)qkv_threads());
+}
+
+static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, float *row_max,
+                              float *row_inv_sum) {
+    const attn_dims *d = &c->d;
+    int n_qb = n_query_blocks(d);
+    size_t n_tasks = n_heads(d) * (size_t)n_qb, slot;
+    char *scratch = thread_slots(tape, sizeof(fwd_scratch), &slot);
+    #pragma omp parallel for if (QKV_PARALLEL(attention_work(d))) schedule(static, 1)
+    for (size_t t = 0; t < n_tasks; t++) {
+        size_t head = t / n_qb;
+        int i0 = (int)(t % n_qb) * BLOCK_Q, nq = d->Tq - i0 < BLOCK_Q ? d->Tq - i0 : BLOCK_Q;
+        size_t row = head * d->Tq + i0;
+        forward_query_block(c, (int)(head / d->H), (int)(head % d->H), i0, nq, out, row_max + row,
+                            row_inv_sum + row, (fwd_scratch *)(scratch + slot * omp_get_thread_num()));
+    }
+}
+
+/* The attention weights [B,H,Tq,Tk] into probs, from the saved row statistics. */
+static void attention_probs(const attn_ctx *c, const float *row_max, const float *row_inv_sum,
+                            float *probs) {
+    const attn_dims *d = &c->d;
+    int n_qb = n_query_blocks(d);
+    size_t n_tasks = n_heads(d) * (size_t)n_qb;
+    #pragma omp parallel for if (QKV_PARALLEL(attention_work(d))) schedule(static)
+    for (size_t t = 0; t < n_tasks; t++) {
+        size_t head = t / n_qb;
+        int i0 = (int)(t % n_qb) * BLOCK_Q, nq = d->Tq - i0 < BLOCK_Q ? d->Tq - i0 : BLOCK_Q;
+        size_t row = head * d->Tq + i0;
+        attn_block blk = {(int)(head / d->H), (int)(head % d->H), i0, nq, 0, d->Tk};
+        block_probs(c, &blk, row_max + row, row_inv_sum + row, probs + row * d->Tk, d->Tk);
     }
 }
 
 /* A copy of P for the caller: per head [B,H,Tq,Tk] (mode 1) or the mean over heads
  * [B,Tq,Tk] (mode 2, heads summed in order). */
-static qkv_tensor *attention_weights(qkv_tape *tape, const float *probs, const attn_dims *d,
-                                     int mode) {
+static qkv_tensor *attention_weights(qkv_tape *tape, const attn_ctx *c, const float *row_max,
+                                     const float *row_inv_sum, int mode) {
+    const attn_dims *d = &c->d;
     if (mode == 1) {
         qkv_tensor *w = qkv_tape_tensor(tape, 4, (const int[]){d->B, d->H, d->Tq, d->Tk});
-        memcpy(w->data, probs, w->size * sizeof(float));
+        attention_probs(c, row_max, row_inv_sum, w->data);
         return w;
     }
+    float *probs = qkv_tape_alloc(tape, n_scores(d) * sizeof(float));
+    attention_probs(c, row_max, row_inv_sum, probs);
     qkv_tensor *w = qkv_tape_tensor(tape, 3, (const int[]){d->B, d->Tq, d->Tk});
     size_t rows = (size_t)d->B * d->Tq, head_stride = (size_t)d->Tq * d->Tk;
     #pragma omp parallel for if (QKV_PARALLEL(n_scores(d))) schedule(static)
@@ -220,19 +385,6 @@ static qkv_tensor *attention_weights(qkv_tape *tape, const float *probs, const a
 }
 
 /* ---- backward ------------------------------------------------------------------ */
-
-/* P = softmax(S) per row  =>  dS = P * (dP - sum_j dP_j P_j), in place over dP.
- * Masked entries have P = 0, so they (and fully masked rows) get dS = 0. */
-static void softmax_grad_rows(float *dprobs, const float *probs, size_t rows, int Tk) {
-    #pragma omp parallel for if (QKV_PARALLEL(rows * Tk * 4)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
-        float *g = dprobs + r * Tk;
-        const float *p = probs + r * Tk;
-        double dot = 0.0;
-        for (int j = 0; j < Tk; j++) dot += (double)g[j] * p[j];
-        for (int j = 0; j < Tk; j++) g[j] = p[j] * (g[j] - (float)dot);
-    }
-}
 
 /* Indices of the full dim that map to index `at` of a bias dim of size `dim`. */
 static void broadcast_range(int dim, int full, int at, int *lo, int *hi) {
@@ -267,44 +419,115 @@ static void bias_grad(const bias_view *bv, const float *dscores, const attn_dims
     }
 }
 
+/* Where the backward writes (NULL: that input needs no gradient). */
+typedef struct attn_grads {
+    const float *out, *dout, *row_max, *row_inv_sum;
+    float *dq, *dk, *dv, *dscores; /* dscores: all of dS [B,H,Tq,Tk], for the bias */
+} attn_grads;
+
+typedef struct bwd_scratch {
+    float p[BLOCK_Q * BLOCK_K], ds[BLOCK_Q * BLOCK_K];
+} bwd_scratch;
+
+/* One query block against one key block (see the file comment). dsum: D_i. */
+static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_grads *g,
+                           const float *dsum, bwd_scratch *w) {
+    const attn_dims *d = &c->d;
+    size_t head = head_index(c, blk->b, blk->h), qrow = head * d->Tq + blk->i0,
+           krow = head * d->Tk + blk->j0;
+    const float *dout = g->dout + qrow * d->dv;
+    block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, BLOCK_K);
+    if (g->dv) /* dV_j += P^T dO_i */
+        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, BLOCK_K, dout, d->dv, 1.0f,
+                      g->dv + krow * d->dv, d->dv);
+    if (!g->dq && !g->dk && !g->dscores) return;
+    /* dP = dO_i V_j^T, then dS = P * (dP - D_i) in place. */
+    qkv_block_product(0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, d->dv, c->v + krow * d->dv, d->dv,
+                  0.0f, w->ds, BLOCK_K);
+    for (int r = 0; r < blk->nq; r++) {
+        float *ds = w->ds + r * BLOCK_K;
+        const float *p = w->p + r * BLOCK_K;
+        for (int j = 0; j < blk->nk; j++) ds[j] = p[j] * (ds[j] - dsum[r]);
+        if (g->dscores)
+            memcpy(g->dscores + (qrow + r) * d->Tk + blk->j0, ds, (size_t)blk->nk * sizeof(float));
+    }
+    if (g->dq) /* dQ_i += scale dS K_j */
+        qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, BLOCK_K,
+                      c->k + krow * d->dk, d->dk, 1.0f, g->dq + qrow * d->dk, d->dk);
+    if (g->dk) /* dK_j += scale dS^T Q_i */
+        qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, BLOCK_K,
+                      c->q + qrow * d->dk, d->dk, 1.0f, g->dk + krow * d->dk, d->dk);
+}
+
+/* All of head (b,h): dsum gets D_i = rowsum(dO_i * O_i), then the key blocks in
+ * order, each against the query blocks in order. */
+static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, float *dsum,
+                          bwd_scratch *w) {
+    const attn_dims *d = &c->d;
+    size_t first_row = head_index(c, b, h) * d->Tq;
+    for (int i = 0; i < d->Tq; i++) {
+        const float *o = g->out + (first_row + i) * d->dv, *dout = g->dout + (first_row + i) * d->dv;
+        double dot = 0.0;
+        for (int e = 0; e < d->dv; e++) dot += (double)o[e] * dout[e];
+        dsum[i] = (float)dot;
+    }
+    for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K)
+        for (int i0 = 0; i0 < d->Tq; i0 += BLOCK_Q) {
+            attn_block blk = {b, h, i0, d->Tq - i0 < BLOCK_Q ? d->Tq - i0 : BLOCK_Q,
+                              j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
+            if (!block_is_masked(c, &blk)) backward_block(c, &blk, g, dsum + i0, w);
+        }
+}
+
+/* The saved forward state of one attention node. */
+typedef struct attn_saved {
+    attn_masks masks;     /* pointers to the caller's masks: copied into the arena */
+    float *row_max, *row_inv_sum;
+} attn_saved;
+
 /* out = P V with P = softmax(scale Q K^T + bias)  =>
- *   dV += P^T dO;  dS = P * (dP - rowsum(dP * P)) with dP = dO V^T;
+ *   dV += P^T dO;  dS = P * (dP - D) with dP = dO V^T, D = rowsum(dO * out);
  *   dQ += scale dS K;  dK += scale dS^T Q;  dbias += dS summed over broadcast dims. */
 static void attention_backward(qkv_node *node) {
     qkv_tensor *q = node->inputs[0], *k = node->inputs[1], *v = node->inputs[2];
     qkv_tensor *bias = node->inputs[3];
-    const attn_dims d = {node->iarg[0], node->iarg[1], node->iarg[2],
-                         node->iarg[3], node->iarg[4], node->iarg[5]};
-    const float scale = node->farg[0];
-    const float *probs = node->saved, *dout = node->out->grad;
-    const int heads = (int)n_heads(&d);
-    const size_t p_stride = (size_t)d.Tq * d.Tk, q_stride = (size_t)d.Tq * d.dk,
-                 k_stride = (size_t)d.Tk * d.dk, v_stride = (size_t)d.Tk * d.dv,
-                 o_stride = (size_t)d.Tq * d.dv;
+    qkv_tape *tape = node->out->tape;
+    const attn_saved *saved = node->saved;
+    const attn_ctx c = {{node->iarg[0], node->iarg[1], node->iarg[2], node->iarg[3], node->iarg[4],
+                         node->iarg[5]},
+                        node->farg[0], saved->masks, view_bias(bias), q->data, k->data, v->data};
+    const attn_dims *d = &c.d;
+    /* Gradient buffers are allocated from the arena here, before the threads. */
+    attn_grads g = {node->out->data, node->out->grad, saved->row_max, saved->row_inv_sum,
+                    q->requires_grad ? qkv_tensor_grad(q) : NULL,
+                    k->requires_grad ? qkv_tensor_grad(k) : NULL,
+                    v->requires_grad ? qkv_tensor_grad(v) : NULL, NULL};
+    int bias_needs_grad = bias && bias->requires_grad;
+    if (bias_needs_grad) /* zeroed: blocks skipped as causally masked have dS = 0 */
+        g.dscores = qkv_tape_calloc(tape, n_scores(d) * sizeof(float));
 
-    if (v->requires_grad)
-        qkv_gemm_batched(heads, 1, 0, d.Tk, d.dv, d.Tq, 1.0f, probs, d.Tk, p_stride, dout, d.dv,
-                         o_stride, 1.0f, qkv_tensor_grad(v), d.dv, v_stride);
-    int need_scores = q->requires_grad || k->requires_grad || (bias && bias->requires_grad);
-    if (!need_scores) return;
-
-    float *dscores = qkv_tape_alloc(node->out->tape, n_scores(&d) * sizeof(float));
-    qkv_gemm_batched(heads, 0, 1, d.Tq, d.Tk, d.dv, 1.0f, dout, d.dv, o_stride, v->data, d.dv,
-                     v_stride, 0.0f, dscores, d.Tk, p_stride);
-    softmax_grad_rows(dscores, probs, n_heads(&d) * d.Tq, d.Tk);
-    if (q->requires_grad)
-        qkv_gemm_batched(heads, 0, 0, d.Tq, d.dk, d.Tk, scale, dscores, d.Tk, p_stride, k->data,
-                         d.dk, k_stride, 1.0f, qkv_tensor_grad(q), d.dk, q_stride);
-    if (k->requires_grad)
-        qkv_gemm_batched(heads, 1, 0, d.Tk, d.dk, d.Tq, scale, dscores, d.Tk, p_stride, q->data,
-                         d.dk, q_stride, 1.0f, qkv_tensor_grad(k), d.dk, k_stride);
-    if (bias && bias->requires_grad) {
-        bias_view bv = view_bias(bias);
-        bias_grad(&bv, dscores, &d, qkv_tensor_grad(bias));
+    size_t slot;
+    char *scratch = thread_slots(tape, sizeof(bwd_scratch) + (size_t)d->Tq * sizeof(float), &slot);
+    int heads = (int)n_heads(d);
+    #pragma omp parallel for if (QKV_PARALLEL(attention_work(d) * 2)) schedule(static, 1)
+    for (int head = 0; head < heads; head++) {
+        char *mine = scratch + slot * omp_get_thread_num();
+        backward_head(&c, head / d->H, head % d->H, &g, (float *)(mine + sizeof(bwd_scratch)),
+                      (bwd_scratch *)mine);
     }
+    if (bias_needs_grad) bias_grad(&c.bias, g.dscores, d, qkv_tensor_grad(bias));
 }
 
-/* ---- forward ------------------------------------------------------------------- */
+/* The mask as backward will read it: the caller's mask need not outlive the call,
+ * so one that is not an activation of this tape is copied into the arena. */
+static const qkv_tensor *keep_mask(qkv_tape *tape, const qkv_tensor *mask) {
+    if (!mask || (!mask->owned && mask->tape == tape)) return mask;
+    qkv_tensor *copy = qkv_tape_tensor(tape, mask->ndim, mask->shape);
+    memcpy(copy->data, mask->data, mask->size * sizeof(float));
+    return copy;
+}
+
+/* ---- the op ---------------------------------------------------------------------- */
 
 qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                           const qkv_attention_opts *opts, qkv_tensor **weights_out) {
@@ -318,24 +541,22 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
     if (weights_out) *weights_out = NULL;
 
     const float scale = opts->scale != 0.0f ? opts->scale : 1.0f / sqrtf((float)d.dk);
-    const int heads = (int)n_heads(&d);
-    const size_t p_stride = (size_t)d.Tq * d.Tk;
-    float *probs = qkv_tape_alloc(tape, n_scores(&d) * sizeof(float));
-    /* S = scale Q K^T, then P = masked softmax(S + bias), in place. */
-    qkv_gemm_batched(heads, 0, 1, d.Tq, d.Tk, d.dk, scale, q->data, d.dk, (size_t)d.Tq * d.dk,
-                     k->data, d.dk, (size_t)d.Tk * d.dk, 0.0f, probs, d.Tk, p_stride);
-    const bias_view bv = view_bias(opts->bias);
-    masked_softmax(probs, &d, &masks, &bv);
-    /* out = P V. */
+    const attn_ctx c = {d, scale, masks, view_bias(opts->bias), q->data, k->data, v->data};
+    size_t rows = n_heads(&d) * d.Tq;
+    attn_saved *saved = qkv_tape_alloc(tape, sizeof *saved);
+    saved->row_max = qkv_tape_alloc(tape, 2 * rows * sizeof(float));
+    saved->row_inv_sum = saved->row_max + rows;
     qkv_tensor *out = qkv_tape_tensor(tape, 4, (const int[]){d.B, d.H, d.Tq, d.dv});
-    qkv_gemm_batched(heads, 0, 0, d.Tq, d.dv, d.Tk, 1.0f, probs, d.Tk, p_stride, v->data, d.dv,
-                     (size_t)d.Tk * d.dv, 0.0f, out->data, d.dv, (size_t)d.Tq * d.dv);
-    if (opts->weights) *weights_out = attention_weights(tape, probs, &d, opts->weights);
+    attention_forward(tape, &c, out->data, saved->row_max, saved->row_inv_sum);
+    if (opts->weights)
+        *weights_out = attention_weights(tape, &c, saved->row_max, saved->row_inv_sum, opts->weights);
 
     qkv_tensor *inputs[4] = {q, k, v, opts->bias};
     qkv_node *node = qkv_tape_record(tape, OP, out, attention_backward, 4, inputs);
     if (node) {
-        node->saved = probs;
+        saved->masks = (attn_masks){masks.causal, keep_mask(tape, masks.key_padding),
+                                    keep_mask(tape, masks.keep)};
+        node->saved = saved;
         const int dims[6] = {d.B, d.H, d.Tq, d.Tk, d.dk, d.dv};
         memcpy(node->iarg, dims, sizeof dims);
         node->farg[0] = scale;

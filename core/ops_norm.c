@@ -7,7 +7,8 @@
  * gamma and beta are [D] or NULL (then 1 and 0); eps >= 0.
  *
  * Each row's mean and variance are accumulated in double, in two passes (mean,
- * then squared deviations), and saved as float (mean, rstd) for backward. Rows are
+ * then squared deviations), in 4 lanes combined in a fixed order (so the loops
+ * vectorize), and saved as float (mean, rstd) for backward. Rows are
  * independent and run in parallel; the gamma/beta gradients are column sums over
  * rows, computed per block of columns with the rows summed in order, so every
  * result is bitwise independent of the thread count.
@@ -36,18 +37,29 @@ static void check_affine(const char *what, const qkv_tensor *p, const qkv_tensor
               what, qkv_shape_str(p, ps, sizeof ps), D, qkv_shape_str(x, xs, sizeof xs));
 }
 
+/* Row sums in LANES double accumulators (element i goes to lane i % LANES),
+ * combined in a fixed order: vectorized, and the same for any thread count. */
+#define LANES 4
+
+static double combine_lanes(const double *lane) { return (lane[0] + lane[1]) + (lane[2] + lane[3]); }
+
 /* Mean and 1 / sqrt(var + eps) of one row, two passes in double. */
 static void row_stats(const float *x, int D, float eps, float *mean, float *rstd) {
-    double sum = 0.0;
-    for (int i = 0; i < D; i++) sum += x[i];
-    double m = sum / D;
-    double squares = 0.0;
-    for (int i = 0; i < D; i++) {
-        double dev = x[i] - m;
-        squares += dev * dev;
-    }
+    double lane[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= D; i += LANES)
+        for (int l = 0; l < LANES; l++) lane[l] += x[i + l];
+    for (; i < D; i++) lane[0] += x[i];
+    double m = combine_lanes(lane) / D;
+    double squares[LANES] = {0};
+    for (i = 0; i + LANES <= D; i += LANES)
+        for (int l = 0; l < LANES; l++) {
+            double dev = x[i + l] - m;
+            squares[l] += dev * dev;
+        }
+    for (; i < D; i++) squares[0] += (x[i] - m) * (x[i] - m);
     *mean = (float)m;
-    *rstd = (float)(1.0 / sqrt(squares / D + (double)eps));
+    *rstd = (float)(1.0 / sqrt(combine_lanes(squares) / D + (double)eps));
 }
 
 /* y = xhat * gamma + beta for one row, xhat = (x - mean) * rstd. */
@@ -64,15 +76,24 @@ static void normalize_row(const float *x, int D, float mean, float rstd, const f
 /* dx += rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) for one row, gh = g * gamma. */
 static void layer_norm_dx_row(const float *x, const float *g, const float *gamma, int D,
                               float mean, float rstd, float *dx) {
-    double sum_gh = 0.0, sum_gh_xhat = 0.0;
-    for (int i = 0; i < D; i++) {
+    double sum_gh[LANES] = {0}, sum_gh_xhat[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= D; i += LANES)
+        for (int l = 0; l < LANES; l++) {
+            float gh = gamma ? g[i + l] * gamma[i + l] : g[i + l];
+            float xhat = (x[i + l] - mean) * rstd;
+            sum_gh[l] += gh;
+            sum_gh_xhat[l] += (double)gh * xhat;
+        }
+    for (; i < D; i++) {
         float gh = gamma ? g[i] * gamma[i] : g[i];
         float xhat = (x[i] - mean) * rstd;
-        sum_gh += gh;
-        sum_gh_xhat += (double)gh * xhat;
+        sum_gh[0] += gh;
+        sum_gh_xhat[0] += (double)gh * xhat;
     }
-    float mean_gh = (float)(sum_gh / D), mean_gh_xhat = (float)(sum_gh_xhat / D);
-    for (int i = 0; i < D; i++) {
+    float mean_gh = (float)(combine_lanes(sum_gh) / D);
+    float mean_gh_xhat = (float)(combine_lanes(sum_gh_xhat) / D);
+    for (i = 0; i < D; i++) {
         float gh = gamma ? g[i] * gamma[i] : g[i];
         float xhat = (x[i] - mean) * rstd;
         dx[i] += rstd * (gh - mean_gh - xhat * mean_gh_xhat);

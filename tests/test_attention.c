@@ -160,6 +160,28 @@ START_TEST(attention_matches_composed_ops) {
 }
 END_TEST
 
+/* Sequences longer than one 64 x 64 block: the online softmax across key blocks,
+ * partial edge blocks, causal block skipping with Tq != Tk, and both block kernels
+ * (plain loops for small d, the gemm kernel for d = 64). */
+START_TEST(attention_long_sequences_match_composed_ops) {
+    compare_with_composed(1, 2, 150, 150, 8, 8, 0, NULL, (qkv_attention_opts){.causal = 1});
+    compare_with_composed(1, 1, 70, 200, 64, 40, 0, NULL, (qkv_attention_opts){.causal = 1});
+    compare_with_composed(2, 1, 130, 65, 64, 64, 0, NULL, (qkv_attention_opts){0});
+    const int B = 1, H = 2, Tq = 97, Tk = 131;
+    float padding[131], keep[97 * 131];
+    qkv_rng rng = qkv_rng_make(6);
+    for (int j = 0; j < Tk; j++) padding[j] = j == 0 || qkv_rng_uniform(&rng) < 0.8f;
+    for (int i = 0; i < Tq * Tk; i++) keep[i] = (i % Tk == 0 || qkv_rng_uniform(&rng) < 0.7f);
+    qkv_tensor *padding_t = tensor_of(2, (const int[]){B, Tk}, padding, 0);
+    qkv_tensor *keep_t = tensor_of(2, (const int[]){Tq, Tk}, keep, 0);
+    qkv_attention_opts opts = {.scale = 0.3f, .causal = 1, .key_padding = padding_t, .keep = keep_t};
+    compare_with_composed(B, H, Tq, Tk, 16, 24, 3, (const int[]){H, Tq, Tk}, opts);
+    compare_with_composed(B, H, Tq, Tk, 48, 64, 2, (const int[]){1, Tk}, opts);
+    qkv_tensor_free(padding_t);
+    qkv_tensor_free(keep_t);
+}
+END_TEST
+
 /* ---- numerics ---------------------------------------------------------------------- */
 
 /* keep row 2 is empty and batch 1 is all padding: those rows give exactly 0 and
@@ -429,12 +451,29 @@ static void attention_forward_backward(float *out, void *padding) {
     qkv_tape_free(tape);
 }
 
+/* Several query and key blocks per head and d = 64 (the gemm kernel). */
+enum { TL_B = 1, TL_H = 3, TL_T = 150, TL_D = 64, TL_QKV = TL_B * TL_H * TL_T * TL_D };
+
+static void long_attention_forward_backward(float *out, void *unused) {
+    (void)unused;
+    qkv_tape *tape = qkv_tape_create(1);
+    problem p = make_problem(9, TL_B, TL_H, TL_T, TL_T, TL_D, TL_D, 0, NULL);
+    qkv_tensor *y = run_fused(tape, &p, (qkv_attention_opts){.causal = 1});
+    out = append_floats(out, y->data, y->size);
+    qkv_tensor *inputs[3] = {p.q, p.k, p.v};
+    for (int t = 0; t < 3; t++) out = append_floats(out, inputs[t]->grad, inputs[t]->size);
+    problem_free(&p);
+    qkv_tape_free(tape);
+}
+
 START_TEST(attention_is_thread_independent) {
     qkv_tensor *padding = qkv_tensor_create(NULL, 2, (const int[]){TI_B, TI_T}, 0);
     for (int i = 0; i < TI_B * TI_T; i++) padding->data[i] = (i % TI_T) < TI_T - 5 * (i / TI_T);
     expect_same_for_1_and_2_threads(attention_forward_backward, padding,
                                     4 * (size_t)TI_QKV + (size_t)TI_H * TI_T * TI_T,
                                     "attention out, dq, dk, dv, dbias");
+    expect_same_for_1_and_2_threads(long_attention_forward_backward, NULL, 4 * (size_t)TL_QKV,
+                                    "long attention out, dq, dk, dv");
     qkv_tensor_free(padding);
 }
 END_TEST
@@ -446,6 +485,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, attention_gradients);
     tcase_add_test(tc, attention_worked_example);
     tcase_add_test(tc, attention_matches_composed_ops);
+    tcase_add_test(tc, attention_long_sequences_match_composed_ops);
     tcase_add_test(tc, attention_fully_masked_rows_are_zero);
     tcase_add_test(tc, attention_huge_logits_are_stable);
     tcase_add_test(tc, attention_causal_offset_matches_full_pass);

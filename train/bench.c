@@ -1,16 +1,30 @@
-/* bench.c — `qkv bench [matmul] [--json FILE]`: speed measurements, never tests.
+/* bench.c — `qkv bench [all|matmul|attention|train|long] [--json FILE]`: speed
+ * measurements, never tests.
  *
- * matmul: square sgemm C = A B (n = 64 ... 1024) through qkv_gemm, on 1 thread and
- * on all threads. Each point repeats the product until one sample takes about
- * SAMPLE_SECONDS, takes SAMPLES such samples and reports the median, in GFLOP/s
- * (2 n^3 flops per product). Prints a table; --json FILE also writes it as JSON
- * (atomically: a temporary file, fsync, rename). `qkv bench` alone runs every bench (today: matmul).
- * An unknown bench or flag prints one line and returns 2.
+ * Sections (bench.h for the table; bench_models.c for attention, train, long):
+ *   matmul     square sgemm C = A B through qkv_gemm, n = 64 ... 1024, GFLOP/s
+ *              (2 n^3 flops per product);
+ *   attention  qkv_attention forward + backward, ms (bench_models.c);
+ *   train      one training step of the reversal transformer and of the Set
+ *              Transformer, ms (bench_models.c);
+ *   long       attention forward + backward at T = 8192 with the peak resident
+ *              memory; slow, so only when asked for (`qkv bench long`).
+ * `all` (the default) runs matmul, attention and train. Every value is measured
+ * on 1 thread and on all threads: the median of BENCH_SAMPLES samples. The table
+ * ends with the threads used and the peak resident memory; --json FILE also
+ * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
+ * times with the process's CPU clock instead of the wall clock. An unknown
+ * section or flag prints one line and returns 2.
  */
+#include "train/bench.h"
+
+#include <math.h>
 #include <omp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "core/error.h"
@@ -22,20 +36,16 @@
 #include "train/commands.h"
 #include "train/trainer.h"
 
-#define SAMPLES 5
-#define SAMPLE_SECONDS 0.06
+/* ---- timing and the table ------------------------------------------------------- */
 
-static const int matmul_sizes[] = {64, 128, 256, 512, 1024};
-#define N_SIZES ((int)(sizeof matmul_sizes / sizeof matmul_sizes[0]))
-
-typedef struct matmul_row {
-    int n;
-    double gflops_one, gflops_all;
-} matmul_row;
+/* CLOCK_MONOTONIC (wall time) by default; --clock cpu: the process's CPU time,
+ * which on a loaded machine leaves out the time the process waited for a core
+ * (meaningful for 1-thread lines only: with threads it adds up their times). */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
 
 static double now_seconds(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(bench_clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -44,110 +54,205 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static void square_product(int n, const float *A, const float *B, float *C, int reps) {
-    for (int r = 0; r < reps; r++) qkv_gemm(0, 0, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
-}
-
-/* Median GFLOP/s of SAMPLES timed samples on `threads` threads. */
-static double measure_matmul(int n, int threads, const float *A, const float *B, float *C) {
+double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples) {
     qkv_set_threads(threads);
-    square_product(n, A, B, C, 1); /* warm up: caches, packing buffers, thread pool */
-    int reps = 1;
-    for (;;) { /* calibrate: grow reps until one sample lasts SAMPLE_SECONDS */
-        double t0 = now_seconds();
-        square_product(n, A, B, C, reps);
-        double elapsed = now_seconds() - t0;
-        if (elapsed >= SAMPLE_SECONDS) break;
-        int grow = elapsed > 0 ? (int)(SAMPLE_SECONDS / elapsed * 1.2) + 1 : 10;
-        reps *= grow < 2 ? 2 : grow > 10 ? 10 : grow;
+    double t0 = now_seconds();
+    fn(ctx); /* warm up: caches, packing buffers, the thread pool, the arena */
+    double once = now_seconds() - t0;
+    int reps = once >= min_seconds ? 1 : (int)(min_seconds / (once > 1e-7 ? once : 1e-7)) + 1;
+    double per_call[BENCH_SAMPLES];
+    if (samples < 1 || samples > BENCH_SAMPLES) samples = BENCH_SAMPLES;
+    for (int s = 0; s < samples; s++) {
+        t0 = now_seconds();
+        for (int r = 0; r < reps; r++) fn(ctx);
+        per_call[s] = (now_seconds() - t0) / reps;
     }
-    double gflops[SAMPLES];
-    double flops = 2.0 * n * n * (double)n * reps;
-    for (int s = 0; s < SAMPLES; s++) {
-        double t0 = now_seconds();
-        square_product(n, A, B, C, reps);
-        gflops[s] = flops / (now_seconds() - t0) * 1e-9;
-    }
-    qsort(gflops, SAMPLES, sizeof gflops[0], compare_doubles);
-    return gflops[SAMPLES / 2];
+    qsort(per_call, (size_t)samples, sizeof per_call[0], compare_doubles);
+    return per_call[samples / 2];
 }
 
-static void bench_matmul(matmul_row *rows, int all_threads) {
-    printf("matmul: square sgemm C = A B, median of %d samples, GFLOP/s\n", SAMPLES);
+double bench_peak_rss_mb(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return (double)usage.ru_maxrss / 1024.0; /* Linux: kilobytes */
+}
+
+bench_row *bench_add(bench_table *t, const char *section, const char *name, const char *unit) {
+    if (t->n == BENCH_MAX_ROWS) qkv_fatal("bench: more than %d rows", BENCH_MAX_ROWS);
+    bench_row *row = &t->rows[t->n++];
+    memset(row, 0, sizeof *row);
+    snprintf(row->section, sizeof row->section, "%s", section);
+    snprintf(row->name, sizeof row->name, "%s", name);
+    snprintf(row->unit, sizeof row->unit, "%s", unit);
+    row->one = row->all = NAN;
+    return row;
+}
+
+/* all / one for a rate, one / all for a time: > 1 means all threads are faster. */
+static double speedup(const bench_row *row) {
+    return strcmp(row->unit, "ms") == 0 ? row->one / row->all : row->all / row->one;
+}
+
+void bench_print_row(const bench_row *row) {
+    printf("%-9s | %-30s | %-7s | %10.2f | %10.2f | %6.2fx | %7.0f\n", row->section, row->name,
+           row->unit, row->one, row->all, speedup(row), row->peak_rss_mb);
+    fflush(stdout);
+}
+
+static void print_header(int threads) {
     char all_label[32];
-    snprintf(all_label, sizeof all_label, "%d threads", all_threads);
-    printf("%6s | %12s | %12s | %7s\n", "n", "1 thread", all_label, "speedup");
+    snprintf(all_label, sizeof all_label, "%d threads", threads);
+    printf("%-9s | %-30s | %-7s | %10s | %10s | %7s | %7s\n", "section", "case", "unit", "1 thread",
+           all_label, "speedup", "RSS MB");
+}
+
+/* ---- matmul --------------------------------------------------------------------- */
+
+typedef struct square_product {
+    int n;
+    const float *A, *B;
+    float *C;
+} square_product;
+
+static void run_square_product(void *ctx) {
+    square_product *p = ctx;
+    qkv_gemm(0, 0, p->n, p->n, p->n, 1.0f, p->A, p->n, p->B, p->n, 0.0f, p->C, p->n);
+}
+
+static void bench_matmul(bench_table *t) {
+    static const int sizes[] = {64, 128, 256, 512, 1024};
     qkv_rng rng = qkv_rng_make(42);
-    for (int i = 0; i < N_SIZES; i++) {
-        int n = matmul_sizes[i];
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        int n = sizes[i];
         size_t count = (size_t)n * n;
         float *A = malloc(count * sizeof *A), *B = malloc(count * sizeof *B);
         float *C = malloc(count * sizeof *C);
-        if (!A || !B || !C) {
-            fprintf(stderr, "qkv bench: out of memory at n = %d\n", n);
-            exit(1);
-        }
+        if (!A || !B || !C) qkv_fatal("bench: out of memory at n = %d", n);
         qkv_fill_uniform(A, count, &rng, -1.0f, 1.0f);
         qkv_fill_uniform(B, count, &rng, -1.0f, 1.0f);
-        rows[i].n = n;
-        rows[i].gflops_one = measure_matmul(n, 1, A, B, C);
-        rows[i].gflops_all = measure_matmul(n, all_threads, A, B, C);
-        printf("%6d | %12.1f | %12.1f | %6.2fx\n", n, rows[i].gflops_one, rows[i].gflops_all,
-               rows[i].gflops_all / rows[i].gflops_one);
-        fflush(stdout);
+        square_product p = {n, A, B, C};
+        char name[32];
+        snprintf(name, sizeof name, "n=%d", n);
+        bench_row *row = bench_add(t, "matmul", name, "GFLOP/s");
+        double flops = 2.0 * n * n * (double)n;
+        row->one = flops / bench_seconds(run_square_product, &p, 1, 0.06, BENCH_SAMPLES) * 1e-9;
+        row->all = flops / bench_seconds(run_square_product, &p, t->threads, 0.06, BENCH_SAMPLES) * 1e-9;
+        row->peak_rss_mb = bench_peak_rss_mb();
+        bench_print_row(row);
         free(A);
         free(B);
         free(C);
     }
 }
 
-/* The table as JSON, written atomically (core/fileio.h). */
-static int write_json(const char *path, const matmul_row *rows, int all_threads) {
-    char text[2048];
-    size_t len = (size_t)snprintf(text, sizeof text,
-                                  "{\n  \"bench\": \"matmul\",\n  \"threads\": %d,\n  \"samples\": %d,\n  \"rows\": [\n",
-                                  all_threads, SAMPLES);
-    for (int i = 0; i < N_SIZES; i++)
-        len += (size_t)snprintf(text + len, sizeof text - len,
-                                "    {\"n\": %d, \"gflops_1_thread\": %.2f, \"gflops_all_threads\": %.2f, "
-                                "\"speedup\": %.3f}%s\n",
-                                rows[i].n, rows[i].gflops_one, rows[i].gflops_all,
-                                rows[i].gflops_all / rows[i].gflops_one, i + 1 < N_SIZES ? "," : "");
-    len += (size_t)snprintf(text + len, sizeof text - len, "  ]\n}\n");
-    qkv_atomic_file f;
-    if (qkv_atomic_open(&f, path) != 0 || qkv_atomic_write(&f, text, len) != 0) return -1;
-    return qkv_atomic_commit(&f);
+/* ---- output --------------------------------------------------------------------- */
+
+static int append(char **text, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int append(char **text, size_t *len, size_t *cap, const char *fmt, ...) {
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(*text + *len, *cap - *len, fmt, ap);
+        va_end(ap);
+        if (n < 0) return -1;
+        if ((size_t)n < *cap - *len) {
+            *len += (size_t)n;
+            return 0;
+        }
+        char *grown = realloc(*text, *cap * 2 + (size_t)n);
+        if (!grown) return -1;
+        *text = grown;
+        *cap = *cap * 2 + (size_t)n;
+    }
 }
 
+static void json_number(char **text, size_t *len, size_t *cap, const char *key, double value,
+                        const char *sep) {
+    if (isfinite(value))
+        append(text, len, cap, "\"%s\": %.4g%s", key, value, sep);
+    else
+        append(text, len, cap, "\"%s\": null%s", key, sep);
+}
+
+/* The table as JSON, written atomically (core/fileio.h). */
+static int write_json(const char *path, const bench_table *t) {
+    size_t len = 0, cap = 4096;
+    char *text = malloc(cap);
+    if (!text) return qkv_set_error("%s: out of memory", path), -1;
+    text[0] = 0;
+    append(&text, &len, &cap, "{\n  \"program\": \"qkv\",\n  \"threads\": %d,\n  \"samples\": %d,\n",
+           t->threads, BENCH_SAMPLES);
+    append(&text, &len, &cap, "  \"peak_rss_mb\": %.1f,\n  \"rows\": [\n", bench_peak_rss_mb());
+    for (int i = 0; i < t->n; i++) {
+        const bench_row *r = &t->rows[i];
+        append(&text, &len, &cap, "    {\"section\": \"%s\", \"name\": \"%s\", \"unit\": \"%s\", ",
+               r->section, r->name, r->unit);
+        json_number(&text, &len, &cap, "one_thread", r->one, ", ");
+        json_number(&text, &len, &cap, "all_threads", r->all, ", ");
+        json_number(&text, &len, &cap, "peak_rss_mb", r->peak_rss_mb, "");
+        append(&text, &len, &cap, "}%s\n", i + 1 < t->n ? "," : "");
+    }
+    append(&text, &len, &cap, "  ]\n}\n");
+    qkv_atomic_file f;
+    int rc = qkv_atomic_open(&f, path) != 0 || qkv_atomic_write(&f, text, len) != 0
+                 ? -1
+                 : qkv_atomic_commit(&f);
+    free(text);
+    return rc;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static const char *const section_names[] = {"all", "matmul", "attention", "train", "long", NULL};
+
 int qkv_cmd_bench(int argc, char **argv) {
-    const char *bench = "all";
+    const char *section = "all";
     if (argc > 0 && argv[0][0] != '-') {
-        bench = argv[0];
+        section = argv[0];
         argc--;
         argv++;
     }
-    if (strcmp(bench, "all") != 0 && strcmp(bench, "matmul") != 0) {
-        fprintf(stderr, "qkv bench: unknown bench '%s' (available: matmul)\n", bench);
+    int known = 0;
+    for (int i = 0; section_names[i]; i++) known |= strcmp(section, section_names[i]) == 0;
+    if (!known) {
+        fprintf(stderr, "qkv bench: unknown section '%s' (available: all, matmul, attention, train, long)\n",
+                section);
         return 2;
     }
     const char *json_path = NULL;
+    int clock_kind = 0;
+    static const char *const clock_names[] = {"wall", "cpu", NULL};
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
+        QKV_ARG_CHOICE_ROW("--clock", &clock_kind, clock_names,
+                           "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
     };
-    int parsed = qkv_args_parse("bench", argc, argv, args, 1);
+    int parsed = qkv_args_parse("bench [all|matmul|attention|train|long]", argc, argv, args, 2);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
-
     if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
         fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
         return 2;
     }
 
+    bench_clock = clock_kind == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
     int previous_threads = omp_get_max_threads();
-    int all_threads = omp_get_num_procs(); /* what qkv_set_threads(0) uses */
-    matmul_row rows[N_SIZES];
-    bench_matmul(rows, all_threads);
+    static bench_table table;
+    table.n = 0;
+    table.threads = omp_get_num_procs(); /* what qkv_set_threads(0) uses */
+    int all = strcmp(section, "all") == 0;
+    const char *wait_policy = getenv("OMP_WAIT_POLICY");
+    printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s\n",
+           BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(default)");
+    print_header(table.threads);
+    if (all || strcmp(section, "matmul") == 0) bench_matmul(&table);
+    if (all || strcmp(section, "attention") == 0) bench_attention(&table);
+    if (all || strcmp(section, "train") == 0) bench_train(&table);
+    if (strcmp(section, "long") == 0) bench_long_attention(&table);
     qkv_set_threads(previous_threads);
-    if (json_path && write_json(json_path, rows, all_threads) != 0) {
+    printf("threads: %d   peak RSS: %.1f MB\n", table.threads, bench_peak_rss_mb());
+    if (json_path && write_json(json_path, &table) != 0) {
         fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
         return 2;
     }

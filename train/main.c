@@ -15,7 +15,7 @@ static void usage(FILE *out) {
           "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
           "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n"
           "  gradcheck         finite-difference check of every op and layer\n"
-          "  bench [matmul]    measure matmul GFLOP/s on 1 thread and all threads\n"
+          "  bench [SECTION]   speed on 1 thread and all threads: matmul, attention, train (all); long\n"
           "  attn CKPT         attention maps of a sequence model on one --input, as a PNG grid\n"
           "  explain attention one attention computation step by step, forward and backward\n",
           out);
