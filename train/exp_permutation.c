@@ -20,6 +20,7 @@
 #include "core/json.h"
 #include "core/ops.h"
 #include "core/parallel.h"
+#include "layers/detr.h"
 #include "layers/set_models.h"
 #include "layers/transformer.h"
 #include "train/args.h"
@@ -29,9 +30,7 @@
 
 typedef enum {
     K_ENCODER, K_CROSS_CONTEXT, K_CROSS_QUERIES, K_SAB, K_ISAB, K_SET_MODEL,
-    /* DETR: layers/detr.h is being written on branch detlayers; when it lands, add
-     * K_DETR here, its row to the table below and a case to build/forward
-     * (memory permuted: output per query invariant, equivariance n/a). */
+    K_DETR,   /* the memory (context) is permuted; memory positions with it or not */
 } kind;
 
 typedef struct config {
@@ -41,26 +40,29 @@ typedef struct config {
     int causal;                /* encoder */
     qkv_set_model_kind set;    /* K_SET_MODEL */
     qkv_perm_expect equi, inv;
+    int detr_pos;              /* K_DETR: 0 no memory positions, 1 permuted with the memory, 2 left in place */
 } config;
 
 #define H QKV_EXPECT_HOLDS
 #define B QKV_EXPECT_BROKEN
 #define NA QKV_EXPECT_NA
 static const config configs[] = {
-    {"encoder, no positions", "equivariant", K_ENCODER, QKV_POS_NONE, 0, 0, H, H},
-    {"encoder, learned positions", "neither", K_ENCODER, QKV_POS_LEARNED, 0, 0, B, B},
-    {"encoder, sinusoidal positions", "neither", K_ENCODER, QKV_POS_SINUSOIDAL, 0, 0, B, B},
-    {"encoder, RoPE", "neither", K_ENCODER, QKV_POS_ROPE, 0, 0, B, B},
-    {"encoder, ALiBi", "neither", K_ENCODER, QKV_POS_ALIBI, 0, 0, B, B},
-    {"causal mask, no positions", "neither", K_ENCODER, QKV_POS_NONE, 1, 0, B, B},
-    {"cross-attention, context permuted", "invariant", K_CROSS_CONTEXT, 0, 0, 0, NA, H},
-    {"cross-attention, queries permuted", "equivariant", K_CROSS_QUERIES, 0, 0, 0, H, H},
-    {"SAB", "equivariant", K_SAB, 0, 0, 0, H, H},
-    {"ISAB (4 inducing points)", "equivariant", K_ISAB, 0, 0, 0, H, H},
-    {"SAB + PMA classifier", "invariant", K_SET_MODEL, 0, 0, QKV_SET_MODEL_SAB, NA, H},
-    {"DeepSets (sum)", "invariant", K_SET_MODEL, 0, 0, QKV_SET_MODEL_DEEPSETS_SUM, NA, H},
-    {"DeepSets (max)", "invariant", K_SET_MODEL, 0, 0, QKV_SET_MODEL_DEEPSETS_MAX, NA, H},
-    /* DETR decoder, memory permuted: "invariant", NA, H (pending branch detlayers). */
+    {"encoder, no positions", "equivariant", K_ENCODER, QKV_POS_NONE, 0, 0, H, H, 0},
+    {"encoder, learned positions", "neither", K_ENCODER, QKV_POS_LEARNED, 0, 0, B, B, 0},
+    {"encoder, sinusoidal positions", "neither", K_ENCODER, QKV_POS_SINUSOIDAL, 0, 0, B, B, 0},
+    {"encoder, RoPE", "neither", K_ENCODER, QKV_POS_ROPE, 0, 0, B, B, 0},
+    {"encoder, ALiBi", "neither", K_ENCODER, QKV_POS_ALIBI, 0, 0, B, B, 0},
+    {"causal mask, no positions", "neither", K_ENCODER, QKV_POS_NONE, 1, 0, B, B, 0},
+    {"cross-attention, context permuted", "invariant", K_CROSS_CONTEXT, 0, 0, 0, NA, H, 0},
+    {"cross-attention, queries permuted", "equivariant", K_CROSS_QUERIES, 0, 0, 0, H, H, 0},
+    {"SAB", "equivariant", K_SAB, 0, 0, 0, H, H, 0},
+    {"ISAB (4 inducing points)", "equivariant", K_ISAB, 0, 0, 0, H, H, 0},
+    {"SAB + PMA classifier", "invariant", K_SET_MODEL, 0, 0, QKV_SET_MODEL_SAB, NA, H, 0},
+    {"DeepSets (sum)", "invariant", K_SET_MODEL, 0, 0, QKV_SET_MODEL_DEEPSETS_SUM, NA, H, 0},
+    {"DeepSets (max)", "invariant", K_SET_MODEL, 0, 0, QKV_SET_MODEL_DEEPSETS_MAX, NA, H, 0},
+    {"DETR decoder, memory permuted", "invariant", K_DETR, 0, 0, 0, NA, H, 0},
+    {"DETR decoder, memory + positions", "invariant", K_DETR, 0, 0, 0, NA, H, 1},
+    {"DETR decoder, positions fixed", "neither", K_DETR, 0, 0, 0, NA, B, 2},
 };
 #undef H
 #undef B
@@ -74,6 +76,9 @@ typedef struct model {
     qkv_sab sab;
     qkv_isab isab;
     qkv_set_model set;
+    qkv_detr detr;
+    float *memory_pos;         /* K_DETR with positions: [Nz,d] N(0,1), the pos of memory row j */
+    const float *pos_in_use;   /* memory_pos, or its permuted copy */
 } model;
 
 static void build(model *m, const config *c, const qkv_perm_options *o, qkv_rng *rng) {
@@ -96,11 +101,24 @@ static void build(model *m, const config *c, const qkv_perm_options *o, qkv_rng 
         qkv_set_model_init(&m->set, &m->params, "set", &sc, rng);
         break;
     }
+    case K_DETR: {
+        qkv_detr_config dc = {{o->dim, o->heads, 2 * o->dim, QKV_ACT_RELU, 0, 0.0f}, 2, 5, 3};
+        qkv_detr_init(&m->detr, &m->params, "detr", &dc, rng);
+        if (c->detr_pos) {
+            size_t n = (size_t)(o->tokens + 3) * o->dim;
+            m->memory_pos = malloc(n * sizeof(float));
+            QKV_CHECK(m->memory_pos, "experiment permutation: out of memory");
+            qkv_fill_normal(m->memory_pos, n, rng, 0.0f, 1.0f);
+            m->pos_in_use = m->memory_pos;
+        }
+        break;
+    }
     }
 }
 
 static void release(model *m, const config *c) {
     if (c->kind == K_ENCODER) qkv_encoder_free(&m->enc);
+    free(m->memory_pos);
     qkv_params_free(&m->params);
 }
 
@@ -113,6 +131,14 @@ static qkv_tensor *forward(qkv_tape *tape, const model *m, const config *c, qkv_
     case K_SAB: return qkv_sab_forward(tape, &m->sab, x, NULL);
     case K_ISAB: return qkv_isab_forward(tape, &m->isab, x, NULL);
     case K_SET_MODEL: return qkv_set_model_forward(tape, &m->set, x, NULL);
+    case K_DETR: {
+        qkv_tensor *pos = NULL;
+        if (m->pos_in_use) {
+            pos = qkv_tape_tensor(tape, 2, (int[]){z->shape[1], z->shape[2]});
+            memcpy(pos->data, m->pos_in_use, pos->size * sizeof(float));
+        }
+        return qkv_detr_forward(tape, &m->detr, z, pos, NULL).hidden;   /* [B,queries,d] */
+    }
     }
     return NULL;
 }
@@ -179,12 +205,13 @@ static float *run(qkv_tape *tape, const model *m, const config *c, const float *
 
 static void measure(const config *c, const qkv_perm_options *o, qkv_tape *tape, qkv_perm_row *row) {
     int n = o->tokens, d = o->dim, nz = o->tokens + 3;
-    int permute_context = c->kind == K_CROSS_CONTEXT, np = permute_context ? nz : n;
+    int permute_context = c->kind == K_CROSS_CONTEXT || c->kind == K_DETR, np = permute_context ? nz : n;
     size_t nx = (size_t)BATCH * n * d, nzs = (size_t)BATCH * nz * d;
     float *x = malloc(nx * sizeof(float)), *z = malloc(nzs * sizeof(float));
     float *px = malloc((permute_context ? nzs : nx) * sizeof(float));
     int *perm = malloc((size_t)np * sizeof(int));
-    QKV_CHECK(x && z && px && perm, "experiment permutation: out of memory");
+    float *ppos = malloc((size_t)nz * d * sizeof(float));
+    QKV_CHECK(x && z && px && perm && ppos, "experiment permutation: out of memory");
     row->equivariance = row->invariance = 0;
     for (int s = 0; s < o->seeds; s++) {
         qkv_rng rng = qkv_rng_split_at(qkv_rng_make(o->seed), (uint64_t)s);
@@ -205,6 +232,11 @@ static void measure(const config *c, const qkv_perm_options *o, qkv_tape *tape, 
             float *y2;
             if (permute_context) {
                 permute_rows(px, z, perm, nz, d);
+                if (c->detr_pos == 1) {   /* position j travels with memory row j */
+                    for (int i = 0; i < nz; i++)
+                        memcpy(ppos + (size_t)i * d, m.memory_pos + (size_t)perm[i] * d, (size_t)d * sizeof(float));
+                    m.pos_in_use = ppos;
+                }
                 y2 = run(tape, &m, c, x, px, o, &ndim, &rows, &ny2);
             } else {
                 permute_rows(px, x, perm, n, d);
@@ -220,6 +252,7 @@ static void measure(const config *c, const qkv_perm_options *o, qkv_tape *tape, 
                 row->invariance = fmax(row->invariance, relative_error(y2, y, ny));
             }
             free(y2);
+            m.pos_in_use = m.memory_pos;
         }
         if (!per_row) row->equivariance = -1;
         free(py);
@@ -232,6 +265,7 @@ static void measure(const config *c, const qkv_perm_options *o, qkv_tape *tape, 
     free(z);
     free(px);
     free(perm);
+    free(ppos);
 }
 
 const char *qkv_perm_measured(double err) {
