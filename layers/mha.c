@@ -18,6 +18,7 @@ void qkv_mha_init(qkv_mha *mha, qkv_params *params, const char *name, int d_mode
     mha->d_head = d_model / n_heads;
     mha->kdim = kdim > 0 ? kdim : d_model;
     mha->vdim = vdim > 0 ? vdim : d_model;
+    mha->capture = NULL;
     qkv_name_join(full, name, "wq");
     qkv_linear_init(&mha->wq, params, full, d_model, d_model, with_bias, rng);
     qkv_name_join(full, name, "wk");
@@ -81,7 +82,13 @@ qkv_tensor *qkv_mha_attend(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, co
     qkv_tensor *q = qkv_split_heads(tape, qkv_linear_forward(tape, &mha->wq, x), mha->n_heads);
     if (call && call->rope) q = qkv_rope(tape, q, call->rope);
     qkv_attention_opts opts = attention_opts(call);
-    qkv_tensor *o = qkv_attention(tape, q, kv->k, kv->v, &opts, call ? call->weights_out : NULL);
+    qkv_tensor **weights_out = call ? call->weights_out : NULL;
+    if (mha->capture && !opts.weights) {
+        opts.weights = 1;
+        weights_out = mha->capture;
+    }
+    qkv_tensor *o = qkv_attention(tape, q, kv->k, kv->v, &opts, weights_out);
+    if (mha->capture && weights_out != mha->capture) *mha->capture = *weights_out;
     return qkv_linear_forward(tape, &mha->wo, qkv_merge_heads(tape, o));
 }
 

@@ -33,6 +33,11 @@
 typedef struct qkv_mha {
     int d_model, n_heads, d_head, kdim, vdim;
     qkv_linear wq, wk, wv, wo;
+    /* Inspection (qkv attn): when not NULL, every forward stores its attention
+     * weights here, per head [B,H,Tq,Tk] (or what the call itself asked for), a
+     * tape activation valid until the tape's reset. NULL after init: training
+     * pays nothing. */
+    qkv_tensor **capture;
 } qkv_mha;
 
 /* Everything about one call besides the inputs. All fields may be 0/NULL. */

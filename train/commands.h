@@ -10,6 +10,8 @@ int qkv_cmd_train_maxreg(int argc, char **argv);
 int qkv_cmd_eval(int argc, char **argv);
 int qkv_cmd_gradcheck(int argc, char **argv);
 int qkv_cmd_bench(int argc, char **argv);
+int qkv_cmd_attn(int argc, char **argv);
+int qkv_cmd_explain(int argc, char **argv);
 int qkv_cmd_experiment(int argc, char **argv);
 
 #endif

@@ -13,8 +13,10 @@ static void usage(FILE *out) {
           "  train spirals     train an MLP on two spirals with SGD\n"
           "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
           "  gradcheck         finite-difference check of every op and layer\n"
-          "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n"
-          "  bench [matmul]    measure matmul GFLOP/s on 1 thread and all threads\n",
+          "  bench [matmul]    measure matmul GFLOP/s on 1 thread and all threads\n"
+          "  attn CKPT         attention maps of a sequence model on one --input, as a PNG grid\n"
+          "  explain attention one attention computation step by step, forward and backward\n"
+          "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n",
           out);
 }
 
@@ -29,6 +31,8 @@ int main(int argc, char **argv) {
     if (strcmp(command, "gradcheck") == 0) return qkv_cmd_gradcheck(argc - 2, argv + 2);
     if (strcmp(command, "experiment") == 0) return qkv_cmd_experiment(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return qkv_cmd_bench(argc - 2, argv + 2);
+    if (strcmp(command, "attn") == 0) return qkv_cmd_attn(argc - 2, argv + 2);
+    if (strcmp(command, "explain") == 0) return qkv_cmd_explain(argc - 2, argv + 2);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
         usage(stdout);
         return 0;

@@ -2,11 +2,13 @@
 #include "seq_model.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "train/checkpoint.h"
 
 #define TEST_SEED_OFFSET 0x7e57ULL
 
@@ -296,4 +298,29 @@ int qkv_seq_model_config_from(const qkv_config_kv *d, qkv_seq_model_config *c) {
     const char *dropout = qkv_config_get(d, "dropout");
     c->dropout = dropout ? strtof(dropout, NULL) : 0.0f;
     return qkv_seq_model_check(c);
+}
+
+int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step) {
+    qkv_config_kv description;
+    qkv_seq_model_config config;
+    if (qkv_checkpoint_read_config(path, &description) != 0) return -1;
+    const char *task = qkv_config_get(&description, "task");
+    if (task && qkv_seq_task_parse(task) < 0) {
+        qkv_set_error("%s: a %.20s checkpoint, not one of the sequence tasks (reverse, copy, sort)", path, task);
+        return -1;
+    }
+    if (qkv_seq_model_config_from(&description, &config) != 0) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "%s", qkv_last_error());
+        qkv_set_error("%s: %s", path, reason);
+        return -1;
+    }
+    qkv_seq_model_init(t, &config);
+    long loaded_step = 0;
+    if (qkv_checkpoint_load(path, &t->params, NULL, &loaded_step, NULL) != 0) {
+        qkv_seq_model_free(t);
+        return -1;
+    }
+    if (step) *step = loaded_step;
+    return 0;
 }

@@ -56,6 +56,12 @@ void qkv_seq_model_free(qkv_seq_model *t);
  * is missing or out of range. */
 int qkv_seq_model_config_from(const qkv_config_kv *description, qkv_seq_model_config *config);
 
+/* Builds the model a checkpoint describes and loads its parameters (the
+ * optimizer state is ignored); step, if not NULL, receives the checkpoint's step.
+ * 0, or -1 with a one-line qkv_last_error() naming path (also for a checkpoint of
+ * another task); t is then not initialized. */
+int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step);
+
 /* Greedy predictions for the examples of a batch: pred [batch, max target len]. */
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred);
 
