@@ -17,7 +17,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 LIB      := build/libqkv.a
 
-.PHONY: all test demo deps bench gradcheck example clean check-deps
+.PHONY: all test demo deps bench gradcheck example tutorial clean check-deps
 all: check-deps $(LIB) qkv
 
 check-deps:
@@ -59,7 +59,13 @@ build/example: docs/example.c $(LIB)
 example: build/example
 	./build/example
 
-test: check-deps build/run_tests qkv build/example
+build/tutorial: docs/tutorial.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+
+tutorial: build/tutorial
+	./build/tutorial
+
+test: check-deps build/run_tests qkv build/example build/tutorial
 	./build/example > /dev/null
 	cd tests && CK_FORK=no ../build/run_tests
 
