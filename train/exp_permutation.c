@@ -7,6 +7,12 @@
  * worst relative errors over seeds and permutations are kept (experiments.h).
  * Everything runs without gradients; outputs are compared in double.
  *
+ * Configurations (the table `configs` below, with the theory's expectation for
+ * each measure): encoders with each position scheme and with a causal mask,
+ * cross-attention with the context or the queries permuted, SAB, ISAB, a SAB+PMA
+ * classifier, DeepSets, and the DETR decoder (layers/detr.h) with its memory
+ * permuted alone, together with its position codes, or under fixed codes.
+ *
  * Learned position tables are redrawn N(0,1) after init: a trained table is of
  * the order of the embeddings, while the init's N(0, 0.02) would break the
  * symmetry by only about 1e-2 and blur the verdict.
