@@ -342,9 +342,9 @@ int qkv_cmd_experiment_lengthgen(int argc, char **argv) {
     QKV_CHECK(g.exact && g.token && g.train_seconds && g.train_loss, "experiment lengthgen: out of memory");
     if (!g.quiet)
         printf("lengthgen: %s, decoder-only, %d layers x %d heads, dim %d; train on lengths 1..%d for %d steps "
-               "(batch %d, AdamW lr %g); test greedy at 1..%d, %d sequences each; %d threads\n",
+               "(batch %d, AdamW lr %g); test greedy at 1..%d, %d sequences each; %d thread%s\n",
                qkv_seq_task_name((qkv_seq_task)g.task), g.layers, g.heads, g.dim, g.train_max, g.steps, g.batch,
-               g.lr, g.test_max, g.test_size, g.threads);
+               g.lr, g.test_max, g.test_size, g.threads, g.threads == 1 ? "" : "s");
     int rc = 0;
     for (int s = 0; s < g.n_schemes && rc == 0; s++)
         for (int k = 0; k < g.seeds && rc == 0; k++) rc = train_one(&g, s, k);
