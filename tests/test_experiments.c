@@ -67,6 +67,26 @@ START_TEST(permutation_measures_have_the_promised_size) {
 }
 END_TEST
 
+/* The errors as floats (equivariance, invariance per row), for the thread check. */
+static void permutation_errors(float *out, void *ctx) {
+    (void)ctx;
+    qkv_perm_options o;
+    qkv_perm_default_options(&o);
+    o.seeds = 1;
+    o.perms = 1;
+    qkv_perm_row rows[QKV_PERM_MAX_ROWS];
+    int n = qkv_permutation_experiment(&o, rows);
+    for (int i = 0; i < n; i++) {
+        out[2 * i] = (float)rows[i].equivariance;
+        out[2 * i + 1] = (float)rows[i].invariance;
+    }
+}
+
+START_TEST(permutation_errors_are_thread_independent) {
+    expect_same_for_1_and_2_threads(permutation_errors, NULL, 2 * QKV_PERM_MAX_ROWS, "permutation errors");
+}
+END_TEST
+
 START_TEST(permutation_command_writes_json_and_csv) {
     char args[512], line[512];
     const char *json = scratch_file("perm.json");
@@ -161,6 +181,7 @@ Suite *suite_experiments(void) {
     tcase_set_timeout(tc, 0);
     tcase_add_checked_fixture(tc, scratch_dir_create, scratch_dir_remove);
     tcase_add_test(tc, permutation_measures_have_the_promised_size);
+    tcase_add_test(tc, permutation_errors_are_thread_independent);
     tcase_add_test(tc, permutation_command_writes_json_and_csv);
     tcase_add_test(tc, lengthgen_writes_csv_json_and_png);
     tcase_add_test(tc, lengthgen_refuses_bad_flags_in_one_line);
