@@ -28,7 +28,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
 LIB      := build/libqkv.a
 
-.PHONY: all test demo deps bench bench-compare gradcheck example clean check-deps test-mpi bench-mpi
+.PHONY: all test demo deps bench bench-compare gradcheck example tutorial clean check-deps test-mpi bench-mpi
 all: check-deps $(LIB) qkv
 
 check-deps:
@@ -70,7 +70,13 @@ build/example: docs/example.c $(LIB)
 example: build/example
 	./build/example
 
-test: check-deps build/run_tests qkv build/example
+build/tutorial: docs/tutorial.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+
+tutorial: build/tutorial
+	./build/tutorial
+
+test: check-deps build/run_tests qkv build/example build/tutorial
 	./build/example > /dev/null
 	cd tests && CK_FORK=no ../build/run_tests
 

@@ -13,5 +13,6 @@ int qkv_cmd_bench(int argc, char **argv);
 int qkv_cmd_data(int argc, char **argv);
 int qkv_cmd_attn(int argc, char **argv);
 int qkv_cmd_explain(int argc, char **argv);
+int qkv_cmd_experiment(int argc, char **argv);
 
 #endif

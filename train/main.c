@@ -17,7 +17,8 @@ static void usage(FILE *out) {
           "  gradcheck         finite-difference check of every op and layer\n"
           "  bench [SECTION]   speed on 1 thread and all threads: matmul, attention, train (all); long\n"
           "  attn CKPT         attention maps of a sequence model on one --input, as a PNG grid\n"
-          "  explain attention one attention computation step by step, forward and backward\n",
+          "  explain attention one attention computation step by step, forward and backward\n"
+          "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n",
           out);
 }
 
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
     if (strcmp(command, "eval") == 0) return qkv_cmd_eval(argc - 2, argv + 2);
     if (strcmp(command, "gradcheck") == 0) return qkv_cmd_gradcheck(argc - 2, argv + 2);
     if (strcmp(command, "data") == 0) return qkv_cmd_data(argc - 2, argv + 2);
+    if (strcmp(command, "experiment") == 0) return qkv_cmd_experiment(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return qkv_cmd_bench(argc - 2, argv + 2);
     if (strcmp(command, "attn") == 0) return qkv_cmd_attn(argc - 2, argv + 2);
     if (strcmp(command, "explain") == 0) return qkv_cmd_explain(argc - 2, argv + 2);
