@@ -137,6 +137,13 @@ void qkv_atomic_abort(qkv_atomic_file *f) {
     if (f) discard(f);
 }
 
+int qkv_write_file_atomic(const char *path, const void *bytes, size_t len) {
+    qkv_atomic_file f;
+    if (qkv_atomic_open(&f, path) != 0) return -1;
+    if (qkv_atomic_write(&f, bytes, len) != 0) return -1; /* the failed write removed the file */
+    return qkv_atomic_commit(&f);
+}
+
 /* ---- reading -------------------------------------------------------------------- */
 
 int qkv_reader_open(qkv_file_reader *r, const char *path, size_t max_bytes) {

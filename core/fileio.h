@@ -54,6 +54,8 @@ int qkv_atomic_write(qkv_atomic_file *f, const void *bytes, size_t n);
 int qkv_atomic_write_f32(qkv_atomic_file *f, const float *values, size_t n);
 int qkv_atomic_commit(qkv_atomic_file *f);
 void qkv_atomic_abort(qkv_atomic_file *f);
+/* The whole file at once: open, write len bytes, commit. */
+int qkv_write_file_atomic(const char *path, const void *bytes, size_t len);
 
 /* ---- reading -------------------------------------------------------------------- */
 

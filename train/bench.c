@@ -195,10 +195,7 @@ static int write_json(const char *path, const bench_table *t) {
         append(&text, &len, &cap, "}%s\n", i + 1 < t->n ? "," : "");
     }
     append(&text, &len, &cap, "  ]\n}\n");
-    qkv_atomic_file f;
-    int rc = qkv_atomic_open(&f, path) != 0 || qkv_atomic_write(&f, text, len) != 0
-                 ? -1
-                 : qkv_atomic_commit(&f);
+    int rc = qkv_write_file_atomic(path, text, len);
     free(text);
     return rc;
 }

@@ -129,10 +129,7 @@ static int write_compare_json(const char *path, const double *mae, const double 
         qkv_json_out_text(&out, numbers);
     }
     qkv_json_out_text(&out, "]}\n");
-    qkv_atomic_file f;
-    int rc = out.failed ? -1 : qkv_atomic_open(&f, path);
-    if (rc == 0) rc = qkv_atomic_write(&f, out.data, out.len);
-    if (rc == 0) rc = qkv_atomic_commit(&f);
+    int rc = out.failed ? -1 : qkv_write_file_atomic(path, out.data, out.len);
     qkv_json_out_free(&out);
     return rc;
 }

@@ -9,13 +9,6 @@
 #include "train/experiments.h"
 #include "train/trainer.h"
 
-int qkv_exp_save_text(const char *path, const char *text, size_t len) {
-    qkv_atomic_file f;
-    if (qkv_atomic_open(&f, path) != 0) return -1;
-    if (qkv_atomic_write(&f, text, len) != 0) return -1;
-    return qkv_atomic_commit(&f);
-}
-
 int qkv_exp_check_outputs(const char *const *paths, int n) {
     for (int i = 0; i < n; i++) {
         if (!paths[i]) continue;

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/json.h"
 #include "core/parallel.h"
 #include "train/args.h"
@@ -200,7 +201,7 @@ static int write_csv(const lengthgen *g) {
                         n < g->train_max, g->exact[at], g->token[at]);
             }
     fclose(f);
-    int rc = qkv_exp_save_text(g->csv, text, len);
+    int rc = qkv_write_file_atomic(g->csv, text, len);
     free(text);
     return rc;
 }
@@ -255,7 +256,7 @@ static int write_json(const lengthgen *g) {
     }
     qkv_json_out_text(&out, "\n]}\n");
     free(mean);
-    int rc = out.failed ? (qkv_set_error("%s: out of memory", g->json), -1) : qkv_exp_save_text(g->json, out.data, out.len);
+    int rc = out.failed ? (qkv_set_error("%s: out of memory", g->json), -1) : qkv_write_file_atomic(g->json, out.data, out.len);
     qkv_json_out_free(&out);
     return rc;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/json.h"
 #include "core/ops.h"
 #include "core/parallel.h"
@@ -351,7 +352,7 @@ static int write_json(const char *path, const qkv_perm_options *o, const qkv_per
         qkv_json_out_text(&out, "}");
     }
     qkv_json_out_text(&out, all ? "\n], \"all_agree\": true}\n" : "\n], \"all_agree\": false}\n");
-    int rc = out.failed ? (qkv_set_error("%s: out of memory", path), -1) : qkv_exp_save_text(path, out.data, out.len);
+    int rc = out.failed ? (qkv_set_error("%s: out of memory", path), -1) : qkv_write_file_atomic(path, out.data, out.len);
     qkv_json_out_free(&out);
     return rc;
 }
@@ -372,7 +373,7 @@ static int write_csv(const char *path, const qkv_perm_row *rows, int n) {
         fprintf(f, ",%s,%s,%s\n", qkv_perm_measured(r->equivariance), qkv_perm_measured(r->invariance), verdict(r));
     }
     fclose(f);
-    int rc = qkv_exp_save_text(path, text, len);
+    int rc = qkv_write_file_atomic(path, text, len);
     free(text);
     return rc;
 }

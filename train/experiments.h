@@ -54,10 +54,8 @@ const char *qkv_perm_measured(double err);
 int qkv_cmd_experiment_permutation(int argc, char **argv);
 int qkv_cmd_experiment_lengthgen(int argc, char **argv);
 
-/* Shared by the experiments: writes text[0..len) to path atomically (0, or -1 with
- * qkv_last_error()); checks that the n output paths (NULLs skipped) are writable
- * and distinct (0, or -1 with qkv_last_error() naming the path). */
-int qkv_exp_save_text(const char *path, const char *text, size_t len);
+/* Shared by the experiments: checks that the n output paths (NULLs skipped) are
+ * writable and distinct (0, or -1 with qkv_last_error() naming the path). */
 int qkv_exp_check_outputs(const char *const *paths, int n);
 
 #endif

@@ -124,13 +124,6 @@ static void report_progress(const progress *p, const qkv_trainer_config *config,
 
 /* ---- summaries ------------------------------------------------------------------ */
 
-static int save_text(const char *path, const char *text, size_t len) {
-    qkv_atomic_file f;
-    if (qkv_atomic_open(&f, path) != 0) return -1;
-    if (qkv_atomic_write(&f, text, len) != 0) return -1;
-    return qkv_atomic_commit(&f);
-}
-
 static void json_number(qkv_json_out *out, const char *key, double value, const char *fmt) {
     char number[64];
     snprintf(number, sizeof number, fmt, value);
@@ -165,7 +158,7 @@ static int write_summary_json(const char *path, const qkv_task *task, const qkv_
     qkv_json_out_text(&out, ", ");
     json_number(&out, "steps_per_second", r->steps_per_second, "%.2f");
     qkv_json_out_text(&out, r->stopped_early ? ", \"stopped_early\": true}\n" : ", \"stopped_early\": false}\n");
-    int rc = out.failed ? (qkv_set_error("%s: out of memory", path), -1) : save_text(path, out.data, out.len);
+    int rc = out.failed ? (qkv_set_error("%s: out of memory", path), -1) : qkv_write_file_atomic(path, out.data, out.len);
     qkv_json_out_free(&out);
     return rc;
 }
@@ -317,7 +310,7 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
     }
     if (csv_out) {
         fclose(csv_out);
-        if (rc == 0 && save_text(config->csv_path, csv, csv_len) != 0) rc = fail(qkv_last_error());
+        if (rc == 0 && qkv_write_file_atomic(config->csv_path, csv, csv_len) != 0) rc = fail(qkv_last_error());
         free(csv);
     }
     if (rc == 0 && config->json_path && write_summary_json(config->json_path, task, &description, result) != 0)
