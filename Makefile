@@ -10,15 +10,20 @@ LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
 DEB_PACKAGES := check libstb-dev pkg-config
 PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
 
+# B is the build directory and BIN the command-line binary: test-asan and
+# test-valgrind build the same sources into their own directories.
+B       ?= build
+BIN     ?= qkv
+
 LIB_DIRS := core layers optim data train
 LIB_SRC  := $(filter-out train/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
-TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
-LIB      := build/libqkv.a
+TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+LIB      := $(B)/libqkv.a
 
-.PHONY: all test demo deps bench gradcheck example clean check-deps
-all: check-deps $(LIB) qkv
+.PHONY: all test test-asan demo deps bench gradcheck example clean check-deps
+all: check-deps $(LIB) $(BIN)
 
 check-deps:
 ifneq ($(PKG_OK),yes)
@@ -32,36 +37,42 @@ STB_CFLAGS   := $(shell pkg-config --cflags stb 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null) $(STB_CFLAGS)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-build/%.o: %.c
+$(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(STB_CFLAGS) -MMD -MP -c $< -o $@
 
-build/tests/%.o: tests/%.c
+$(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 # A change of flags rebuilds everything.
-$(LIB_OBJ) $(TEST_OBJ) build/train/main.o: Makefile
+$(LIB_OBJ) $(TEST_OBJ) $(B)/train/main.o: Makefile
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-qkv: build/train/main.o $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+$(BIN): $(B)/train/main.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
 
-build/run_tests: $(TEST_OBJ) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -Lbuild -lqkv $(CHECK_LIBS) $(LDLIBS)
+$(B)/run_tests: $(TEST_OBJ) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -L$(B) -lqkv $(CHECK_LIBS) $(LDLIBS)
 
-build/example: docs/example.c $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+$(B)/example: docs/example.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
 
 example: build/example
 	./build/example
 
-test: check-deps build/run_tests qkv build/example
-	./build/example > /dev/null
-	cd tests && CK_FORK=no ../build/run_tests
+test: check-deps $(B)/run_tests $(BIN) $(B)/example
+	./$(B)/example > /dev/null
+	cd tests && QKV_BIN=../$(BIN) CK_FORK=no ../$(B)/run_tests
+
+# Sanitizers: the whole suite (and every ./qkv it runs) built with ASan and
+# UBSan into build-asan/; any report fails the run.
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+test-asan:
+	$(MAKE) B=build-asan BIN=build-asan/qkv OPT="$(SAN_FLAGS)" test
 
 demo: all
 	./qkv train reverse
@@ -73,6 +84,6 @@ bench: all
 	./qkv bench
 
 clean:
-	rm -rf build qkv
+	rm -rf build build-asan build-valgrind build-fuzz qkv
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) build/train/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/train/main.d

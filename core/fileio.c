@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "error.h"
 
 int qkv_file_fail(const char *what, const char *fmt, ...) {
@@ -52,8 +53,8 @@ int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
     QKV_CHECK(f != NULL && path != NULL, "atomic_open: NULL argument");
     memset(f, 0, sizeof *f);
     size_t path_len = strlen(path), tmp_cap = path_len + 32;
-    char *block = malloc(path_len + 1 + tmp_cap);
-    if (!block) return qkv_file_fail(path, "out of memory");
+    char *block = qkv_try_malloc(path_len + 1 + tmp_cap, path, "the temporary file's name");
+    if (!block) return -1;
     f->path = memcpy(block, path, path_len + 1);
     f->tmp_path = block + path_len + 1;
     snprintf(f->tmp_path, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
@@ -184,11 +185,8 @@ const unsigned char *qkv_reader_head(qkv_file_reader *r, size_t n) {
     QKV_CHECK(r->fd >= 0 && n <= r->size, "reader_head: %zu bytes of a %zu-byte file", n, r->size);
     if (r->head && n <= r->head_len) return r->head;
     QKV_CHECK(r->pos == r->head_len, "reader_head: called after reader_read");
-    unsigned char *grown = realloc(r->head, n + 1);
-    if (!grown) {
-        qkv_file_fail(r->path, "out of memory for %zu bytes", n);
-        return NULL;
-    }
+    unsigned char *grown = qkv_try_realloc(r->head, n + 1, r->path, "the file's header");
+    if (!grown) return NULL;
     r->head = grown;
     if (read_exactly(r, r->head + r->head_len, n - r->head_len)) return NULL;
     r->head_len = n;

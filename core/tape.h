@@ -13,6 +13,15 @@
  *
  * The tape also carries the training flag (dropout is active only when training)
  * and the RNG stream dropout draws from.
+ *
+ * Anomaly mode (qkv_tape_set_detect_nan, off by default; off costs one branch per
+ * op): every op's output is checked for NaN/Inf when the op records (forward,
+ * with or without gradients), and every input gradient after each backward
+ * function. The first non-finite value is described in tape->anomaly ("forward
+ * of mul (inputs [4,8], [4,8]): output [4,8] has NaN at element 3"), and later
+ * checks are skipped; the computation itself goes on, so the caller (the
+ * trainer) decides what to do: it stops before the optimizer step. The message
+ * survives qkv_tape_reset; qkv_tape_set_detect_nan clears it.
  */
 #ifndef QKV_TAPE_H
 #define QKV_TAPE_H
@@ -46,6 +55,8 @@ typedef struct qkv_tape {
     int training;                /* 1: dropout active */
     qkv_rng rng;                 /* dropout stream */
     unsigned long generation;    /* incremented by each reset */
+    int detect_nan;              /* anomaly mode */
+    char anomaly[320];           /* the first NaN/Inf found; "" if none */
 } qkv_tape;
 
 qkv_tape *qkv_tape_create(unsigned long long seed);
@@ -55,6 +66,8 @@ void qkv_tape_reset(qkv_tape *tape);
 /* Returns the previous value. */
 int qkv_tape_set_grad(qkv_tape *tape, int enabled);
 int qkv_tape_set_training(qkv_tape *tape, int training);
+/* Anomaly mode on or off; clears tape->anomaly. Returns the previous value. */
+int qkv_tape_set_detect_nan(qkv_tape *tape, int enabled);
 
 /* Arena allocation, 64-byte aligned, uninitialized (qkv_tape_calloc zeroes). */
 void *qkv_tape_alloc(qkv_tape *tape, size_t bytes);

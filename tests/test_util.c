@@ -249,9 +249,14 @@ void expect_last_error(const char *what, const char *reason) {
     ck_assert_msg(strchr(msg, '\n') == NULL, "error \"%s\" is not one line", msg);
 }
 
+const char *qkv_binary(void) {
+    const char *bin = getenv("QKV_BIN");
+    return bin && *bin ? bin : "../qkv";
+}
+
 int run_qkv(const char *args, char *line, size_t len) {
     char command[1024];
-    snprintf(command, sizeof command, "../qkv %s 2>&1 >/dev/null", args);
+    snprintf(command, sizeof command, "%s %s 2>&1 >/dev/null", qkv_binary(), args);
     FILE *p = popen(command, "r");
     ck_assert_ptr_nonnull(p);
     if (!fgets(line, (int)len, p)) line[0] = '\0';

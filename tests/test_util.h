@@ -141,7 +141,11 @@ void write_file_bytes(const char *path, const void *bytes, size_t len);
 /* qkv_last_error() is one line that names what and contains reason. */
 void expect_last_error(const char *what, const char *reason);
 
-/* Runs ../qkv (the suites run from tests/) with args; returns its exit status and
+/* The qkv binary the tests run: $QKV_BIN (make test-asan sets it to its own
+ * build), else ../qkv (the suites run from tests/). */
+const char *qkv_binary(void);
+
+/* Runs qkv_binary() with args; returns its exit status and
  * the first line it printed to stderr in line. */
 int run_qkv(const char *args, char *line, size_t len);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/gemm.h"
@@ -81,12 +82,8 @@ static void bench_matmul(matmul_row *rows, int all_threads) {
     for (int i = 0; i < N_SIZES; i++) {
         int n = matmul_sizes[i];
         size_t count = (size_t)n * n;
-        float *A = malloc(count * sizeof *A), *B = malloc(count * sizeof *B);
-        float *C = malloc(count * sizeof *C);
-        if (!A || !B || !C) {
-            fprintf(stderr, "qkv bench: out of memory at n = %d\n", n);
-            exit(1);
-        }
+        float *A = qkv_malloc(count * sizeof *A, "bench matrices"), *B = qkv_malloc(count * sizeof *B, "bench matrices");
+        float *C = qkv_malloc(count * sizeof *C, "bench matrices");
         qkv_fill_uniform(A, count, &rng, -1.0f, 1.0f);
         qkv_fill_uniform(B, count, &rng, -1.0f, 1.0f);
         rows[i].n = n;

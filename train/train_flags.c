@@ -29,6 +29,7 @@ int qkv_common_args(qkv_arg *args, qkv_common_flags *f) {
         QKV_ARG_INT_ROW("--threads", &f->threads, 0, 1024, "OpenMP threads; 0: all cores"),
         QKV_ARG_FLAG_ROW("--quiet", &t->quiet, "print only the final line"),
         QKV_ARG_FLAG_ROW("--print-tape", &t->print_tape, "print the tape of the first step"),
+        QKV_ARG_FLAG_ROW("--detect-nan", &t->detect_nan, "anomaly mode: stop at the first op giving NaN/Inf"),
     };
     memcpy(args, shared, sizeof shared);
     return (int)(sizeof shared / sizeof shared[0]);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
@@ -68,8 +69,7 @@ int qkv_check_output_path(const char *path) {
         qkv_set_error("%s: exists and is not a regular file (%s)", path, S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
         return -1;
     }
-    char *copy = strdup(path);
-    if (!copy) qkv_fatal("out of memory");
+    char *copy = qkv_strdup(path, "a path");
     const char *dir = dirname(copy);
     int ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
     int writable = ok && access(dir, W_OK | X_OK) == 0;
@@ -218,6 +218,16 @@ static int check_resume_config(const char *path, const qkv_config_kv *now) {
     return 0;
 }
 
+/* A NaN/Inf in step (1-based) stops the run: says where, and which checkpoint
+ * is the last good one. */
+static int diverged(const qkv_trainer_config *config, long step, long last_saved, const char *what) {
+    char saved[160] = "";
+    if (config->save_path && last_saved >= 0)
+        snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", config->save_path, last_saved);
+    fprintf(stderr, "qkv: step %ld: %s; training stopped%s\n", step, what, saved);
+    return 3;
+}
+
 int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result) {
     if (qkv_trainer_check_outputs(config) != 0) return fail(qkv_last_error());
 
@@ -226,6 +236,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     qkv_optimizer opt;
     qkv_optimizer_init(&opt, &config->optim, task->params);
     qkv_tape *tape = qkv_tape_create(config->seed);
+    qkv_tape_set_detect_nan(tape, config->detect_nan);
     long start = 0;
     if (config->resume_path &&
         (check_resume_config(config->resume_path, &description) != 0 ||
@@ -245,14 +256,27 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     memset(result, 0, sizeof *result);
     progress prog = {isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), start, config->steps};
     qkv_metrics metrics = {0};
-    long step = start;
+    long step = start, last_saved = config->resume_path ? start : -1;
     int rc = 0;
 
     while (step < config->steps) {
         float lr = config->optim.lr * qkv_schedule_factor(&config->schedule, step);
         qkv_tensor *loss = task->loss(task->self, tape, step);
+        if (!isfinite(loss->data[0]) && !tape->anomaly[0]) {
+            char what[96];
+            snprintf(what, sizeof what, "the loss is %s (try a smaller --lr, --clip, or --detect-nan to find the op)",
+                     isnan(loss->data[0]) ? "NaN" : "Inf");
+            rc = diverged(config, step + 1, last_saved, what);
+            break;
+        }
         qkv_params_zero_grad(task->params);
         qkv_backward(tape, loss);
+        if (tape->anomaly[0]) {
+            char what[sizeof tape->anomaly + 16];
+            snprintf(what, sizeof what, "--detect-nan: %s", tape->anomaly);
+            rc = diverged(config, step + 1, last_saved, what);
+            break;
+        }
         if (config->print_tape && step == start) {
             printf("tape of step %ld (%d nodes):\n", step + 1, tape->n_nodes);
             qkv_tape_print(tape, stdout);
@@ -274,6 +298,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
             rc = fail(qkv_last_error());
             break;
         }
+        if (config->save_path && config->save_every > 0 && step % config->save_every == 0) last_saved = step;
         if (eval_now && reached_target(config, &metrics)) {
             result->stopped_early = step < config->steps;
             break;
