@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,15 @@ static int atomic_fail(qkv_atomic_file *f, const char *step, int err) {
     return -1;
 }
 
+static size_t test_kill_after; /* armed for the next qkv_atomic_open */
+
+void qkv_atomic_test_kill_after(size_t bytes) { test_kill_after = bytes; }
+
 int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
     QKV_CHECK(f != NULL && path != NULL, "atomic_open: NULL argument");
     memset(f, 0, sizeof *f);
+    f->kill_after = test_kill_after;
+    test_kill_after = 0;
     size_t path_len = strlen(path), tmp_cap = path_len + 32;
     char *block = qkv_try_malloc(path_len + 1 + tmp_cap, path, "the temporary file's name");
     if (!block) return -1;
@@ -74,6 +81,11 @@ int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
 int qkv_atomic_write(qkv_atomic_file *f, const void *bytes, size_t n) {
     if (!f->path) return -1; /* failed or aborted earlier: the error is recorded */
     if (n && fwrite(bytes, 1, n, f->file) != n) return atomic_fail(f, "write failed", errno);
+    f->written += n;
+    if (f->kill_after && f->written >= f->kill_after) { /* the test hook: die mid-file */
+        fflush(f->file);
+        raise(SIGKILL);
+    }
     return 0;
 }
 

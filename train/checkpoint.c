@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/safetensors.h"
 
 #define FORMAT "qkv-checkpoint-1"
@@ -26,8 +27,21 @@ static char *state_name(const qkv_optimizer *opt, int slot, const qkv_tensor *pa
 
 static int n_state_tensors(const qkv_optimizer *opt) { return opt ? opt->n_slots * opt->n_params : 0; }
 
+/* The QKV_TEST_KILL_SAVE test hook (checkpoint.h): arms the atomic writer's kill
+ * for the N-th save of this process. */
+static void arm_test_kill(void) {
+    static long saves;
+    const char *spec = getenv("QKV_TEST_KILL_SAVE");
+    long n = 0;
+    unsigned long long bytes = 0;
+    saves++;
+    if (spec && sscanf(spec, "%ld:%llu", &n, &bytes) == 2 && n == saves && bytes > 0)
+        qkv_atomic_test_kill_after((size_t)bytes);
+}
+
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
                         const qkv_rng *rng, const qkv_config_kv *config) {
+    arm_test_kill();
     int n_state = n_state_tensors(opt);
     int n = params->n + n_state;
     qkv_st_tensor *tensors = qkv_calloc((size_t)n, sizeof *tensors, "the checkpoint's tensor list");
