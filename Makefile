@@ -22,7 +22,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
 LIB      := $(B)/libqkv.a
 
-.PHONY: all test test-asan demo deps bench gradcheck example clean check-deps
+.PHONY: all test test-asan fuzz fuzz-build demo deps bench gradcheck example clean check-deps
 all: check-deps $(LIB) $(BIN)
 
 check-deps:
@@ -73,6 +73,32 @@ test: check-deps $(B)/run_tests $(BIN) $(B)/example
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 test-asan:
 	$(MAKE) B=build-asan BIN=build-asan/qkv OPT="$(SAN_FLAGS)" test
+
+# libFuzzer (Debian: clang, libclang-rt-14-dev, libomp-14-dev): each harness in
+# tests/fuzz/fuzz_<name>.c runs FUZZ_SECONDS seconds from its seeds in
+# tests/fuzz/<name>/; new inputs go to build-fuzz/corpus/<name>/, crashes to
+# build-fuzz/crashes/. A crash fails the target: commit the input under
+# tests/fuzz/<name>/ and `make test` replays it from then on (test_fuzz.c).
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+fuzz-build:
+	$(MAKE) B=build-fuzz CC=clang OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz_targets.c tests/fuzz_targets.h $(LIB)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz_targets.c -L$(B) -lqkv $(LDLIBS)
+
+fuzz: fuzz-build
+	@mkdir -p build-fuzz/crashes
+	@for name in $(FUZZ_NAMES); do \
+	    mkdir -p build-fuzz/corpus/$$name; \
+	    echo "fuzz $$name: $(FUZZ_SECONDS) s"; \
+	    ./build-fuzz/fuzz_$$name -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 -print_final_stats=1 \
+	        -artifact_prefix=build-fuzz/crashes/$$name- build-fuzz/corpus/$$name tests/fuzz/$$name \
+	        2> build-fuzz/fuzz_$$name.log; rc=$$?; \
+	    grep -E "^stat::number_of_executed_units|^Done|ERROR|SUMMARY" build-fuzz/fuzz_$$name.log; \
+	    if [ $$rc -ne 0 ]; then echo "fuzz $$name: FAILED, see build-fuzz/fuzz_$$name.log"; exit 1; fi; \
+	done
 
 demo: all
 	./qkv train reverse

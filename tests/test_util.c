@@ -306,3 +306,8 @@ int wait_qkv(pid_t pid) {
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     return status;
 }
+
+void write_sparse_file(const char *path, const void *bytes, size_t len, size_t size) {
+    write_file_bytes(path, bytes, len);
+    ck_assert_msg(truncate(path, (off_t)size) == 0, "cannot extend %s to %zu bytes", path, size);
+}

@@ -139,6 +139,10 @@ unsigned char *read_file_bytes(const char *path, size_t *len);
 /* Creates or truncates path and writes bytes[0..len) into it. */
 void write_file_bytes(const char *path, const void *bytes, size_t len);
 
+/* Creates path holding bytes[0..len) followed by zeros up to size bytes in all: a
+ * sparse file (ftruncate), so a header can claim gigabytes that cost nothing. */
+void write_sparse_file(const char *path, const void *bytes, size_t len, size_t size);
+
 /* qkv_last_error() is one line that names what and contains reason. */
 void expect_last_error(const char *what, const char *reason);
 
