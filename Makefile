@@ -22,7 +22,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
 LIB      := $(B)/libqkv.a
 
-.PHONY: all test test-asan fuzz fuzz-build demo deps bench gradcheck example clean check-deps
+.PHONY: all test test-asan test-valgrind fuzz fuzz-build demo deps bench gradcheck example clean check-deps
 all: check-deps $(LIB) $(BIN)
 
 check-deps:
@@ -73,6 +73,19 @@ test: check-deps $(B)/run_tests $(BIN) $(B)/example
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 test-asan:
 	$(MAKE) B=build-asan BIN=build-asan/qkv OPT="$(SAN_FLAGS)" test
+
+# Valgrind (memcheck): ./qkv train reverse --steps 50 and the whole suite, built
+# -O2 without -march=native (valgrind does not know every vector extension),
+# on 2 OpenMP threads (the parallel branches run; passive waiting, since
+# valgrind runs one thread at a time). Any invalid read or write, use of an
+# uninitialised value, or leak "definitely" or "indirectly" lost fails the run.
+VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect \
+            --errors-for-leak-kinds=definite,indirect --suppressions=$(CURDIR)/tests/valgrind.supp
+test-valgrind:
+	$(MAKE) B=build-valgrind BIN=build-valgrind/qkv OPT="-O2 -g" build-valgrind/run_tests build-valgrind/qkv
+	OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive $(VALGRIND) ./build-valgrind/qkv train reverse --steps 50 --quiet
+	cd tests && OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive CK_FORK=no QKV_BIN=../build-valgrind/qkv \
+	    $(VALGRIND) ../build-valgrind/run_tests
 
 # libFuzzer (Debian: clang, libclang-rt-14-dev, libomp-14-dev): each harness in
 # tests/fuzz/fuzz_<name>.c runs FUZZ_SECONDS seconds from its seeds in
