@@ -69,10 +69,13 @@ test: check-deps $(B)/run_tests $(BIN) $(B)/example
 	cd tests && QKV_BIN=../$(BIN) CK_FORK=no ../$(B)/run_tests
 
 # Sanitizers: the whole suite (and every ./qkv it runs) built with ASan and
-# UBSan into build-asan/; any report fails the run.
+# UBSan into build-asan/; any report, leaks included, fails the run. An
+# allocation ASan cannot serve returns NULL, as malloc does, so the tests of
+# qkv's out-of-memory messages run here too.
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_ENV   := ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 test-asan:
-	$(MAKE) B=build-asan BIN=build-asan/qkv OPT="$(SAN_FLAGS)" test
+	$(SAN_ENV) $(MAKE) B=build-asan BIN=build-asan/qkv OPT="$(SAN_FLAGS)" test
 
 # Valgrind (memcheck): ./qkv train reverse --steps 50 and the whole suite, built
 # -O2 without -march=native (valgrind does not know every vector extension),

@@ -6,6 +6,8 @@
 
 #include "core/npy.h"
 #include "core/safetensors.h"
+#include "data/detect.h"
+#include "data/image.h"
 #include "data/off.h"
 #include "train/args.h"
 #include "train/train_flags.h"
@@ -78,10 +80,35 @@ int qkv_fuzz_args(const uint8_t *data, size_t size) {
     return 0;
 }
 
+int qkv_fuzz_detect(const uint8_t *data, size_t size) {
+    qkv_detect_set set;
+    if (qkv_detect_annotations_parse("fuzz.txt", (const char *)data, size, &set) != 0) return 0;
+    for (int i = 0; i < set.n; i++) {
+        sink += (float)strlen(set.files[i]) + (float)set.lines[i];
+        for (int o = 0; o < set.n_objects[i]; o++)
+            sink += (float)set.classes[(size_t)i * QKV_DETECT_MAX_OBJECTS + (size_t)o] +
+                    set.boxes[((size_t)i * QKV_DETECT_MAX_OBJECTS + (size_t)o) * 4];
+    }
+    qkv_detect_set_free(&set);
+    return 0;
+}
+
+int qkv_fuzz_image(const uint8_t *data, size_t size) {
+    for (int channels = 0; channels <= 3; channels += 3) {
+        qkv_tensor *t = qkv_image_decode("fuzz.img", data, size, channels);
+        if (!t) return 0;
+        for (size_t k = 0; k < t->size; k++) sink += t->data[k];
+        qkv_tensor_free(t);
+    }
+    return 0;
+}
+
 const qkv_fuzz_harness qkv_fuzz_harnesses[] = {
     {"safetensors", qkv_fuzz_safetensors},
     {"npy", qkv_fuzz_npy},
     {"off", qkv_fuzz_off},
     {"args", qkv_fuzz_args},
+    {"detect", qkv_fuzz_detect},
+    {"image", qkv_fuzz_image},
 };
 const int qkv_fuzz_n_harnesses = (int)(sizeof qkv_fuzz_harnesses / sizeof qkv_fuzz_harnesses[0]);
