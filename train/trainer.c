@@ -219,11 +219,10 @@ static int check_resume_config(const char *path, const qkv_config_kv *now) {
 }
 
 /* A NaN/Inf in step (1-based) stops the run: says where, and which checkpoint
- * is the last good one. */
-static int diverged(const qkv_trainer_config *config, long step, long last_saved, const char *what) {
+ * (last_path, at step last_saved; NULL if none) is the last good one. */
+static int diverged(long step, const char *last_path, long last_saved, const char *what) {
     char saved[160] = "";
-    if (config->save_path && last_saved >= 0)
-        snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", config->save_path, last_saved);
+    if (last_path) snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", last_path, last_saved);
     fprintf(stderr, "qkv: step %ld: %s; training stopped%s\n", step, what, saved);
     return 3;
 }
@@ -256,7 +255,8 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     memset(result, 0, sizeof *result);
     progress prog = {isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), start, config->steps};
     qkv_metrics metrics = {0};
-    long step = start, last_saved = config->resume_path ? start : -1;
+    long step = start, last_saved = start;
+    const char *last_path = config->resume_path; /* the last good checkpoint, if any */
     int rc = 0;
 
     while (step < config->steps) {
@@ -266,7 +266,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
             char what[96];
             snprintf(what, sizeof what, "the loss is %s (try a smaller --lr, --clip, or --detect-nan to find the op)",
                      isnan(loss->data[0]) ? "NaN" : "Inf");
-            rc = diverged(config, step + 1, last_saved, what);
+            rc = diverged(step + 1, last_path, last_saved, what);
             break;
         }
         qkv_params_zero_grad(task->params);
@@ -274,7 +274,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
         if (tape->anomaly[0]) {
             char what[sizeof tape->anomaly + 16];
             snprintf(what, sizeof what, "--detect-nan: %s", tape->anomaly);
-            rc = diverged(config, step + 1, last_saved, what);
+            rc = diverged(step + 1, last_path, last_saved, what);
             break;
         }
         if (config->print_tape && step == start) {
@@ -298,7 +298,10 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
             rc = fail(qkv_last_error());
             break;
         }
-        if (config->save_path && config->save_every > 0 && step % config->save_every == 0) last_saved = step;
+        if (config->save_path && config->save_every > 0 && step % config->save_every == 0) {
+            last_path = config->save_path;
+            last_saved = step;
+        }
         if (eval_now && reached_target(config, &metrics)) {
             result->stopped_early = step < config->steps;
             break;
