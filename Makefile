@@ -7,8 +7,16 @@ CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=fast -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
 LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
 
+DEB_PACKAGES := check libstb-dev pkg-config
+PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
+
+# B is the build directory and BIN the command-line binary: test-asan and
+# test-valgrind build the same sources into their own directories.
+B       ?= build
+BIN     ?= qkv
+
 # make MPI=1: ./qkv for mpirun (train/dist.h). The compiler and flags are recorded
-# in build/.flags; a change there rebuilds everything, so builds never mix.
+# in $(B)/.flags; a change there rebuilds everything, so builds never mix.
 ifneq ($(filter test-mpi bench-mpi,$(MAKECMDGOALS)),)
 MPI     := 1
 endif
@@ -16,20 +24,18 @@ ifeq ($(MPI),1)
 CC      := mpicc
 CFLAGS  += -DQKV_MPI
 endif
-$(shell mkdir -p build && echo '$(CC) $(CFLAGS)' | cmp -s - build/.flags || echo '$(CC) $(CFLAGS)' > build/.flags)
-
-DEB_PACKAGES := check libstb-dev pkg-config
-PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
+$(shell mkdir -p $(B) && echo '$(CC) $(CFLAGS)' | cmp -s - $(B)/.flags || echo '$(CC) $(CFLAGS)' > $(B)/.flags)
 
 LIB_DIRS := core layers optim data train
 LIB_SRC  := $(filter-out train/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-LIB_OBJ  := $(LIB_SRC:%.c=build/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
-TEST_OBJ := $(TEST_SRC:%.c=build/%.o)
-LIB      := build/libqkv.a
+TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+LIB      := $(B)/libqkv.a
 
-.PHONY: all test demo deps bench bench-compare gradcheck example tutorial clean check-deps test-mpi bench-mpi
-all: check-deps $(LIB) qkv
+.PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-build demo deps \
+        bench bench-compare gradcheck example tutorial clean check-deps test-mpi bench-mpi
+all: check-deps $(LIB) $(BIN)
 
 check-deps:
 ifneq ($(PKG_OK),yes)
@@ -43,42 +49,42 @@ STB_CFLAGS   := $(shell pkg-config --cflags stb 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null) $(STB_CFLAGS)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-build/%.o: %.c
+$(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(STB_CFLAGS) -MMD -MP -c $< -o $@
 
-build/tests/%.o: tests/%.c
+$(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
 # A change of flags rebuilds everything.
-$(LIB_OBJ) $(TEST_OBJ) build/train/main.o: Makefile build/.flags
+$(LIB_OBJ) $(TEST_OBJ) $(B)/train/main.o: Makefile $(B)/.flags
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-qkv: build/train/main.o $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+$(BIN): $(B)/train/main.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
 
-build/run_tests: $(TEST_OBJ) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -Lbuild -lqkv $(CHECK_LIBS) $(LDLIBS)
+$(B)/run_tests: $(TEST_OBJ) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -L$(B) -lqkv $(CHECK_LIBS) $(LDLIBS)
 
-build/example: docs/example.c $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+$(B)/example: docs/example.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
 
 example: build/example
 	./build/example
 
-build/tutorial: docs/tutorial.c $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -Lbuild -lqkv $(LDLIBS)
+$(B)/tutorial: docs/tutorial.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
 
 tutorial: build/tutorial
 	./build/tutorial
 
-test: check-deps build/run_tests qkv build/example build/tutorial
-	./build/example > /dev/null
-	cd tests && CK_FORK=no ../build/run_tests
+test: check-deps $(B)/run_tests $(BIN) $(B)/example $(B)/tutorial
+	./$(B)/example > /dev/null
+	cd tests && QKV_BIN=../$(BIN) QKV_TUTORIAL=../$(B)/tutorial CK_FORK=no ../$(B)/run_tests
 
 # Data parallelism under mpirun (Open MPI: apt-get install libopenmpi-dev openmpi-bin).
 test-mpi:
@@ -88,6 +94,59 @@ test-mpi:
 bench-mpi:
 	$(MAKE) -j2 MPI=1 all
 	bench/mpi_bench.sh
+
+# Sanitizers: the whole suite (and every ./qkv it runs) built with ASan and
+# UBSan into build-asan/; any report, leaks included, fails the run. An
+# allocation ASan cannot serve returns NULL, as malloc does, so the tests of
+# qkv's out-of-memory messages run here too.
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_ENV   := ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+test-asan:
+	$(SAN_ENV) $(MAKE) B=build-asan BIN=build-asan/qkv OPT="$(SAN_FLAGS)" test
+
+# Valgrind (memcheck): ./qkv train reverse --steps 50 and the whole suite, built
+# -O2 without -march=native (valgrind does not know every vector extension),
+# on 2 OpenMP threads (the parallel branches run; passive waiting, since
+# valgrind runs one thread at a time). Any invalid read or write, use of an
+# uninitialised value, or leak "definitely", "indirectly" or "possibly" lost fails
+# the run; tests/valgrind.supp holds libgomp's worker threads.
+VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible \
+            --errors-for-leak-kinds=definite,indirect,possible --suppressions=$(CURDIR)/tests/valgrind.supp
+# The two runs are independent: `make -j2 test-valgrind` runs them side by side.
+test-valgrind: valgrind-train valgrind-suite
+valgrind-build:
+	$(MAKE) B=build-valgrind BIN=build-valgrind/qkv OPT="-O2 -g" build-valgrind/run_tests build-valgrind/qkv
+valgrind-train: valgrind-build
+	OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive $(VALGRIND) ./build-valgrind/qkv train reverse --steps 50 --quiet
+valgrind-suite: valgrind-build
+	cd tests && OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive CK_FORK=no QKV_BIN=../build-valgrind/qkv \
+	    $(VALGRIND) ../build-valgrind/run_tests
+
+# libFuzzer (Debian: clang, libclang-rt-14-dev, libomp-14-dev): each harness in
+# tests/fuzz/fuzz_<name>.c runs FUZZ_SECONDS seconds from its seeds in
+# tests/fuzz/<name>/; new inputs go to build-fuzz/corpus/<name>/, crashes to
+# build-fuzz/crashes/. A crash fails the target: commit the input under
+# tests/fuzz/<name>/ and `make test` replays it from then on (test_fuzz.c).
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+fuzz-build:
+	$(MAKE) B=build-fuzz CC=clang OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz_targets.c tests/fuzz_targets.h $(LIB)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz_targets.c -L$(B) -lqkv $(LDLIBS)
+
+fuzz: fuzz-build
+	@mkdir -p build-fuzz/crashes
+	@for name in $(FUZZ_NAMES); do \
+	    mkdir -p build-fuzz/corpus/$$name; \
+	    echo "fuzz $$name: $(FUZZ_SECONDS) s"; \
+	    ./build-fuzz/fuzz_$$name -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 -print_final_stats=1 \
+	        -artifact_prefix=build-fuzz/crashes/$$name- build-fuzz/corpus/$$name tests/fuzz/$$name \
+	        2> build-fuzz/fuzz_$$name.log; rc=$$?; \
+	    grep -E "^stat::number_of_executed_units|^Done|ERROR|SUMMARY" build-fuzz/fuzz_$$name.log; \
+	    if [ $$rc -ne 0 ]; then echo "fuzz $$name: FAILED, see build-fuzz/fuzz_$$name.log"; exit 1; fi; \
+	done
 
 demo: all
 	./qkv train reverse
@@ -108,6 +167,6 @@ bench-compare: all build/blas_bench
 	bench/compare.sh
 
 clean:
-	rm -rf build qkv
+	rm -rf build build-asan build-valgrind build-fuzz qkv
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) build/train/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/train/main.d

@@ -10,6 +10,7 @@
 #ifndef QKV_H
 #define QKV_H
 
+#include "core/alloc.h"
 #include "core/attention.h"
 #include "core/boxes.h"
 #include "core/error.h"

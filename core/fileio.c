@@ -10,12 +10,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "error.h"
 
 int qkv_file_fail(const char *what, const char *fmt, ...) {
@@ -48,12 +50,18 @@ static int atomic_fail(qkv_atomic_file *f, const char *step, int err) {
     return -1;
 }
 
+static size_t test_kill_after; /* armed for the next qkv_atomic_open */
+
+void qkv_atomic_test_kill_after(size_t bytes) { test_kill_after = bytes; }
+
 int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
     QKV_CHECK(f != NULL && path != NULL, "atomic_open: NULL argument");
     memset(f, 0, sizeof *f);
+    f->kill_after = test_kill_after;
+    test_kill_after = 0;
     size_t path_len = strlen(path), tmp_cap = path_len + 32;
-    char *block = malloc(path_len + 1 + tmp_cap);
-    if (!block) return qkv_file_fail(path, "out of memory");
+    char *block = qkv_try_malloc(path_len + 1 + tmp_cap, path, "the temporary file's name");
+    if (!block) return -1;
     f->path = memcpy(block, path, path_len + 1);
     f->tmp_path = block + path_len + 1;
     snprintf(f->tmp_path, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
@@ -73,6 +81,11 @@ int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
 int qkv_atomic_write(qkv_atomic_file *f, const void *bytes, size_t n) {
     if (!f->path) return -1; /* failed or aborted earlier: the error is recorded */
     if (n && fwrite(bytes, 1, n, f->file) != n) return atomic_fail(f, "write failed", errno);
+    f->written += n;
+    if (f->kill_after && f->written >= f->kill_after) { /* the test hook: die mid-file */
+        fflush(f->file);
+        raise(SIGKILL);
+    }
     return 0;
 }
 
@@ -191,11 +204,8 @@ const unsigned char *qkv_reader_head(qkv_file_reader *r, size_t n) {
     QKV_CHECK(r->fd >= 0 && n <= r->size, "reader_head: %zu bytes of a %zu-byte file", n, r->size);
     if (r->head && n <= r->head_len) return r->head;
     QKV_CHECK(r->pos == r->head_len, "reader_head: called after reader_read");
-    unsigned char *grown = realloc(r->head, n + 1);
-    if (!grown) {
-        qkv_file_fail(r->path, "out of memory for %zu bytes", n);
-        return NULL;
-    }
+    unsigned char *grown = qkv_try_realloc(r->head, n + 1, r->path, "the file's header");
+    if (!grown) return NULL;
     r->head = grown;
     if (read_exactly(r, r->head + r->head_len, n - r->head_len)) return NULL;
     r->head_len = n;

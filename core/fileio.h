@@ -46,6 +46,8 @@ typedef struct qkv_atomic_file {
     char *path;     /* the target (a copy); NULL once committed or aborted */
     char *tmp_path; /* "<path>.tmp.<pid>", in the same allocation as path */
     FILE *file;
+    size_t written;    /* bytes handed to qkv_atomic_write so far */
+    size_t kill_after; /* test hook (below); 0: off */
 } qkv_atomic_file;
 
 int qkv_atomic_open(qkv_atomic_file *f, const char *path);
@@ -56,6 +58,13 @@ int qkv_atomic_commit(qkv_atomic_file *f);
 void qkv_atomic_abort(qkv_atomic_file *f);
 /* The whole file at once: open, write len bytes, commit. */
 int qkv_write_file_atomic(const char *path, const void *bytes, size_t len);
+
+/* Test hook, for the crash-safety tests only: the next file qkv_atomic_open opens
+ * (in this process) raises SIGKILL as soon as at least `bytes` bytes have been
+ * written to its temporary file, after flushing them, so a crash in the middle
+ * of a write is reproducible. 0 disarms. Nothing in qkv calls it except the
+ * checkpoint writer's QKV_TEST_KILL_SAVE (train/checkpoint.h). */
+void qkv_atomic_test_kill_after(size_t bytes);
 
 /* ---- reading -------------------------------------------------------------------- */
 

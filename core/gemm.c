@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "parallel.h"
 
@@ -71,10 +72,7 @@ static _Thread_local size_t scratch_cap[N_SCRATCH];
 static float *scratch(int which, size_t floats) {
     if (scratch_cap[which] < floats) {
         free(scratch_buf[which]);
-        void *p = NULL;
-        if (posix_memalign(&p, 64, floats * sizeof(float)) != 0)
-            qkv_fatal("gemm: out of memory for a %zu-float packing buffer", floats);
-        scratch_buf[which] = p;
+        scratch_buf[which] = qkv_malloc_aligned(qkv_size_mul(floats, sizeof(float)), "gemm's packing buffer");
         scratch_cap[which] = floats;
     }
     return scratch_buf[which];

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "rng.h"
 
@@ -70,7 +71,7 @@ qkv_gradcheck_result qkv_gradcheck(qkv_gradcheck_fn fn, int n_inputs, qkv_tensor
     tape->rng = qkv_rng_make(seed);
     qkv_tensor *out = fn(tape, inputs, ctx);
     size_t out_size = out->size;
-    float *weights = malloc(out_size * sizeof(float));
+    float *weights = qkv_malloc(qkv_size_mul(out_size, sizeof(float)), "gradcheck's output weights");
     qkv_fill_normal(weights, out_size, &rng, 0.0f, 1.0f);
     if (out->requires_grad) qkv_backward_seeded(tape, out, weights);
 

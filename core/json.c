@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 
 /* ---- UTF-8 and string characters ------------------------------------------------- */
@@ -157,9 +158,9 @@ static qkv_json_token *add_token(parser *ps, int type, const unsigned char *star
     qkv_json *doc = ps->doc;
     if (doc->n_tokens == ps->cap) {
         uint32_t cap = ps->cap ? (ps->cap > UINT32_MAX / 2 ? UINT32_MAX : ps->cap * 2) : 64;
-        qkv_json_token *grown = realloc(doc->tokens, (size_t)cap * sizeof *grown);
-        if (!grown || cap == ps->cap) {
-            fail(ps, "out of memory for %" PRIu32 " tokens", cap);
+        qkv_json_token *grown = cap == ps->cap ? NULL : qkv_try_realloc(doc->tokens, (size_t)cap * sizeof *grown, NULL, "JSON tokens");
+        if (!grown) {
+            fail(ps, "%s", cap == ps->cap ? "too many tokens" : qkv_last_error());
             return NULL;
         }
         doc->tokens = grown;
@@ -404,7 +405,7 @@ static int reserve(qkv_json_out *out, size_t n) {
         if (cap > SIZE_MAX / 2) { out->failed = 1; return -1; }
         cap *= 2;
     }
-    char *grown = realloc(out->data, cap);
+    char *grown = qkv_try_realloc(out->data, cap, NULL, "JSON text");
     if (!grown) { out->failed = 1; return -1; }
     out->data = grown;
     out->cap = cap;

@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "error.h"
 
 int qkv_set_threads(int n) {
@@ -27,8 +28,7 @@ static double chunked_sum(const float *x, size_t n, int squares) {
     size_t n_chunks = (n + QKV_REDUCE_CHUNK - 1) / QKV_REDUCE_CHUNK;
     if (n_chunks <= 1) return sum_chunk(x, n, squares);
     double partial_small[1024]; /* 8 KB: sums up to 4M elements without a malloc */
-    double *partial = n_chunks <= 1024 ? partial_small : malloc(n_chunks * sizeof(double));
-    if (!partial) qkv_fatal("sum: out of memory");
+    double *partial = n_chunks <= 1024 ? partial_small : qkv_malloc(n_chunks * sizeof(double), "a sum's partial sums");
     #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
     for (size_t c = 0; c < n_chunks; c++) {
         size_t begin = c * QKV_REDUCE_CHUNK;

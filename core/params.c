@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 
 qkv_tensor *qkv_params_new(qkv_params *params, const char *name, int ndim, const int *shape) {
@@ -12,9 +13,7 @@ qkv_tensor *qkv_params_new(qkv_params *params, const char *name, int ndim, const
     QKV_CHECK(!qkv_params_find(params, name), "params_new: duplicate parameter name %s", name);
     if (params->n == params->cap) {
         int cap = params->cap ? params->cap * 2 : 16;
-        qkv_tensor **grown = realloc(params->items, (size_t)cap * sizeof *grown);
-        if (!grown) qkv_fatal("params_new: out of memory");
-        params->items = grown;
+        params->items = qkv_realloc(params->items, (size_t)cap * sizeof *params->items, "the parameter list");
         params->cap = cap;
     }
     qkv_tensor *t = qkv_tensor_create(name, ndim, shape, 1);

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "fileio.h"
 #include "json.h"
@@ -263,8 +264,8 @@ static int read_entries(st_header *h) {
     const qkv_json_token *tok = h->json.tokens;
     if (tok[0].type != QKV_JSON_OBJECT)
         return qkv_file_fail(h->what, "the header is a JSON %s, not an object", qkv_json_type_name(tok[0].type));
-    h->entries = malloc(((size_t)tok[0].count + 1) * sizeof *h->entries);
-    if (!h->entries) return qkv_file_fail(h->what, "out of memory for %" PRIu32 " entries", tok[0].count);
+    h->entries = qkv_try_malloc(((size_t)tok[0].count + 1) * sizeof *h->entries, h->what, "the header's entries");
+    if (!h->entries) return -1;
     for (uint32_t k = 0, key = 1; k < tok[0].count; k++, key = tok[key + 1].next) {
         if (qkv_json_equals(&h->json, key, "__metadata__")) {
             if (h->meta) return qkv_file_fail(h->what, "duplicate key '__metadata__'");
@@ -286,8 +287,8 @@ static int cmp_entry_begin(const void *a, const void *b) {
 
 /* Sorted by begin, the entries must tile [0, data_len) (each is non-empty). */
 static int check_tiling(const st_header *h) {
-    const st_entry **order = malloc(((size_t)h->n_entries + 1) * sizeof *order);
-    if (!order) return qkv_file_fail(h->what, "out of memory");
+    const st_entry **order = qkv_try_malloc(((size_t)h->n_entries + 1) * sizeof *order, h->what, "the data ranges");
+    if (!order) return -1;
     for (uint32_t i = 0; i < h->n_entries; i++) order[i] = &h->entries[i];
     qsort(order, h->n_entries, sizeof *order, cmp_entry_begin);
     char name[ST_SHOWN_CAP], other[ST_SHOWN_CAP];
@@ -357,8 +358,8 @@ static int check_unique(const char *what, const qkv_safetensors *st, const qkv_s
     for (int i = 1; i < st->n_tensors; i++)
         if (strcmp(by_name[i - 1]->name, by_name[i]->name) == 0)
             return qkv_file_fail(what, "duplicate tensor name '%s'", shown_cstr(by_name[i]->name, name));
-    const char **keys = malloc(((size_t)st->n_meta + 1) * sizeof *keys);
-    if (!keys) return qkv_file_fail(what, "out of memory");
+    const char **keys = qkv_try_malloc(((size_t)st->n_meta + 1) * sizeof *keys, what, "the metadata keys");
+    if (!keys) return -1;
     for (int k = 0; k < st->n_meta; k++) keys[k] = st->meta[k].key;
     const char *duplicate = sorted_duplicate(keys, (size_t)st->n_meta);
     int rc = duplicate ? qkv_file_fail(what, "duplicate __metadata__ key '%s'", shown_cstr(duplicate, name)) : 0;
@@ -376,11 +377,8 @@ static float *build(const st_header *h, qkv_safetensors *out) {
     size_t at_index = place(&cursor, n * sizeof(qkv_st_tensor *), 16);
     size_t at_strings = place(&cursor, h->string_bytes, 1);
     size_t at_data = place(&cursor, h->data_len, ST_DATA_ALIGN);
-    void *memory = NULL;
-    if (posix_memalign(&memory, ST_DATA_ALIGN, cursor) != 0) {
-        qkv_file_fail(h->what, "out of memory for %zu bytes", cursor);
-        return NULL;
-    }
+    void *memory = qkv_try_malloc_aligned(cursor, h->what, "the tensors"); /* ST_DATA_ALIGN == its 64 */
+    if (!memory) return NULL;
     char *base = memory, *strings = base + at_strings;
     qkv_st_tensor *tensors = (qkv_st_tensor *)(base + at_tensors);
     qkv_st_meta *meta = (qkv_st_meta *)(base + at_meta);
@@ -501,8 +499,7 @@ static void check_save_arguments(int n_tensors, const qkv_st_tensor *tensors, in
                       qkv_utf8_valid(meta[i].value, strlen(meta[i].value)),
                   "safetensors_save: metadata %d: key or value NULL or not valid UTF-8", i);
     int most = n_tensors > n_meta ? n_tensors : n_meta;
-    const char **strings = malloc(((size_t)most + 1) * sizeof *strings);
-    QKV_CHECK(strings != NULL, "safetensors_save: out of memory");
+    const char **strings = qkv_malloc(((size_t)most + 1) * sizeof *strings, "safetensors_save's name check");
     for (int i = 0; i < n_tensors; i++) strings[i] = tensors[i].name;
     const char *dup_name = sorted_duplicate(strings, (size_t)n_tensors);
     for (int i = 0; i < n_meta; i++) strings[i] = meta[i].key;

@@ -1,9 +1,11 @@
 /* tape.c — arena, node list, backward walk and printing. See tape.h. */
 #include "tape.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 
 void qkv__check_shape(const char *where, int ndim, const int *shape);
@@ -21,9 +23,8 @@ struct qkv_arena_chunk {
 #define ARENA_ALIGN 64
 
 static qkv_arena_chunk *chunk_new(size_t size) {
-    qkv_arena_chunk *c = calloc(1, sizeof *c);
-    if (!c || posix_memalign((void **)&c->memory, ARENA_ALIGN, size) != 0)
-        qkv_fatal("tape: out of memory for a %zu-byte arena chunk", size);
+    qkv_arena_chunk *c = qkv_calloc(1, sizeof *c, "a tape arena chunk");
+    c->memory = qkv_malloc_aligned(size, "a tape arena chunk"); /* ARENA_ALIGN == its 64 */
     c->size = size;
     return c;
 }
@@ -38,8 +39,7 @@ static void chunks_free(qkv_arena_chunk *c) {
 }
 
 qkv_tape *qkv_tape_create(unsigned long long seed) {
-    qkv_tape *tape = calloc(1, sizeof *tape);
-    if (!tape) qkv_fatal("tape: out of memory");
+    qkv_tape *tape = qkv_calloc(1, sizeof *tape, "a tape");
     tape->chunks = chunk_new(ARENA_MIN_CHUNK);
     tape->grad_enabled = 1;
     tape->training = 1;
@@ -99,6 +99,49 @@ int qkv_tape_set_training(qkv_tape *tape, int training) {
     return previous;
 }
 
+int qkv_tape_set_detect_nan(qkv_tape *tape, int enabled) {
+    int previous = tape->detect_nan;
+    tape->detect_nan = enabled;
+    tape->anomaly[0] = '\0';
+    return previous;
+}
+
+/* ---- anomaly mode ------------------------------------------------------------------ */
+
+/* Index of the first NaN or Inf in x[0..n), or n. */
+static size_t first_non_finite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return n;
+}
+
+/* If values (what, of tensor t) hold a NaN/Inf, describes it with the op and its
+ * input shapes in tape->anomaly. */
+static void check_finite(qkv_tape *tape, const char *pass, const char *op, int n_inputs,
+                         qkv_tensor *const *inputs, const char *what, const qkv_tensor *t, const float *values) {
+    size_t i = first_non_finite(values, t->size);
+    if (i == t->size) return;
+    char list[192] = "", shape[QKV_SHAPE_STR_LEN];
+    for (int j = 0; j < n_inputs; j++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof list - used, "%s%s", j ? ", " : "",
+                 inputs[j] ? qkv_shape_str(inputs[j], shape, sizeof shape) : "-");
+    }
+    snprintf(tape->anomaly, sizeof tape->anomaly, "%s of %s (inputs %s): %s %s has %s at element %zu", pass, op,
+             list, what, qkv_shape_str(t, shape, sizeof shape), isnan(values[i]) ? "NaN" : "Inf", i);
+}
+
+/* After node's backward: the gradient of each input that has one. */
+static void check_backward(qkv_tape *tape, const qkv_node *node) {
+    for (int j = 0; j < node->n_inputs && !tape->anomaly[0]; j++) {
+        const qkv_tensor *x = node->inputs[j];
+        if (!x || !x->requires_grad || !x->grad) continue;
+        char what[48];
+        snprintf(what, sizeof what, "the gradient of input %d", j);
+        check_finite(tape, "backward", node->op, node->n_inputs, node->inputs, what, x, x->grad);
+    }
+}
+
 void *qkv_tape_alloc(qkv_tape *tape, size_t bytes) {
     size_t rounded = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
     qkv_arena_chunk *c = tape->chunks;
@@ -125,7 +168,7 @@ qkv_tensor *qkv_tape_view(qkv_tape *tape, int ndim, const int *shape, float *dat
     qkv__check_shape("tape_tensor", ndim, shape);
     qkv_tensor *t = qkv_tape_calloc(tape, sizeof *t);
     t->ndim = ndim;
-    memcpy(t->shape, shape, (size_t)ndim * sizeof(int));
+    if (ndim > 0) memcpy(t->shape, shape, (size_t)ndim * sizeof(int)); /* a scalar may pass shape NULL */
     t->size = qkv_shape_size(ndim, shape);
     t->data = data;
     t->tape = tape;
@@ -153,12 +196,12 @@ qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
         qkv_tensor_check_live(inputs[i], op);
         any |= inputs[i]->requires_grad;
     }
+    if (tape->detect_nan && !tape->anomaly[0])
+        check_finite(tape, "forward", op, n_inputs, inputs, "output", out, out->data);
     if (!tape->grad_enabled || !any) return NULL;
     if (tape->n_nodes == tape->cap_nodes) {
         int cap = tape->cap_nodes ? tape->cap_nodes * 2 : 256;
-        qkv_node *grown = realloc(tape->nodes, (size_t)cap * sizeof *grown);
-        if (!grown) qkv_fatal("tape: out of memory for %d nodes", cap);
-        tape->nodes = grown;
+        tape->nodes = qkv_realloc(tape->nodes, (size_t)cap * sizeof *tape->nodes, "the tape's nodes");
         tape->cap_nodes = cap;
     }
     qkv_node *node = &tape->nodes[tape->n_nodes++];
@@ -189,7 +232,9 @@ void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad
     QKV_CHECK(last >= 0 || out->owned, "backward: output was not produced on this tape");
     for (int i = last; i >= 0; i--) {
         qkv_node *node = &tape->nodes[i];
-        if (node->out->grad) node->backward(node); /* no gradient reached it: skip */
+        if (!node->out->grad) continue; /* no gradient reached it: skip */
+        node->backward(node);
+        if (tape->detect_nan && !tape->anomaly[0]) check_backward(tape, node);
     }
 }
 

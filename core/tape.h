@@ -20,6 +20,14 @@
  * tensor from the position the whole batch would give it (index * size + i) and
  * advances the stream by the whole batch's size, so the slices together draw exactly
  * the masks of one process running the whole batch. Default: slice 0 of 1.
+ * Anomaly mode (qkv_tape_set_detect_nan, off by default; off costs one branch per
+ * op): every op's output is checked for NaN/Inf when the op records (forward,
+ * with or without gradients), and every input gradient after each backward
+ * function. The first non-finite value is described in tape->anomaly ("forward
+ * of mul (inputs [4,8], [4,8]): output [4,8] has NaN at element 3"), and later
+ * checks are skipped; the computation itself goes on, so the caller (the
+ * trainer) decides what to do: it stops before the optimizer step. The message
+ * survives qkv_tape_reset; qkv_tape_set_detect_nan clears it.
  */
 #ifndef QKV_TAPE_H
 #define QKV_TAPE_H
@@ -54,6 +62,8 @@ typedef struct qkv_tape {
     qkv_rng rng;                 /* dropout stream */
     int slice_index, slice_count; /* this tape's slice of each batch: 0 of 1 */
     unsigned long generation;    /* incremented by each reset */
+    int detect_nan;              /* anomaly mode */
+    char anomaly[320];           /* the first NaN/Inf found; "" if none */
 } qkv_tape;
 
 qkv_tape *qkv_tape_create(unsigned long long seed);
@@ -63,6 +73,8 @@ void qkv_tape_reset(qkv_tape *tape);
 /* Returns the previous value. */
 int qkv_tape_set_grad(qkv_tape *tape, int enabled);
 int qkv_tape_set_training(qkv_tape *tape, int training);
+/* Anomaly mode on or off; clears tape->anomaly. Returns the previous value. */
+int qkv_tape_set_detect_nan(qkv_tape *tape, int enabled);
 
 /* Which of count equal slices of each batch this tape computes (0 <= index < count). */
 void qkv_tape_set_slice(qkv_tape *tape, int index, int count);

@@ -1,9 +1,11 @@
 /* tensor.c — owned tensors, shapes, and small utilities. See tensor.h. */
 #include "tensor.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "tape.h"
 
@@ -25,32 +27,25 @@ size_t qkv_shape_size(int ndim, const int *shape) {
     return n;
 }
 
-static void *xaligned(size_t bytes) {
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0) qkv_fatal("out of memory (%zu bytes)", bytes);
-    return p;
-}
 
 qkv_tensor *qkv_tensor_create(const char *name, int ndim, const int *shape, int requires_grad) {
     check_shape("tensor_create", ndim, shape);
-    qkv_tensor *t = calloc(1, sizeof *t);
-    if (!t) qkv_fatal("out of memory");
+    char what[96];
+    snprintf(what, sizeof what, "tensor '%.64s'", name ? name : "(unnamed)");
+    qkv_tensor *t = qkv_calloc(1, sizeof *t, what);
     t->ndim = ndim;
-    memcpy(t->shape, shape, (size_t)ndim * sizeof(int));
+    if (ndim > 0) memcpy(t->shape, shape, (size_t)ndim * sizeof(int)); /* a scalar may pass shape NULL */
     t->size = qkv_shape_size(ndim, shape);
-    t->data = xaligned(t->size * sizeof(float));
+    t->data = qkv_malloc_aligned(qkv_size_mul(t->size, sizeof(float)), what);
     memset(t->data, 0, t->size * sizeof(float));
     if (requires_grad) {
-        t->grad = xaligned(t->size * sizeof(float));
+        t->grad = qkv_malloc_aligned(qkv_size_mul(t->size, sizeof(float)), what);
         memset(t->grad, 0, t->size * sizeof(float));
     }
     t->requires_grad = requires_grad;
     t->owned = 1;
     if (name) {
-        char *copy = malloc(strlen(name) + 1);
-        if (!copy) qkv_fatal("out of memory");
-        strcpy(copy, name);
-        t->name = copy;
+        t->name = qkv_strdup(name, what);
     }
     return t;
 }

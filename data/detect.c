@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/rng.h"
@@ -147,16 +148,13 @@ void qkv_detect_generate(const qkv_detect_config *c, uint64_t seed, uint64_t fir
     QKV_CHECK(n >= 1, "detect_generate: n %d < 1", n);
     size_t image = 3 * (size_t)c->size * (size_t)c->size, un = (size_t)n;
     *set = (qkv_detect_set){.n = n, .height = c->size, .width = c->size};
-    set->pixels = malloc(un * image * sizeof(float));
-    set->n_objects = calloc(un, sizeof(int32_t));
-    set->classes = malloc(un * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t));
-    set->boxes = calloc(un * QKV_DETECT_MAX_OBJECTS * 4, sizeof(float));
-    set->files = calloc(un, sizeof(char *));
-    set->lines = calloc(un, sizeof(int));
-    QKV_CHECK(set->pixels && set->n_objects && set->classes && set->boxes && set->files && set->lines,
-              "detect_generate: out of memory for %d images of %dx%d", n, c->size, c->size);
-    int ok = 1;
-#pragma omp parallel for if (QKV_PARALLEL(un * image)) schedule(static) reduction(&& : ok)
+    set->pixels = qkv_malloc(qkv_size_mul(un * image, sizeof(float)), "the generated images");
+    set->n_objects = qkv_calloc(un, sizeof(int32_t), "the generated targets");
+    set->classes = qkv_malloc(qkv_size_mul(un * QKV_DETECT_MAX_OBJECTS, sizeof(int32_t)), "the generated targets");
+    set->boxes = qkv_calloc(un * QKV_DETECT_MAX_OBJECTS * 4, sizeof(float), "the generated targets");
+    set->files = qkv_calloc(un, sizeof(char *), "the image names");
+    set->lines = qkv_calloc(un, sizeof(int), "the image names");
+#pragma omp parallel for if (QKV_PARALLEL(un * image)) schedule(static)
     for (int i = 0; i < n; i++) {
         qkv_detect_example ex;
         qkv_detect_example_make(c, seed, first + (uint64_t)i, set->pixels + (size_t)i * image, &ex);
@@ -167,10 +165,8 @@ void qkv_detect_generate(const qkv_detect_config *c, uint64_t seed, uint64_t fir
         memcpy(set->boxes + (size_t)i * QKV_DETECT_MAX_OBJECTS * 4, ex.boxes, sizeof(float) * 4 * (size_t)ex.n_objects);
         char name[32];
         snprintf(name, sizeof name, "img_%05llu.png", (unsigned long long)(first + (uint64_t)i));
-        set->files[i] = strdup(name);
-        ok = ok && set->files[i];
+        set->files[i] = qkv_strdup(name, "an image name");
     }
-    QKV_CHECK(ok, "detect_generate: out of memory for file names");
 }
 
 void qkv_detect_batch(const qkv_detect_set *set, const int *idx, int n, float *pixels, int32_t *n_objects,

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/tensor.h"
@@ -167,17 +168,17 @@ static int add_image(parser *p, field f) {
     if (s->n == p->capacity) {
         int cap = p->capacity ? 2 * p->capacity : 64;
         size_t ucap = (size_t)cap;
-        int32_t *n_objects = realloc(s->n_objects, ucap * sizeof *n_objects);
+        int32_t *n_objects = qkv_try_realloc(s->n_objects, ucap * sizeof *n_objects, NULL, "the annotations");
         if (n_objects) s->n_objects = n_objects;
-        int32_t *classes = realloc(s->classes, ucap * QKV_DETECT_MAX_OBJECTS * sizeof *classes);
+        int32_t *classes = qkv_try_realloc(s->classes, ucap * QKV_DETECT_MAX_OBJECTS * sizeof *classes, NULL, "the annotations");
         if (classes) s->classes = classes;
-        float *boxes = realloc(s->boxes, ucap * QKV_DETECT_MAX_OBJECTS * 4 * sizeof *boxes);
+        float *boxes = qkv_try_realloc(s->boxes, ucap * QKV_DETECT_MAX_OBJECTS * 4 * sizeof *boxes, NULL, "the annotations");
         if (boxes) s->boxes = boxes;
-        char **files = realloc(s->files, ucap * sizeof *files);
+        char **files = qkv_try_realloc(s->files, ucap * sizeof *files, NULL, "the annotations");
         if (files) s->files = files;
-        int *lines = realloc(s->lines, ucap * sizeof *lines);
+        int *lines = qkv_try_realloc(s->lines, ucap * sizeof *lines, NULL, "the annotations");
         if (lines) s->lines = lines;
-        if (!n_objects || !classes || !boxes || !files || !lines) return fail_at(p, "out of memory");
+        if (!n_objects || !classes || !boxes || !files || !lines) return fail_at(p, "%s", qkv_last_error());
         p->capacity = cap;
     }
     int i = s->n;
@@ -238,8 +239,8 @@ static int compare_names(const void *a, const void *b) {
 /* An image listed in two separate runs of lines: its lines must be consecutive. */
 static int check_unique(parser *p) {
     qkv_detect_set *s = p->set;
-    char ***sorted = malloc((size_t)s->n * sizeof *sorted);
-    if (!sorted) return qkv_file_fail(p->name, "out of memory");
+    char ***sorted = qkv_try_malloc((size_t)s->n * sizeof *sorted, p->name, "the image names");
+    if (!sorted) return -1;
     for (int i = 0; i < s->n; i++) sorted[i] = &s->files[i];
     qsort(sorted, (size_t)s->n, sizeof *sorted, compare_names);
     int rc = 0;
@@ -289,9 +290,8 @@ static int load_image(const char *dir, const char *annotations, qkv_detect_set *
     if (i == 0) {
         set->height = t->shape[1];
         set->width = t->shape[2];
-        set->pixels = malloc((size_t)set->n * t->size * sizeof(float));
-        if (!set->pixels)
-            rc = qkv_file_fail(dir, "out of memory for %d images of %dx%d", set->n, set->width, set->height);
+        set->pixels = qkv_try_malloc(qkv_size_mul((size_t)set->n * t->size, sizeof(float)), dir, "the images");
+        if (!set->pixels) rc = -1;
     } else if (t->shape[1] != set->height || t->shape[2] != set->width) {
         qkv_set_error("%s:%d: %s is %dx%d but %s is %dx%d (all images must have one size)", annotations, set->lines[i],
                       set->files[i], t->shape[2], t->shape[1], set->files[0], set->width, set->height);

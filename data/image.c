@@ -10,6 +10,7 @@
 
 #include <stb_image.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/png.h"
@@ -67,8 +68,8 @@ int qkv_image_save_png(const char *path, const qkv_tensor *chw) {
     }
     int C = chw->shape[0], h = chw->shape[1], w = chw->shape[2];
     size_t plane = (size_t)h * (size_t)w;
-    unsigned char *pixels = malloc(plane * (size_t)C);
-    if (!pixels) return qkv_file_fail(path, "out of memory for a %dx%d image", w, h);
+    unsigned char *pixels = qkv_try_malloc(plane * (size_t)C, path, "the PNG's pixels");
+    if (!pixels) return -1;
     for (size_t p = 0; p < plane; p++)
         for (int k = 0; k < C; k++)
             pixels[p * (size_t)C + (size_t)k] = qkv_image_byte(chw->data[(size_t)k * plane + p]);

@@ -26,6 +26,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/parallel.h"
@@ -154,8 +155,8 @@ typedef struct tri_list {
 static int push_triangle(cursor *c, tri_list *list, int32_t a, int32_t b, int32_t d) {
     if (list->count == list->capacity) {
         size_t grown = list->capacity ? 2 * list->capacity : 256;
-        int32_t *tris = realloc(list->tris, grown * 3 * sizeof *tris);
-        if (!tris) return fail_at(c, "out of memory for %zu triangles", grown);
+        int32_t *tris = qkv_try_realloc(list->tris, qkv_size_mul(grown, 3 * sizeof *tris), NULL, "triangles");
+        if (!tris) return fail_at(c, "%s", qkv_last_error());
         list->tris = tris;
         list->capacity = grown;
     }
@@ -260,8 +261,8 @@ void qkv_off_mesh_free(qkv_off_mesh *mesh) {
 static int parse_mesh(cursor *c, qkv_off_mesh *mesh, tri_list *list) {
     int n_faces = 0;
     if (parse_header(c, &mesh->n_verts, &n_faces)) return -1;
-    mesh->verts = malloc((size_t)mesh->n_verts * 3 * sizeof *mesh->verts + 1);
-    if (!mesh->verts) return fail_at(c, "out of memory for %d vertices", mesh->n_verts);
+    mesh->verts = qkv_try_malloc((size_t)mesh->n_verts * 3 * sizeof *mesh->verts + 1, NULL, "vertices");
+    if (!mesh->verts) return fail_at(c, "%s", qkv_last_error());
     for (int v = 0; v < mesh->n_verts; v++)
         if (parse_vertex(c, v, mesh->n_verts, mesh->verts + 3 * (size_t)v)) return -1;
     for (int f = 0; f < n_faces; f++)
@@ -284,11 +285,8 @@ static int measure_mesh(const char *name, qkv_off_mesh *mesh, tri_list *list) {
         qkv_set_error("%s: mesh has no faces (zero total area)", name);
         return -1;
     }
-    mesh->cumulative = malloc((size_t)mesh->n_tris * sizeof *mesh->cumulative);
-    if (!mesh->cumulative) {
-        qkv_set_error("%s: out of memory for %d triangles", name, mesh->n_tris);
-        return -1;
-    }
+    mesh->cumulative = qkv_try_malloc((size_t)mesh->n_tris * sizeof *mesh->cumulative, name, "triangle areas");
+    if (!mesh->cumulative) return -1;
     mesh->area = qkv_trimesh_cumulative_area(mesh->verts, mesh->tris, mesh->n_tris, mesh->cumulative);
     if (!(mesh->area > 0.0) || !isfinite(mesh->area)) {
         qkv_set_error("%s: mesh has zero total area (%d triangles)", name, mesh->n_tris);
@@ -348,12 +346,12 @@ static void free_names(name_list *list) {
 static int push_name(name_list *list, const char *name, const char *where) {
     if (list->count == list->capacity) {
         int grown = list->capacity ? 2 * list->capacity : 16;
-        char **names = realloc(list->names, (size_t)grown * sizeof *names);
-        if (!names) return qkv_file_fail(where, "out of memory");
+        char **names = qkv_try_realloc(list->names, (size_t)grown * sizeof *names, where, "file names");
+        if (!names) return -1;
         list->names = names;
         list->capacity = grown;
     }
-    if (!(list->names[list->count] = strdup(name))) return qkv_file_fail(where, "out of memory");
+    if (!(list->names[list->count] = qkv_try_strdup(name, where, "a file name"))) return -1;
     list->count++;
     return 0;
 }
@@ -361,9 +359,8 @@ static int push_name(name_list *list, const char *name, const char *where) {
 /* "a/b" in a malloc'd string, or NULL (error set) when out of memory. */
 static char *join_path(const char *a, const char *b) {
     size_t n = strlen(a) + strlen(b) + 2;
-    char *path = malloc(n);
-    if (!path) qkv_set_error("%s/%s: out of memory", a, b);
-    else snprintf(path, n, "%s/%s", a, b);
+    char *path = qkv_try_malloc(n, a, "a path");
+    if (path) snprintf(path, n, "%s/%s", a, b);
     return path;
 }
 
@@ -431,8 +428,9 @@ static int list_split(const char *dir, const name_list *classes, int split, spli
             status = path ? push_name(&files->paths, path, split_dir) : -1;
             free(path);
         }
-        int32_t *labels = status ? NULL : realloc(files->labels, (size_t)files->paths.count * sizeof *labels);
-        if (status == 0 && !labels) status = qkv_file_fail(split_dir, "out of memory");
+        int32_t *labels = status ? NULL : qkv_try_realloc(files->labels, (size_t)files->paths.count * sizeof *labels,
+                                                          split_dir, "labels");
+        if (status == 0 && !labels) status = -1;
         if (labels) {
             files->labels = labels;
             for (int k = first; k < files->paths.count; k++) labels[k] = c;
@@ -466,8 +464,7 @@ static void read_split(const split_files *files, int split, int n_points, uint64
             qkv_off_sample(&mesh, n_points, &rng, xyz + (size_t)k * cloud);
             qkv_off_mesh_free(&mesh);
         } else {
-            errors[k] = strdup(qkv_last_error());
-            if (!errors[k]) errors[k] = strdup("out of memory");
+            errors[k] = qkv_strdup(qkv_last_error(), "an error message");
         }
     }
 }
@@ -519,14 +516,14 @@ static int load_split(const char *dir, const name_list *classes, int split, int 
     int n = files.paths.count;
     set->n_points = n_points;
     set->count = n;
-    set->xyz = (size_t)n <= SIZE_MAX / sizeof(float) / 3 / (size_t)n_points
-                   ? malloc((size_t)n * n_points * 3 * sizeof *set->xyz) : NULL;
-    char **errors = calloc((size_t)n, sizeof *errors);
+    set->xyz = qkv_try_malloc(qkv_size_mul(qkv_size_mul((size_t)n, (size_t)n_points), 3 * sizeof *set->xyz), dir,
+                              "the point clouds");
+    char **errors = qkv_calloc((size_t)n, sizeof *errors, "the per-file errors");
     set->labels = files.labels;
     files.labels = NULL;
     int status = 0;
-    if (!set->xyz || !errors) {
-        status = qkv_file_fail(dir, "out of memory for %d clouds of %d points", n, n_points);
+    if (!set->xyz) {
+        status = -1;
     } else {
         read_split(&files, split, n_points, seed, set->xyz, errors);
         status = keep_good_files(dir, classes, split, errors, skip_bad, set, skipped,
@@ -539,13 +536,10 @@ static int load_split(const char *dir, const name_list *classes, int split, int 
 }
 
 /* Gives set its own copy of the class names. */
-static int copy_class_names(const name_list *classes, qkv_point_set *set, const char *dir) {
-    set->class_names = calloc((size_t)classes->count, sizeof *set->class_names);
-    if (!set->class_names) return qkv_file_fail(dir, "out of memory");
+static void copy_class_names(const name_list *classes, qkv_point_set *set) {
+    set->class_names = qkv_calloc((size_t)classes->count, sizeof *set->class_names, "the class names");
     set->classes = classes->count;
-    for (int c = 0; c < classes->count; c++)
-        if (!(set->class_names[c] = strdup(classes->names[c]))) return qkv_file_fail(dir, "out of memory");
-    return 0;
+    for (int c = 0; c < classes->count; c++) set->class_names[c] = qkv_strdup(classes->names[c], "a class name");
 }
 
 int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad,
@@ -567,8 +561,10 @@ int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad
     if (status == 0)
         status = load_split(dir, &classes, 1, n_points, seed, skip_bad, test, &skipped,
                             first_skipped, first_skipped_size);
-    if (status == 0) status = copy_class_names(&classes, train, dir);
-    if (status == 0) status = copy_class_names(&classes, test, dir);
+    if (status == 0) {
+        copy_class_names(&classes, train);
+        copy_class_names(&classes, test);
+    }
     free_names(&classes);
     if (status) {
         qkv_point_set_free(train);

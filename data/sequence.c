@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/params.h"
 #include "core/rng.h"
@@ -105,9 +106,7 @@ int qkv_seq_example(const qkv_seq_config *config, uint64_t seed, uint64_t index,
 /* ---- batch buffers ---------------------------------------------------------- */
 
 static void *grow_buffer(void *buffer, size_t count, size_t elem_size) {
-    void *grown = realloc(buffer, count * elem_size);
-    if (!grown) qkv_fatal("qkv_seq_make_batch: out of memory for %zu elements", count);
-    return grown;
+    return qkv_realloc(buffer, qkv_size_mul(count, elem_size), "a batch buffer");
 }
 
 /* Makes room for n rows of width elements; tgt_in and tgt_mask exist only when

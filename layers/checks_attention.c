@@ -3,6 +3,7 @@
  * are checked along with the input x); fn runs it. */
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/gradcheck.h"
 #include "core/ops.h"
 #include "checks.h"
@@ -28,7 +29,7 @@ static qkv_tensor *padding_mask(qkv_tape *tape, int b, int t) {
 typedef struct { layer_cfg cfg; qkv_mha mha; qkv_positions pos; } mha_module;
 
 static void *mha_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    mha_module *m = calloc(1, sizeof *m);
+    mha_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     m->cfg = *(const layer_cfg *)ctx;
     qkv_mha_init(&m->mha, params, "mha", m->cfg.d, m->cfg.heads, m->cfg.kdim, m->cfg.vdim, 1, rng);
     qkv_positions_init(&m->pos, params, "pos", m->cfg.rope ? QKV_POS_ROPE : m->cfg.alibi ? QKV_POS_ALIBI : QKV_POS_NONE,
@@ -67,7 +68,7 @@ static qkv_block_config block_config(const layer_cfg *c) {
 }
 
 static void *encoder_block_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    block_module *m = calloc(1, sizeof *m);
+    block_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     m->cfg = *(const layer_cfg *)ctx;
     qkv_block_config b = block_config(&m->cfg);
     qkv_encoder_block_init(&m->enc_block, params, "block", &b, rng);
@@ -81,7 +82,7 @@ static qkv_tensor *encoder_block_case(qkv_tape *tape, qkv_tensor *const *in, con
 }
 
 static void *decoder_block_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    block_module *m = calloc(1, sizeof *m);
+    block_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     m->cfg = *(const layer_cfg *)ctx;
     qkv_block_config b = block_config(&m->cfg);
     qkv_decoder_block_init(&m->dec_block, params, "block", &b, rng);
@@ -103,7 +104,7 @@ static qkv_stack_config stack_config(const layer_cfg *c) {
 }
 
 static void *encoder_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    block_module *m = calloc(1, sizeof *m);
+    block_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     m->cfg = *(const layer_cfg *)ctx;
     qkv_stack_config s = stack_config(&m->cfg);
     qkv_encoder_init(&m->enc, params, "enc", &s, m->cfg.causal, rng);
@@ -117,7 +118,7 @@ static qkv_tensor *encoder_case(qkv_tape *tape, qkv_tensor *const *in, const voi
 }
 
 static void *decoder_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    block_module *m = calloc(1, sizeof *m);
+    block_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     m->cfg = *(const layer_cfg *)ctx;
     qkv_stack_config s = stack_config(&m->cfg);
     qkv_decoder_init(&m->dec, params, "dec", &s, rng);
@@ -131,7 +132,7 @@ static qkv_tensor *decoder_case(qkv_tape *tape, qkv_tensor *const *in, const voi
 }
 
 static void *ffn_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    block_module *m = calloc(1, sizeof *m);
+    block_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     m->cfg = *(const layer_cfg *)ctx;
     qkv_ffn_init(&m->ffn, params, "ffn", m->cfg.d, m->cfg.d_ff, QKV_ACT_GELU, rng);
     return m;
@@ -142,7 +143,7 @@ static qkv_tensor *ffn_case(qkv_tape *tape, qkv_tensor *const *in, const void *m
 }
 
 static void *graph_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    block_module *m = calloc(1, sizeof *m);
+    block_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     m->cfg = *(const layer_cfg *)ctx;
     qkv_graph_attention_init(&m->graph, params, "gat", m->cfg.d, m->cfg.heads, rng);
     return m;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "checks.h"
+#include "core/alloc.h"
 #include "core/gradcheck.h"
 #include "core/ops.h"
 #include "set_models.h"
@@ -81,7 +82,7 @@ static void model_away_from_kinks(qkv_set_model *m) {
 }
 
 static void *sets_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    sets_module *s = calloc(1, sizeof *s);
+    sets_module *s = qkv_calloc(1, sizeof *s, "a gradient-check module");
     const sets_cfg *c = &s->cfg;
     s->cfg = *(const sets_cfg *)ctx;
     qkv_set_block_config block = {.d = c->d, .n_heads = c->heads, .layer_norm = c->layer_norm,

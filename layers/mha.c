@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/ops.h"
 
@@ -108,9 +109,8 @@ void qkv_kv_cache_init(qkv_kv_cache *cache, const qkv_mha *mha, int batch, int m
     cache->max_len = max_len;
     cache->len = 0;
     size_t n = (size_t)batch * mha->n_heads * max_len * mha->d_head;
-    cache->k = calloc(n, sizeof(float));
-    cache->v = calloc(n, sizeof(float));
-    if (!cache->k || !cache->v) qkv_fatal("kv_cache_init: out of memory");
+    cache->k = qkv_calloc(n, sizeof(float), "a KV cache");
+    cache->v = qkv_calloc(n, sizeof(float), "a KV cache");
 }
 
 void qkv_kv_cache_free(qkv_kv_cache *cache) {

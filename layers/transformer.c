@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/ops.h"
 
@@ -146,8 +147,7 @@ void qkv_encoder_init(qkv_encoder *enc, qkv_params *params, const char *name,
     enc->cfg = *cfg;
     enc->causal = causal;
     stack_common_init(cfg, &enc->pos, &enc->final_ln, params, name, rng);
-    enc->blocks = calloc((size_t)cfg->n_layers, sizeof *enc->blocks);
-    if (!enc->blocks) qkv_fatal("encoder_init: out of memory");
+    enc->blocks = qkv_calloc((size_t)cfg->n_layers, sizeof *enc->blocks, "the encoder's blocks");
     for (int i = 0; i < cfg->n_layers; i++) {
         char full[QKV_NAME_MAX];
         qkv_name_index(full, name, i);
@@ -205,8 +205,7 @@ void qkv_decoder_init(qkv_decoder *dec, qkv_params *params, const char *name,
                       const qkv_stack_config *cfg, qkv_rng *rng) {
     dec->cfg = *cfg;
     stack_common_init(cfg, &dec->pos, &dec->final_ln, params, name, rng);
-    dec->blocks = calloc((size_t)cfg->n_layers, sizeof *dec->blocks);
-    if (!dec->blocks) qkv_fatal("decoder_init: out of memory");
+    dec->blocks = qkv_calloc((size_t)cfg->n_layers, sizeof *dec->blocks, "the decoder's blocks");
     for (int i = 0; i < cfg->n_layers; i++) {
         char full[QKV_NAME_MAX];
         qkv_name_index(full, name, i);

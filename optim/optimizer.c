@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -92,11 +93,6 @@ static qkv_optimizer_config checked_config(const qkv_optimizer_config *config) {
     return c;
 }
 
-static void *zeroed(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size);
-    if (!p) qkv_fatal("optimizer: out of memory");
-    return p;
-}
 
 void qkv_optimizer_init(qkv_optimizer *opt, const qkv_optimizer_config *config, const qkv_params *params) {
     qkv_optimizer_config c = checked_config(config);
@@ -107,11 +103,11 @@ void qkv_optimizer_init(qkv_optimizer *opt, const qkv_optimizer_config *config, 
     opt->config = c;
     opt->n_params = params->n;
     opt->n_slots = c.kind != QKV_OPT_SGD ? 2 : c.momentum > 0.0f ? 1 : 0;
-    opt->state = zeroed((size_t)opt->n_slots * (size_t)params->n, sizeof *opt->state);
+    opt->state = qkv_calloc((size_t)opt->n_slots * (size_t)params->n, sizeof *opt->state, "the optimizer state");
     for (int slot = 0; slot < opt->n_slots; slot++)
         for (int i = 0; i < params->n; i++)
-            opt->state[slot * params->n + i] = zeroed(params->items[i]->size, sizeof(float));
-    opt->decays = zeroed((size_t)params->n, 1);
+            opt->state[slot * params->n + i] = qkv_calloc(params->items[i]->size, sizeof(float), "the optimizer state");
+    opt->decays = qkv_calloc((size_t)params->n, 1, "the optimizer state");
     for (int i = 0; i < params->n; i++)
         opt->decays[i] = (unsigned char)(c.decay_all || qkv_param_decays(params->items[i]));
 }

@@ -379,6 +379,38 @@ START_TEST(test_parse_survives_corruption) {
 }
 END_TEST
 
+/* Hostile headers in front of (sparse) files are refused from the header alone,
+ * before the data is read or anything is allocated for it. */
+START_TEST(test_load_refuses_hostile_headers_unread) {
+    const char *path = scratch_file("hostile.npy");
+    unsigned char buf[256];
+    /* A v2 header length of ~4 GiB, inside a 5 GiB file: the analogue of a 100 MB JSON header. */
+    size_t len = build_npy(buf, sizeof buf, 2, good_header, 0);
+    buf[8] = 0xf0, buf[9] = buf[10] = buf[11] = 0xff;
+    write_sparse_file(path, buf, len, (size_t)5 << 30);
+    ck_assert(qkv_npy_load(path, 0) == NULL);
+    expect_last_error(path, "header length 4294967280 exceeds the limit of 1048576 bytes");
+    /* A header longer than the file. */
+    write_file_bytes(path, buf, len);
+    ck_assert(qkv_npy_load(path, 0) == NULL);
+    expect_last_error(path, "header length 4294967280 runs past the end of the file");
+    /* An element count beyond the file, and one that overflows. */
+    static const struct { const char *header; const char *reason; } shapes[] = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }\n",
+         "data truncated: the shape needs 4000000000 bytes, the file has 8"},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (2147483647, 2147483647, 2147483647, 2), }\n",
+         "overflows"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }\n", "dim 0 is negative"},
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        len = build_npy(buf, sizeof buf, 1, shapes[k].header, 8);
+        write_file_bytes(path, buf, len);
+        ck_assert(qkv_npy_load(path, 0) == NULL);
+        expect_last_error(path, shapes[k].reason);
+    }
+}
+END_TEST
+
 Suite *suite_npy(void) {
     Suite *s = suite_create("npy");
     TCase *files = tcase_create("files");
@@ -390,6 +422,7 @@ Suite *suite_npy(void) {
     tcase_add_test(files, test_save_into_missing_directory);
     tcase_add_test(files, test_failed_write_keeps_existing_file);
     tcase_add_test(files, test_failed_rename_leaves_nothing);
+    tcase_add_test(files, test_load_refuses_hostile_headers_unread);
     suite_add_tcase(s, files);
 
     TCase *parse = tcase_create("parse");

@@ -738,6 +738,46 @@ START_TEST(test_atomic_abort_and_commit) {
 }
 END_TEST
 
+/* Hostile headers in front of (sparse) files are refused from the header alone:
+ * qkv_safetensors_load reads the 8-byte length, then the header, and allocates
+ * for the data only once the header has been checked against the file size. */
+START_TEST(test_load_refuses_hostile_headers_unread) {
+    const char *path = scratch_file("hostile.safetensors");
+    size_t len;
+    /* 150 MB of header in a 200 MB file: over the 100 MB limit, refused before reading it. */
+    unsigned char *b = build_file("{}", 0, &len);
+    uint64_t huge = 150000000;
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)(huge >> (8 * i));
+    write_sparse_file(path, b, len, 200000000);
+    qkv_safetensors st;
+    ck_assert_int_eq(qkv_safetensors_load(path, &st), -1);
+    expect_last_error(path, "header length 150000000 exceeds the limit of 100000000 bytes");
+    free(b);
+    static const struct { const char *header; size_t data_bytes, file_size; const char *reason; } cases[] = {
+        /* A header length beyond the file's end. */
+        {"{}", 0, 0, "runs past the end of the file"},
+        /* An element count beyond the file (a 16 GB tensor in a sparse 4 GB file). */
+        {"{" ENTRY("w", "[65536,65536]", "[0,17179869184]") "}", 0, (size_t)4 << 30,
+         "data_offsets [0, 17179869184] run past the end of the data section"},
+        /* Element counts that overflow, negative sizes, duplicate names, overlapping ranges. */
+        {"{" ENTRY("w", "[2147483647,2147483647,2147483647,2147483647]", "[0,8]") "}", 8, 0, "too many elements"},
+        {"{" ENTRY("w", "[-2]", "[0,8]") "}", 8, 0, "shape[0] is -2, not a positive integer"},
+        {"{" ENTRY("w", "[2]", "[-8,0]") "}", 8, 0, "data_offsets[0] is -8"},
+        {"{" W4 "," ENTRY("w", "[1]", "[4,8]") "}", 8, 0, "duplicate tensor name 'w'"},
+        {"{" ENTRY("a", "[2]", "[0,8]") "," ENTRY("b", "[2]", "[4,12]") "}", 12, 0, "overlap tensor 'a'"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        b = build_file(cases[k].header, cases[k].data_bytes, &len);
+        if (k == 0) b[0] = 0x40; /* 64 header bytes claimed, 2 present */
+        if (cases[k].file_size) write_sparse_file(path, b, len, cases[k].file_size);
+        else write_file_bytes(path, b, len);
+        ck_assert_int_eq(qkv_safetensors_load(path, &st), -1);
+        expect_last_error(path, cases[k].reason);
+        free(b);
+    }
+}
+END_TEST
+
 Suite *suite_safetensors(void) {
     Suite *s = suite_create("safetensors");
     TCase *files = tcase_create("files");
@@ -750,6 +790,7 @@ Suite *suite_safetensors(void) {
     tcase_add_test(files, test_failed_write_keeps_existing_file);
     tcase_add_test(files, test_failed_rename_leaves_nothing);
     tcase_add_test(files, test_save_rejects_bad_arguments);
+    tcase_add_test(files, test_load_refuses_hostile_headers_unread);
     suite_add_tcase(s, files);
 
     TCase *parse = tcase_create("parse");

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -249,9 +251,14 @@ void expect_last_error(const char *what, const char *reason) {
     ck_assert_msg(strchr(msg, '\n') == NULL, "error \"%s\" is not one line", msg);
 }
 
+const char *qkv_binary(void) {
+    const char *bin = getenv("QKV_BIN");
+    return bin && *bin ? bin : "../qkv";
+}
+
 int run_qkv(const char *args, char *line, size_t len) {
     char command[1024];
-    snprintf(command, sizeof command, "../qkv %s 2>&1 >/dev/null", args);
+    snprintf(command, sizeof command, "%s %s 2>&1 >/dev/null", qkv_binary(), args);
     FILE *p = popen(command, "r");
     ck_assert_ptr_nonnull(p);
     if (!fgets(line, (int)len, p)) line[0] = '\0';
@@ -259,4 +266,48 @@ int run_qkv(const char *args, char *line, size_t len) {
     while (fgets(sink, sizeof sink, p)) {}
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path) {
+    char copy[1024], *argv[64];
+    int argc = 0;
+    snprintf(copy, sizeof copy, "%s", args);
+    argv[argc++] = (char *)qkv_binary();
+    for (char *word = strtok(copy, " "); word && argc < 63; word = strtok(NULL, " ")) argv[argc++] = word;
+    argv[argc] = NULL;
+    extern char **environ;
+    size_t n_env = 0;
+    while (environ[n_env]) n_env++;
+    char **envp = malloc((n_env + 2) * sizeof *envp); /* built before fork: the child only execs */
+    ck_assert_ptr_nonnull(envp);
+    memcpy(envp, environ, n_env * sizeof *envp);
+    if (env) envp[n_env++] = (char *)env;
+    envp[n_env] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) { /* the child: only async-signal-safe calls until exec */
+        int out = open("/dev/null", O_WRONLY), err = open(err_path ? err_path : "/dev/null",
+                                                          O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
+        if (as_limit > 0) {
+            struct rlimit limit = {as_limit, as_limit};
+            if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(127);
+        }
+        execve(argv[0], argv, envp);
+        _exit(127);
+    }
+    free(envp);
+    return pid;
+}
+
+int wait_qkv(pid_t pid) {
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+void write_sparse_file(const char *path, const void *bytes, size_t len, size_t size) {
+    write_file_bytes(path, bytes, len);
+    ck_assert_msg(truncate(path, (off_t)size) == 0, "cannot extend %s to %zu bytes", path, size);
 }

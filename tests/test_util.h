@@ -20,6 +20,7 @@
 #include <check.h>
 #include <math.h>
 #include <setjmp.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "qkv.h"
@@ -138,11 +139,27 @@ unsigned char *read_file_bytes(const char *path, size_t *len);
 /* Creates or truncates path and writes bytes[0..len) into it. */
 void write_file_bytes(const char *path, const void *bytes, size_t len);
 
+/* Creates path holding bytes[0..len) followed by zeros up to size bytes in all: a
+ * sparse file (ftruncate), so a header can claim gigabytes that cost nothing. */
+void write_sparse_file(const char *path, const void *bytes, size_t len, size_t size);
+
 /* qkv_last_error() is one line that names what and contains reason. */
 void expect_last_error(const char *what, const char *reason);
 
-/* Runs ../qkv (the suites run from tests/) with args; returns its exit status and
+/* The qkv binary the tests run: $QKV_BIN (make test-asan sets it to its own
+ * build), else ../qkv (the suites run from tests/). */
+const char *qkv_binary(void);
+
+/* Runs qkv_binary() with args; returns its exit status and
  * the first line it printed to stderr in line. */
 int run_qkv(const char *args, char *line, size_t len);
+
+/* Starts qkv_binary() with args (split at spaces, no quoting) in a child process
+ * (fork + exec), stdout to /dev/null and stderr to err_path (or /dev/null if
+ * NULL). env, if not NULL, is one "NAME=value" added to the child's environment;
+ * as_limit > 0 caps the child's address space (RLIMIT_AS, bytes). Returns the
+ * child's pid; wait_qkv waits for it and returns the raw wait status. */
+pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path);
+int wait_qkv(pid_t pid);
 
 #endif

@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/gemm.h"
@@ -125,9 +126,8 @@ static void bench_matmul(bench_table *t) {
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int n = sizes[i];
         size_t count = (size_t)n * n;
-        float *A = malloc(count * sizeof *A), *B = malloc(count * sizeof *B);
-        float *C = malloc(count * sizeof *C);
-        if (!A || !B || !C) qkv_fatal("bench: out of memory at n = %d", n);
+        float *A = qkv_malloc(count * sizeof *A, "bench matrices"), *B = qkv_malloc(count * sizeof *B, "bench matrices");
+        float *C = qkv_malloc(count * sizeof *C, "bench matrices");
         qkv_fill_uniform(A, count, &rng, -1.0f, 1.0f);
         qkv_fill_uniform(B, count, &rng, -1.0f, 1.0f);
         square_product p = {n, A, B, C};

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/safetensors.h"
 
 #define FORMAT "qkv-checkpoint-1"
@@ -18,21 +20,32 @@
 static char *state_name(const qkv_optimizer *opt, int slot, const qkv_tensor *param) {
     const char *slot_name = qkv_optimizer_slot_name(opt, slot);
     size_t len = strlen("optim..") + strlen(slot_name) + strlen(param->name) + 1;
-    char *name = malloc(len);
-    if (!name) qkv_fatal("checkpoint: out of memory");
+    char *name = qkv_malloc(len, "a tensor name");
     snprintf(name, len, "optim.%s.%s", slot_name, param->name);
     return name;
 }
 
 static int n_state_tensors(const qkv_optimizer *opt) { return opt ? opt->n_slots * opt->n_params : 0; }
 
+/* The QKV_TEST_KILL_SAVE test hook (checkpoint.h): arms the atomic writer's kill
+ * for the N-th save of this process. */
+static void arm_test_kill(void) {
+    static long saves;
+    const char *spec = getenv("QKV_TEST_KILL_SAVE");
+    long n = 0;
+    unsigned long long bytes = 0;
+    saves++;
+    if (spec && sscanf(spec, "%ld:%llu", &n, &bytes) == 2 && n == saves && bytes > 0)
+        qkv_atomic_test_kill_after((size_t)bytes);
+}
+
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
                         const qkv_rng *rng, const qkv_config_kv *config) {
+    arm_test_kill();
     int n_state = n_state_tensors(opt);
     int n = params->n + n_state;
-    qkv_st_tensor *tensors = calloc((size_t)n, sizeof *tensors);
-    char **names = calloc((size_t)n_state + 1, sizeof *names);
-    if (!tensors || !names) qkv_fatal("checkpoint: out of memory");
+    qkv_st_tensor *tensors = qkv_calloc((size_t)n, sizeof *tensors, "the checkpoint's tensor list");
+    char **names = qkv_calloc((size_t)n_state + 1, sizeof *names, "the checkpoint's tensor names");
     for (int i = 0; i < params->n; i++) {
         const qkv_tensor *p = params->items[i];
         tensors[i] = (qkv_st_tensor){p->name, p->ndim, {0}, p->data};
@@ -150,10 +163,9 @@ int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimize
     qkv_safetensors st;
     if (open_checked(path, &st) != 0) return -1;
     int n_state = n_state_tensors(opt), rc = -1;
-    const qkv_st_tensor **source = calloc((size_t)(params->n + n_state) + 1, sizeof *source);
+    const qkv_st_tensor **source = qkv_calloc((size_t)(params->n + n_state) + 1, sizeof *source, "the checkpoint's tensor list");
     char *name = NULL;
     uint64_t step_value, seed, counter, optim_step = 0;
-    if (!source) qkv_fatal("checkpoint: out of memory");
 
     /* 1. Validate everything. */
     for (int i = 0; i < params->n; i++)

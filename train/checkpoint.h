@@ -10,6 +10,12 @@
  * expected tensor present with its shape, nothing unexpected, metadata well-formed
  * and the optimizer kind the same. Any problem: -1 and a one-line
  * qkv_last_error(); the model, the optimizer and the outputs are unchanged.
+ *
+ * Saving goes through the atomic writer (core/fileio.h): a crash at any moment
+ * leaves the previous checkpoint intact. Test hook: the environment variable
+ * QKV_TEST_KILL_SAVE="N:BYTES" makes the N-th checkpoint this process saves
+ * raise SIGKILL once BYTES bytes of its temporary file are written (for the
+ * crash-safety tests: a deterministic kill in the middle of a checkpoint write).
  */
 #ifndef QKV_CHECKPOINT_H
 #define QKV_CHECKPOINT_H

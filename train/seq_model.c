@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "train/checkpoint.h"
@@ -93,7 +94,7 @@ static void predict_seq2seq(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batc
                                              ids_tensor_embed(tape, t, batch->src, b, batch->src_len), src_mask);
     qkv_mha_kv *memory_kv = qkv_tape_alloc(tape, (size_t)layers * sizeof *memory_kv);
     qkv_decoder_memory(tape, &t->decoder, memory, memory_kv);   /* once per source */
-    qkv_kv_cache *caches = calloc((size_t)layers, sizeof *caches);
+    qkv_kv_cache *caches = qkv_calloc((size_t)layers, sizeof *caches, "the KV caches");
     qkv_stack_caches_init(caches, layers, &t->decoder.blocks[0].self_attn, b, steps);
     int32_t *token = qkv_tape_alloc(tape, (size_t)b * sizeof(int32_t));
     for (int i = 0; i < b; i++) token[i] = QKV_SEQ_BOS;
@@ -111,7 +112,7 @@ static void predict_seq2seq(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batc
  * is decoded together: the prompt "x SEP" in one call, then one token per call. */
 static void predict_decoder(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred) {
     int b = batch->batch, width = t->config.data.max_len, layers = t->config.layers;
-    int32_t *rows = malloc((size_t)b * sizeof(int32_t));
+    int32_t *rows = qkv_malloc((size_t)b * sizeof(int32_t), "the prompt rows");
     for (int len = 1; len <= t->config.data.max_len; len++) {
         int n = 0;
         for (int i = 0; i < b; i++) if (batch->lengths[i] == len) rows[n++] = i;
@@ -120,7 +121,7 @@ static void predict_decoder(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batc
         for (int r = 0; r < n; r++)
             memcpy(prompt + (size_t)r * (len + 1), batch->src + (size_t)rows[r] * batch->src_len,
                    (size_t)(len + 1) * sizeof(int32_t));
-        qkv_kv_cache *caches = calloc((size_t)layers, sizeof *caches);
+        qkv_kv_cache *caches = qkv_calloc((size_t)layers, sizeof *caches, "the KV caches");
         qkv_stack_caches_init(caches, layers, &t->encoder.blocks[0].attn, n, 2 * len + 1);
         qkv_tensor *h = qkv_encoder_decode(tape, &t->encoder, ids_tensor_embed(tape, t, prompt, n, len + 1), caches);
         qkv_tensor *last = qkv_slice(tape, h, 1, len, len + 1);
@@ -209,7 +210,7 @@ static void task_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
         int n = t->config.test_size - first < t->config.batch ? t->config.test_size - first : t->config.batch;
         qkv_seq_make_batch(&t->config.data, test_seed, (uint64_t)first, n, &batch);
         int width = pred_width(t, &batch);
-        pred = realloc(pred, (size_t)n * width * sizeof(int32_t));
+        pred = qkv_realloc(pred, (size_t)n * width * sizeof(int32_t), "the predictions");
         qkv_seq_model_predict(t, tape, &batch, pred);
         for (int i = 0; i < n; i++) {
             int all = 1;

@@ -5,17 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/off.h"
 
 #define TEST_SEED_OFFSET 0x5e75ULL
 
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) qkv_fatal("set task: out of memory (%zu bytes)", bytes);
-    return p;
-}
 
 /* Data as a tensor viewing the task's buffers: no copy (they outlive the step). */
 static qkv_tensor *data_tensor(qkv_tape *tape, float *values, int ndim, const int *shape) {
@@ -107,14 +103,14 @@ int qkv_points_task_init(qkv_points_task *t, const qkv_points_task_config *confi
         t->config.model.n_outputs = t->train.classes;
     } else {
         t->test = (qkv_point_set){.count = config->test_size, .n_points = n, .classes = config->data.classes};
-        t->test.xyz = xmalloc((size_t)config->test_size * n * 3 * sizeof(float));
-        t->test.labels = xmalloc((size_t)config->test_size * sizeof(int32_t));
+        t->test.xyz = qkv_malloc((size_t)config->test_size * n * 3 * sizeof(float), "the test clouds");
+        t->test.labels = qkv_malloc((size_t)config->test_size * sizeof(int32_t), "the test labels");
         qkv_points_batch(&config->data, config->seed ^ TEST_SEED_OFFSET, 0, config->test_size, t->test.xyz,
                          t->test.labels);
         t->config.model.n_outputs = config->data.classes;
     }
-    t->batch_xyz = xmalloc((size_t)config->batch * n * 3 * sizeof(float));
-    t->batch_labels = xmalloc((size_t)config->batch * sizeof(int32_t));
+    t->batch_xyz = qkv_malloc((size_t)config->batch * n * 3 * sizeof(float), "the batch clouds");
+    t->batch_labels = qkv_malloc((size_t)config->batch * sizeof(int32_t), "the batch labels");
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &t->config.model, &rng);
     t->task = (qkv_task){"points", t, &t->params, points_loss, points_evaluate, points_describe, config->batch, 0};
@@ -188,9 +184,9 @@ void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *conf
     memset(t, 0, sizeof *t);
     t->config = *config;
     size_t n = (size_t)config->batch * config->data.max_size;
-    t->x = xmalloc(n * sizeof(float));
-    t->mask = xmalloc(n * sizeof(float));
-    t->targets = xmalloc((size_t)config->batch * sizeof(float));
+    t->x = qkv_malloc(n * sizeof(float), "the batch");
+    t->mask = qkv_malloc(n * sizeof(float), "the batch mask");
+    t->targets = qkv_malloc((size_t)config->batch * sizeof(float), "the batch targets");
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &config->model, &rng);
     t->task = (qkv_task){"maxreg", t, &t->params, maxreg_loss, maxreg_evaluate, maxreg_describe, config->batch, 0};

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/spirals.h"
@@ -69,12 +70,11 @@ void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config
     memset(t, 0, sizeof *t);
     t->config = *config;
     t->n = config->n_per_class * N_CLASSES;
-    t->train_x = malloc((size_t)t->n * 2 * sizeof(float));
-    t->test_x = malloc((size_t)t->n * 2 * sizeof(float));
-    t->train_y = malloc((size_t)t->n * sizeof(int32_t));
-    t->test_y = malloc((size_t)t->n * sizeof(int32_t));
-    t->batch_y = malloc((size_t)config->batch * sizeof(int32_t));
-    if (!t->train_x || !t->test_x || !t->train_y || !t->test_y || !t->batch_y) qkv_fatal("spirals: out of memory");
+    t->train_x = qkv_malloc((size_t)t->n * 2 * sizeof(float), "the spirals");
+    t->test_x = qkv_malloc((size_t)t->n * 2 * sizeof(float), "the spirals");
+    t->train_y = qkv_malloc((size_t)t->n * sizeof(int32_t), "the spirals' labels");
+    t->test_y = qkv_malloc((size_t)t->n * sizeof(int32_t), "the spirals' labels");
+    t->batch_y = qkv_malloc((size_t)config->batch * sizeof(int32_t), "the batch labels");
     qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed, t->train_x, t->train_y);
     qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed + TEST_SEED_OFFSET,
                      t->test_x, t->test_y);

@@ -32,6 +32,7 @@ int qkv_common_args(qkv_arg *args, qkv_common_flags *f) {
         QKV_ARG_FLAG_ROW("--print-tape", &t->print_tape, "print the tape of the first step"),
         QKV_ARG_STRING_ROW("--plot", &t->plot_path, "write the loss and metric curves here (PNG)"),
         QKV_ARG_STRING_ROW("--dot", &t->dot_path, "write the first step's tape here (Graphviz)"),
+        QKV_ARG_FLAG_ROW("--detect-nan", &t->detect_nan, "anomaly mode: stop at the first op giving NaN/Inf"),
     };
     memcpy(args, shared, sizeof shared);
     return (int)(sizeof shared / sizeof shared[0]);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
@@ -70,8 +71,7 @@ int qkv_check_output_path(const char *path) {
         qkv_set_error("%s: exists and is not a regular file (%s)", path, S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
         return -1;
     }
-    char *copy = strdup(path);
-    if (!copy) qkv_fatal("out of memory");
+    char *copy = qkv_strdup(path, "a path");
     const char *dir = dirname(copy);
     int ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
     int writable = ok && access(dir, W_OK | X_OK) == 0;
@@ -214,6 +214,15 @@ static int check_resume_config(const char *path, const qkv_config_kv *now) {
     return 0;
 }
 
+/* A NaN/Inf in step (1-based) stops the run: says where, and which checkpoint
+ * (last_path, at step last_saved; NULL if none) is the last good one. */
+static int diverged(long step, const char *last_path, long last_saved, const char *what) {
+    char saved[160] = "";
+    if (last_path) snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", last_path, last_saved);
+    fprintf(stderr, "qkv: step %ld: %s; training stopped%s\n", step, what, saved);
+    return 3;
+}
+
 int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train_result *result) {
     qkv_trainer_config rank_config = qkv_dist_rank_config(shared_config); /* MPI: rank 0 alone writes */
     const qkv_trainer_config *config = &rank_config;
@@ -224,6 +233,7 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
     qkv_optimizer opt;
     qkv_optimizer_init(&opt, &config->optim, task->params);
     qkv_tape *tape = qkv_tape_create(config->seed);
+    qkv_tape_set_detect_nan(tape, config->detect_nan);
     long start = 0;
     if (!bad && config->resume_path &&
         (check_resume_config(config->resume_path, &description) != 0 ||
@@ -247,7 +257,8 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
     progress prog = {isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), start, config->steps};
     qkv_metrics metrics = {0};
     qkv_curves curves = {0};
-    long step = start;
+    long step = start, last_saved = start;
+    const char *last_path = config->resume_path; /* the last good checkpoint, if any */
     int rc = 0;
 
     while (step < config->steps) {
@@ -255,7 +266,21 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
         qkv_tensor *loss = task->loss(task->self, tape, step);
         qkv_params_zero_grad(task->params);
         qkv_backward(tape, loss);
+        /* Under MPI the checks below are collective: every rank stops at the same step. */
         float loss_value = qkv_dist_average_grads(task->params, step, loss->data[0], task->loss_terms);
+        if (config->detect_nan && qkv_dist_any(tape->anomaly[0] != 0)) {
+            char what[sizeof tape->anomaly + 16];
+            snprintf(what, sizeof what, "--detect-nan: %s", tape->anomaly[0] ? tape->anomaly : "on another rank");
+            rc = diverged(step + 1, last_path, last_saved, what);
+            break;
+        }
+        if (!isfinite(loss_value)) {
+            char what[96];
+            snprintf(what, sizeof what, "the loss is %s (try a smaller --lr, --clip, or --detect-nan to find the op)",
+                     isnan(loss_value) ? "NaN" : "Inf");
+            rc = diverged(step + 1, last_path, last_saved, what);
+            break;
+        }
         if (config->print_tape && step == start) {
             printf("tape of step %ld (%d nodes):\n", step + 1, tape->n_nodes);
             qkv_tape_print(tape, stdout);
@@ -285,6 +310,10 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
             qkv_checkpoint_save(config->save_path, task->params, &opt, step, &tape->rng, &description) != 0) {
             rc = fail(qkv_last_error());
             break;
+        }
+        if (config->save_path && config->save_every > 0 && step % config->save_every == 0) {
+            last_path = config->save_path;
+            last_saved = step;
         }
         if (eval_now && qkv_dist_root_flag(reached_target(config, &metrics))) {
             result->stopped_early = step < config->steps;

@@ -16,6 +16,13 @@
  * optimizer state are in the checkpoint, so a run resumed at step k ends bitwise
  * equal to an uninterrupted one.
  *
+ * Non-finite values: the loss of every step is checked; a NaN/Inf loss stops the
+ * run before the optimizer step ("step 12: the loss is NaN ..."), exit code 3,
+ * and nothing is written after it (the last checkpoint stays the last good one).
+ * detect_nan (--detect-nan) turns on the tape's anomaly mode (tape.h): the first
+ * op whose output or input gradient holds a NaN/Inf stops the run the same way,
+ * naming the op, its input shapes and the step.
+ *
  * Output: on a terminal a one-line progress bar (step, loss, metric, steps/s, ETA);
  * piped, plain log lines every log_every steps; quiet, nothing but the summary.
  * The last line is always "final: key=value ...". --json, --csv and --plot files
@@ -94,6 +101,7 @@ typedef struct qkv_trainer_config {
     const char *resume_path;
     const char *plot_path;      /* PNG of the loss and metric curves, written at the end */
     const char *dot_path;       /* Graphviz file of the first step's tape */
+    int detect_nan;             /* anomaly mode: check every op forward and backward */
 } qkv_trainer_config;
 
 typedef struct qkv_train_result {
@@ -106,7 +114,7 @@ typedef struct qkv_train_result {
 
 /* Runs the loop. Returns 0, or 2 after printing a one-line error (an unwritable
  * output path, a checkpoint that does not fit the model, ...); nothing has been
- * written then. */
+ * written then. Returns 3 when training stopped on a NaN/Inf (see above). */
 int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result);
 
 /* Checks that path can be created or replaced: not empty, its directory exists

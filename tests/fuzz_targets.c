@@ -1,0 +1,114 @@
+/* fuzz_targets.c — see fuzz_targets.h. */
+#include "fuzz_targets.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/npy.h"
+#include "core/safetensors.h"
+#include "data/detect.h"
+#include "data/image.h"
+#include "data/off.h"
+#include "train/args.h"
+#include "train/train_flags.h"
+
+/* Reading every accepted value into here keeps the reads (and any overread) in. */
+static volatile float sink;
+
+int qkv_fuzz_safetensors(const uint8_t *data, size_t size) {
+    qkv_safetensors st;
+    if (qkv_safetensors_parse(data, size, "fuzz.safetensors", &st) != 0) return 0;
+    for (int i = 0; i < st.n_tensors; i++) {
+        const qkv_st_tensor *t = qkv_safetensors_find(&st, st.tensors[i].name);
+        size_t n = 1;
+        for (int d = 0; d < t->ndim; d++) n *= (size_t)t->shape[d];
+        for (size_t k = 0; k < n; k++) sink += t->data[k];
+    }
+    for (int i = 0; i < st.n_meta; i++) sink += (float)strlen(qkv_safetensors_meta(&st, st.meta[i].key));
+    qkv_safetensors_free(&st);
+    return 0;
+}
+
+int qkv_fuzz_npy(const uint8_t *data, size_t size) {
+    qkv_tensor *t = qkv_npy_parse(data, size, "fuzz.npy", 0);
+    if (!t) return 0;
+    for (size_t k = 0; k < t->size; k++) sink += t->data[k];
+    qkv_tensor_free(t);
+    return 0;
+}
+
+int qkv_fuzz_off(const uint8_t *data, size_t size) {
+    qkv_off_mesh mesh;
+    if (qkv_off_parse("fuzz.off", data, size, &mesh) != 0) return 0;
+    float xyz[16 * 3];
+    qkv_rng rng = qkv_rng_make(size);
+    qkv_off_sample(&mesh, 16, &rng, xyz);
+    qkv_off_mesh_free(&mesh);
+    return 0;
+}
+
+/* The bytes are argv, one argument per line; the table is every shared train
+ * flag (all five kinds of row) plus a command's own rows. */
+int qkv_fuzz_args(const uint8_t *data, size_t size) {
+    enum { MAX_ARGV = 64 };
+    char *text = malloc(size + 1), *argv[MAX_ARGV];
+    if (!text) return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    int argc = 0;
+    for (char *line = text; argc < MAX_ARGV;) {
+        argv[argc++] = line;
+        char *newline = memchr(line, '\n', (size_t)(text + size - line));
+        if (!newline) break;
+        *newline = '\0';
+        line = newline + 1;
+    }
+    static const char *const colors[] = {"red", "green", "blue", NULL};
+    qkv_common_flags f = {0};
+    int width = 8, color = 0, flag = 0;
+    float noise = 0.1f;
+    const char *name = NULL;
+    qkv_arg args[QKV_MAX_ARGS];
+    int n = qkv_common_args(args, &f);
+    args[n++] = (qkv_arg)QKV_ARG_INT_ROW("--width", &width, 1, 8192, "an int");
+    args[n++] = (qkv_arg)QKV_ARG_FLOAT_ROW("--noise", &noise, 0, 1, "a float");
+    args[n++] = (qkv_arg)QKV_ARG_CHOICE_ROW("--color", &color, colors, "a choice");
+    args[n++] = (qkv_arg)QKV_ARG_FLAG_ROW("--flag", &flag, "a flag");
+    args[n++] = (qkv_arg)QKV_ARG_STRING_ROW("--name", &name, "a string");
+    qkv_args_parse("fuzz", argc, argv, args, n);
+    free(text);
+    return 0;
+}
+
+int qkv_fuzz_detect(const uint8_t *data, size_t size) {
+    qkv_detect_set set;
+    if (qkv_detect_annotations_parse("fuzz.txt", (const char *)data, size, &set) != 0) return 0;
+    for (int i = 0; i < set.n; i++) {
+        sink += (float)strlen(set.files[i]) + (float)set.lines[i];
+        for (int o = 0; o < set.n_objects[i]; o++)
+            sink += (float)set.classes[(size_t)i * QKV_DETECT_MAX_OBJECTS + (size_t)o] +
+                    set.boxes[((size_t)i * QKV_DETECT_MAX_OBJECTS + (size_t)o) * 4];
+    }
+    qkv_detect_set_free(&set);
+    return 0;
+}
+
+int qkv_fuzz_image(const uint8_t *data, size_t size) {
+    for (int channels = 0; channels <= 3; channels += 3) {
+        qkv_tensor *t = qkv_image_decode("fuzz.img", data, size, channels);
+        if (!t) return 0;
+        for (size_t k = 0; k < t->size; k++) sink += t->data[k];
+        qkv_tensor_free(t);
+    }
+    return 0;
+}
+
+const qkv_fuzz_harness qkv_fuzz_harnesses[] = {
+    {"safetensors", qkv_fuzz_safetensors},
+    {"npy", qkv_fuzz_npy},
+    {"off", qkv_fuzz_off},
+    {"args", qkv_fuzz_args},
+    {"detect", qkv_fuzz_detect},
+    {"image", qkv_fuzz_image},
+};
+const int qkv_fuzz_n_harnesses = (int)(sizeof qkv_fuzz_harnesses / sizeof qkv_fuzz_harnesses[0]);

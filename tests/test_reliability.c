@@ -1,0 +1,267 @@
+/* test_reliability.c — what keeps long unattended runs safe:
+ *  - anomaly mode (tape.h): the first NaN/Inf of an op's output (forward) or of an
+ *    input gradient (backward) is reported with the op and its input shapes;
+ *  - the trainer stops on a NaN loss (exit 3) with or without --detect-nan, and
+ *    writes nothing after the bad step;
+ *  - crash safety: a run killed with SIGKILL in the middle of training, or in the
+ *    middle of a checkpoint write (the QKV_TEST_KILL_SAVE hook, checkpoint.h),
+ *    leaves the previous checkpoint loadable, and resuming from it ends bitwise
+ *    equal to an uninterrupted run;
+ *  - memory exhaustion (alloc.h): a clear message naming the size, never a
+ *    segfault, also for ./qkv under a limited address space (RLIMIT_AS).
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* ---- anomaly mode ---------------------------------------------------------------- */
+
+START_TEST(anomaly_mode_names_the_forward_op) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = tensor_of(2, (const int[]){2, 3}, (const float[]){1, 2, 3, 4, -5, 6}, 1);
+    qkv_log(tape, x); /* off by default: nothing is checked */
+    ck_assert_str_eq(tape->anomaly, "");
+    qkv_tape_set_detect_nan(tape, 1);
+    qkv_tensor *y = qkv_exp(tape, x);
+    ck_assert_str_eq(tape->anomaly, "");
+    qkv_tensor *bad = qkv_log(tape, y);
+    ck_assert_str_eq(tape->anomaly, "");          /* log(exp(x)) is finite */
+    qkv_log(tape, x);                             /* log(-5) is NaN */
+    ck_assert_msg(strstr(tape->anomaly, "forward of log (inputs [2,3]): output [2,3] has NaN at element 4"),
+                  "%s", tape->anomaly);
+    qkv_sqrt(tape, qkv_scale(tape, bad, -1.0f));  /* a second anomaly keeps the first message */
+    ck_assert_msg(strstr(tape->anomaly, "forward of log"), "%s", tape->anomaly);
+    qkv_tape_reset(tape);                         /* the message outlives the step */
+    ck_assert_msg(strstr(tape->anomaly, "forward of log"), "%s", tape->anomaly);
+    qkv_tape_set_detect_nan(tape, 1);             /* and is cleared here */
+    ck_assert_str_eq(tape->anomaly, "");
+    qkv_tensor_free(x);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+START_TEST(anomaly_mode_names_the_backward_op) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tape_set_detect_nan(tape, 1);
+    qkv_tensor *x = tensor_of(1, (const int[]){3}, (const float[]){4, 0, 1}, 1);
+    qkv_tensor *w = tensor_of(1, (const int[]){3}, (const float[]){1, 1, 1}, 1);
+    /* sqrt(0) = 0 is finite, its slope 1 / (2 sqrt(0)) is not. */
+    qkv_tensor *loss = qkv_sum_all(tape, qkv_mul(tape, qkv_sqrt(tape, x), w));
+    ck_assert_str_eq(tape->anomaly, "");
+    qkv_backward(tape, loss);
+    ck_assert_msg(strstr(tape->anomaly, "backward of sqrt (inputs [3]): the gradient of input 0 [3] has Inf at "
+                                        "element 1"),
+                  "%s", tape->anomaly);
+    qkv_tensor_free(x);
+    qkv_tensor_free(w);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* ---- the trainer on NaN ------------------------------------------------------------ */
+
+/* maxreg with plain SGD at lr 10 and no clipping blows up at step 3. */
+#define DIVERGING "train maxreg --lr 10 --optimizer sgd --clip 0 --schedule constant --warmup 0 --width 8 " \
+                  "--heads 2 --batch 16 --test-size 16 --threads 1 --quiet --steps 20"
+
+static long checkpoint_step(const char *path) {
+    qkv_safetensors st;
+    ck_assert_msg(qkv_safetensors_load(path, &st) == 0, "%s", qkv_last_error());
+    const char *step = qkv_safetensors_meta(&st, "step");
+    ck_assert_ptr_nonnull(step);
+    long value = atol(step);
+    qkv_safetensors_free(&st);
+    return value;
+}
+
+static int file_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The step a "qkv: step N: ..." message names. */
+static long step_in(const char *line) {
+    long step = -1;
+    ck_assert_msg(sscanf(line, "qkv: step %ld: ", &step) == 1 && step > 1, "%s", line);
+    return step;
+}
+
+START_TEST(nan_loss_stops_training) {
+    scratch_dir_create();
+    char args[1024], line[512], saved[96];
+    snprintf(args, sizeof args, DIVERGING " --save %s --save-every 1 --json %s", scratch_file("ck.safetensors"),
+             scratch_file("run.json"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 3);
+    long step = step_in(line); /* 3 on the development machine */
+    ck_assert_msg(strstr(line, ": the loss is NaN") || strstr(line, ": the loss is Inf"), "%s", line);
+    snprintf(saved, sizeof saved, "ck.safetensors (step %ld) is the last good checkpoint", step - 1);
+    ck_assert_msg(strstr(line, saved), "%s", line);
+    ck_assert_int_eq(checkpoint_step(scratch_file("ck.safetensors")), step - 1); /* nothing after the bad step */
+    ck_assert(!file_exists(scratch_file("run.json")));
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 1); /* no temporary file left */
+    scratch_dir_remove();
+}
+END_TEST
+
+START_TEST(detect_nan_names_the_op_and_the_step) {
+    scratch_dir_create();
+    char args[1024], line[512];
+    snprintf(args, sizeof args, DIVERGING " --detect-nan --save %s --save-every 1", scratch_file("ck.safetensors"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 3);
+    /* On the development machine: "qkv: step 3: --detect-nan: forward of matmul (inputs
+     * [16,10,8], [8,8]): output [16,10,8] has Inf at element 0; training stopped; ..." */
+    long step = step_in(line);
+    ck_assert_msg(strstr(line, ": --detect-nan: forward of ") && strstr(line, " (inputs [") &&
+                      (strstr(line, "] has Inf at element ") || strstr(line, "] has NaN at element ")),
+                  "%s", line);
+    ck_assert_int_eq(checkpoint_step(scratch_file("ck.safetensors")), step - 1);
+    /* A stable run with the flag on trains as usual. */
+    ck_assert_int_eq(run_qkv("train spirals --steps 20 --hidden 8 --batch 16 --points 50 --detect-nan --quiet", line,
+                             sizeof line), 0);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* ---- crash safety ------------------------------------------------------------------ */
+
+/* Small and fast; a constant schedule, so the lr of a step does not depend on
+ * --steps and a run with more steps goes through the same states. */
+#define SPIRALS "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 " \
+                "--eval-every 0 --target 0 --threads 1 --quiet"
+
+/* The tensors of two checkpoints (parameters and optimizer state) are bitwise equal. */
+static void expect_same_tensors(const char *a_path, const char *b_path) {
+    qkv_safetensors a, b;
+    ck_assert_msg(qkv_safetensors_load(a_path, &a) == 0, "%s", qkv_last_error());
+    ck_assert_msg(qkv_safetensors_load(b_path, &b) == 0, "%s", qkv_last_error());
+    ck_assert_int_eq(a.n_tensors, b.n_tensors);
+    for (int i = 0; i < a.n_tensors; i++) {
+        const qkv_st_tensor *x = &a.tensors[i], *y = qkv_safetensors_find(&b, x->name);
+        ck_assert_msg(y != NULL, "%s lacks %s", b_path, x->name);
+        size_t n = 1;
+        for (int d = 0; d < x->ndim; d++) n *= (size_t)x->shape[d];
+        ck_assert_msg(memcmp(x->data, y->data, n * sizeof(float)) == 0, "%s differs after resuming", x->name);
+    }
+    ck_assert_str_eq(qkv_safetensors_meta(&a, "step"), qkv_safetensors_meta(&b, "step"));
+    qkv_safetensors_free(&a);
+    qkv_safetensors_free(&b);
+}
+
+/* Resumes from ck to `steps` and compares with a run that was never interrupted. */
+static void expect_resume_matches(const char *ck, long steps) {
+    char args[1024], line[512];
+    snprintf(args, sizeof args, SPIRALS " --steps %ld --resume %s --save %s", steps, ck, scratch_file("resumed"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, SPIRALS " --steps %ld --save %s", steps, scratch_file("uninterrupted"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    expect_same_tensors(scratch_file("resumed"), scratch_file("uninterrupted"));
+}
+
+START_TEST(sigkill_during_training_resumes_bitwise) {
+    scratch_dir_create();
+    char args[512];
+    char ck[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    /* A run that would go on for a long time, checkpointing every 5 steps: kill it
+     * as soon as its first checkpoint exists, wherever it is then. */
+    snprintf(args, sizeof args, SPIRALS " --steps 100000000 --save %s --save-every 5", ck);
+    pid_t pid = spawn_qkv(args, NULL, 0, NULL);
+    int status = 0;
+    while (!file_exists(ck)) {
+        ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "the run ended before its first checkpoint");
+        usleep(1000);
+    }
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    status = wait_qkv(pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d", status);
+    long step = checkpoint_step(ck); /* intact and loadable, whatever the kill interrupted */
+    ck_assert(step >= 5 && step % 5 == 0);
+    expect_resume_matches(ck, step + 12);
+    scratch_dir_remove();
+}
+END_TEST
+
+START_TEST(sigkill_during_checkpoint_write_keeps_the_previous_one) {
+    scratch_dir_create();
+    char args[512], ck[64], err[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(err, sizeof err, "%s", scratch_file("stderr"));
+    /* The third checkpoint (step 30) dies after 300 bytes of its temporary file. */
+    snprintf(args, sizeof args, SPIRALS " --steps 40 --save %s --save-every 10", ck);
+    pid_t pid = spawn_qkv(args, "QKV_TEST_KILL_SAVE=3:300", 0, err);
+    int status = wait_qkv(pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d", status);
+    ck_assert_int_eq(checkpoint_step(ck), 20); /* the previous checkpoint, intact */
+    /* The torn temporary file is there beside it, and is not a checkpoint. */
+    char tmp[128];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", ck, (long)pid);
+    size_t len = 0;
+    free(read_file_bytes(tmp, &len));
+    ck_assert_msg(len >= 300 && len < 2000, "temporary file of %zu bytes", len);
+    qkv_safetensors st;
+    ck_assert_int_eq(qkv_safetensors_load(tmp, &st), -1);
+    expect_resume_matches(ck, 40);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* ---- memory exhaustion -------------------------------------------------------------- */
+
+START_TEST(allocation_failure_names_the_size) {
+    EXPECT_FATAL(qkv_malloc(SIZE_MAX / 2, "a test buffer"),
+                 "out of memory allocating 9223372036854775807 bytes for a test buffer");
+    EXPECT_FATAL(qkv_calloc(SIZE_MAX / 4, 8, "a test array"), /* count * size overflows */
+                 "out of memory allocating 18446744073709551615 bytes for a test array");
+    ck_assert_ptr_null(qkv_try_malloc(SIZE_MAX / 2, "big.npy", "the data"));
+    expect_last_error("big.npy", "out of memory allocating 9223372036854775807 bytes for the data");
+    void *p = qkv_malloc(0, "nothing");
+    ck_assert_ptr_nonnull(p);
+    free(p);
+}
+END_TEST
+
+START_TEST(qkv_out_of_memory_is_a_message_not_a_segfault) {
+#if defined(__SANITIZE_ADDRESS__)
+    return; /* ASan's shadow memory does not fit in a limited address space */
+#endif
+    scratch_dir_create();
+    char err[64];
+    snprintf(err, sizeof err, "%s", scratch_file("stderr"));
+    /* 8 layers at width 4096 are ~6 GB of parameters; the child has 128 MB, in
+     * which a small run fits (checked first), but not one 64 MB weight and its gradient. */
+    ck_assert_int_eq(wait_qkv(spawn_qkv("train spirals --steps 3 --threads 1 --quiet", NULL, (size_t)128 << 20, NULL)), 0);
+    pid_t pid = spawn_qkv("train reverse --dim 4096 --layers 8 --steps 1 --threads 1 --quiet", NULL,
+                          (size_t)128 << 20, err);
+    int status = wait_qkv(pid);
+    ck_assert_msg(!(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV), "qkv segfaulted");
+    ck_assert_msg(WIFSIGNALED(status) ? WTERMSIG(status) == SIGABRT : WEXITSTATUS(status) != 0, "status %d", status);
+    size_t len = 0;
+    char *text = (char *)read_file_bytes(err, &len);
+    text[len] = '\0';
+    ck_assert_msg(strstr(text, "qkv: out of memory allocating ") && strstr(text, " bytes for tensor '"), "%s", text);
+    free(text);
+    scratch_dir_remove();
+}
+END_TEST
+
+Suite *suite_reliability(void) {
+    Suite *s = suite_create("reliability");
+    TCase *tc = tcase_create("reliability");
+    tcase_set_timeout(tc, 0);
+    tcase_add_test(tc, anomaly_mode_names_the_forward_op);
+    tcase_add_test(tc, anomaly_mode_names_the_backward_op);
+    tcase_add_test(tc, nan_loss_stops_training);
+    tcase_add_test(tc, detect_nan_names_the_op_and_the_step);
+    tcase_add_test(tc, sigkill_during_training_resumes_bitwise);
+    tcase_add_test(tc, sigkill_during_checkpoint_write_keeps_the_previous_one);
+    tcase_add_test(tc, allocation_failure_names_the_size);
+    tcase_add_test(tc, qkv_out_of_memory_is_a_message_not_a_segfault);
+    suite_add_tcase(s, tc);
+    return s;
+}
