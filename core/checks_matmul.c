@@ -4,7 +4,9 @@
  * 2-D B with a batched A (the linear layer x W^T, whose gradients take the
  * flattened path) and with trans_a (the summed, stride_c == 0 path); a shared 2-D
  * A with a batched B; size-1 dims (1x1, Mx1, 1xN, K = 1); and K > 256, which spans
- * two of the kernel's K blocks.
+ * two of the kernel's K blocks. Then the affine op (x W^T + b): 2-D, 3-D and 1-D
+ * inputs, without bias, size-1 widths, and a bias summed over 1024 rows (two
+ * column blocks of its reduction).
  */
 #include "gradcheck.h"
 #include "ops.h"
@@ -61,6 +63,34 @@ static const qkv_gradcheck_case cases[] = {
     {.name = "matmul [2,300] x [300,3]", .fn = matmul_fn, .n_inputs = 2, .ndim = {2, 2},
      .shape = {{2, 300}, {300, 3}}, .ctx = &NN, .eps = 1e-2f},
 };
+
+static qkv_tensor *affine_fn(qkv_tape *tape, qkv_tensor *const *in, const void *ctx) {
+    (void)ctx;
+    return qkv_affine(tape, in[0], in[1], in[2]);
+}
+
+static qkv_tensor *affine_no_bias_fn(qkv_tape *tape, qkv_tensor *const *in, const void *ctx) {
+    (void)ctx;
+    return qkv_affine(tape, in[0], in[1], NULL);
+}
+
+#define AFFINE_CASE(case_name, ndx, dx, n_out, k) \
+    {.name = case_name, .fn = affine_fn, .n_inputs = 3, .ndim = {ndx, 2, 1}, \
+     .shape = {dx, {n_out, k}, {n_out}}}
+
+static const qkv_gradcheck_case affine_cases[] = {
+    AFFINE_CASE("affine [3,4] W[5,4] b[5]", 2, S(3, 4), 5, 4),
+    AFFINE_CASE("affine [2,3,4] W[5,4] b[5]", 3, S(2, 3, 4), 5, 4),
+    AFFINE_CASE("affine [2,2,3,4] W[2,4] b[2]", 4, S(2, 2, 3, 4), 2, 4),
+    AFFINE_CASE("affine [4] W[3,4] b[3] (1-D)", 1, S(4), 3, 4),
+    AFFINE_CASE("affine [1,1] W[1,1] b[1]", 2, S(1, 1), 1, 1),
+    AFFINE_CASE("affine [64,16,3] W[70,3] b[70] (two bias blocks)", 3, S(64, 16, 3), 70, 3),
+    {.name = "affine [2,3,4] W[5,4], no bias", .fn = affine_no_bias_fn, .n_inputs = 2, .ndim = {3, 2},
+     .shape = {{2, 3, 4}, {5, 4}}},
+};
+
+const qkv_gradcheck_group qkv_checks_affine = {"affine", affine_cases,
+                                               (int)(sizeof affine_cases / sizeof affine_cases[0])};
 
 const qkv_gradcheck_group qkv_checks_matmul = {"matmul", cases,
                                                (int)(sizeof cases / sizeof cases[0])};

@@ -116,7 +116,14 @@ static void pack_b(const gemm_args *g, const float *B, int j0, int nc, int p0, i
     for (int p = first; p < last; p++) {
         float *restrict dst = packed + (size_t)p * NR * kc;
         int c0 = j0 + p * NR, cols = min_int(NR, nc - p * NR);
-        if (!g->trans_b) {
+        if (!g->trans_b && cols == NR) { /* two vector moves per row, not a memcpy call */
+            for (int k = 0; k < kc; k++) {
+                const v8f_unaligned *src = (const v8f_unaligned *)(B + (size_t)(p0 + k) * g->ldb + c0);
+                v8f *row = (v8f *)(dst + k * NR);
+                row[0] = src[0];
+                row[1] = src[1];
+            }
+        } else if (!g->trans_b) {
             for (int k = 0; k < kc; k++) {
                 const float *src = B + (size_t)(p0 + k) * g->ldb + c0;
                 for (int c = 0; c < cols; c++) dst[k * NR + c] = src[c];
@@ -165,7 +172,10 @@ static inline void micro_kernel(int kc, const float *restrict a, const float *re
         return;
     }
     float tile[MR][NR] __attribute__((aligned(32)));
-    memcpy(tile, acc, sizeof tile);
+    for (int r = 0; r < MR; r++) { /* vector stores (a memcpy here became a libc call) */
+        *(v8f *)&tile[r][0] = acc[r][0];
+        *(v8f *)&tile[r][8] = acc[r][1];
+    }
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < cols; j++) {
             float *dst = c + (size_t)r * ldc + j;

@@ -78,6 +78,7 @@ typedef struct qkv_gradcheck_group {
 extern const qkv_gradcheck_group qkv_checks_elementwise;
 extern const qkv_gradcheck_group qkv_checks_reduce;
 extern const qkv_gradcheck_group qkv_checks_matmul;
+extern const qkv_gradcheck_group qkv_checks_affine;
 extern const qkv_gradcheck_group qkv_checks_softmax;
 extern const qkv_gradcheck_group qkv_checks_norm;
 extern const qkv_gradcheck_group qkv_checks_shape;

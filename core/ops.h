@@ -55,6 +55,11 @@ qkv_tensor *qkv_max(qkv_tape *tape, qkv_tensor *x, int axis, int keepdim);
  * A [..., M, K] and B [..., K, N] (before transposing). Batch dims (all but the
  * last two) must be equal, or one operand is 2-D and is shared across the batch. */
 qkv_tensor *qkv_matmul(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b, int trans_a, int trans_b);
+/* The linear map y = x W^T + b in one op: x [..., K], W [N, K], b [N] or NULL ->
+ * y [..., N]. Bitwise the same values as qkv_add(qkv_matmul(x, W, 0, 1), b), but
+ * one node and one output buffer (no separate add activation and gradient);
+ * backward: dx += dy W, dW += dy^T x (rows flattened), db += column sums of dy. */
+qkv_tensor *qkv_affine(qkv_tape *tape, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b);
 
 /* ---- ops_softmax.c: softmax and losses --------------------------------------- */
 qkv_tensor *qkv_softmax(qkv_tape *tape, qkv_tensor *x);      /* over the last axis */

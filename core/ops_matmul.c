@@ -17,6 +17,7 @@
 #include "error.h"
 #include "gemm.h"
 #include "ops.h"
+#include "parallel.h"
 
 /* A batch of row-major matrices stored in a tensor: matrix b starts at
  * data + b * stride; stride 0 means one matrix shared by the whole batch. */
@@ -139,4 +140,73 @@ qkv_tensor *qkv_matmul(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b, int trans_a
         node->iarg[2] = d.batch;
     }
     return c;
+}
+
+/* ---- affine: y = x W^T + b in one node --------------------------------------------- */
+
+#define BIAS_COLS 64 /* bias-gradient columns per work item */
+
+/* y[r, :] += b for every row r: the same float additions as qkv_add's broadcast. */
+static void add_bias_rows(float *y, const float *b, size_t rows, int n) {
+    #pragma omp parallel for if (QKV_PARALLEL(rows * (size_t)n)) schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        float *row = y + r * (size_t)n;
+        for (int j = 0; j < n; j++) row[j] = row[j] + b[j];
+    }
+}
+
+/* db[j] += (float) sum_r g[r, j], summed in double in row order: the order and
+ * precision of qkv_add's broadcast reduction, so the two agree bitwise. Parallel
+ * over blocks of BIAS_COLS columns, each summed by one thread. */
+static void bias_grad(float *db, const float *g, size_t rows, int n) {
+    int blocks = (n + BIAS_COLS - 1) / BIAS_COLS;
+    #pragma omp parallel for if (QKV_PARALLEL(rows * (size_t)n)) schedule(static)
+    for (int blk = 0; blk < blocks; blk++) {
+        int j0 = blk * BIAS_COLS, j1 = j0 + BIAS_COLS < n ? j0 + BIAS_COLS : n;
+        double acc[BIAS_COLS] = {0};
+        for (size_t r = 0; r < rows; r++) {
+            const float *row = g + r * (size_t)n;
+            for (int j = j0; j < j1; j++) acc[j - j0] += row[j];
+        }
+        for (int j = j0; j < j1; j++) db[j] += (float)acc[j - j0];
+    }
+}
+
+/* With G = dL/dy as a [rows, N] matrix and X the input as [rows, K]:
+ * dX = G W, dW = G^T X, db = sum over rows of G (each added into the gradient). */
+static void affine_backward(qkv_node *node) {
+    qkv_tensor *x = node->inputs[0], *w = node->inputs[1], *y = node->out;
+    qkv_tensor *b = node->n_inputs > 2 ? node->inputs[2] : NULL;
+    int N = w->shape[0], K = w->shape[1];
+    size_t rows = x->size / (size_t)K;
+    const float *g = y->grad;
+    if (x->requires_grad)
+        qkv_gemm(0, 0, (int)rows, K, N, 1.0f, g, N, w->data, K, 1.0f, qkv_tensor_grad(x), K);
+    if (w->requires_grad)
+        qkv_gemm(1, 0, N, K, (int)rows, 1.0f, g, N, x->data, K, 1.0f, qkv_tensor_grad(w), K);
+    if (b && b->requires_grad) bias_grad(qkv_tensor_grad(b), g, rows, N);
+}
+
+qkv_tensor *qkv_affine(qkv_tape *tape, qkv_tensor *x, qkv_tensor *w, qkv_tensor *b) {
+    char sx[QKV_SHAPE_STR_LEN], sw[QKV_SHAPE_STR_LEN], sb[QKV_SHAPE_STR_LEN];
+    qkv_tensor_check_live(x, "affine");
+    qkv_tensor_check_live(w, "affine");
+    if (b) qkv_tensor_check_live(b, "affine");
+    QKV_CHECK(w->ndim == 2 && x->ndim >= 1 && x->shape[x->ndim - 1] == w->shape[1],
+              "affine: %s x %s^T: inner dims do not match (W must be [out, in])",
+              qkv_shape_str(x, sx, sizeof sx), qkv_shape_str(w, sw, sizeof sw));
+    int N = w->shape[0], K = w->shape[1];
+    QKV_CHECK(!b || (b->ndim == 1 && b->shape[0] == N), "affine: bias %s for W %s: expected [%d]",
+              b ? qkv_shape_str(b, sb, sizeof sb) : "-", qkv_shape_str(w, sw, sizeof sw), N);
+    size_t rows = x->size / (size_t)K;
+    QKV_CHECK(rows <= INT_MAX, "affine: %s has too many rows", qkv_shape_str(x, sx, sizeof sx));
+    int shape[QKV_MAX_DIMS];
+    for (int i = 0; i < x->ndim; i++) shape[i] = x->shape[i];
+    shape[x->ndim - 1] = N;
+    qkv_tensor *y = qkv_tape_tensor(tape, x->ndim, shape);
+    qkv_gemm(0, 1, (int)rows, N, K, 1.0f, x->data, K, w->data, K, 0.0f, y->data, N);
+    if (b) add_bias_rows(y->data, b->data, rows, N);
+    qkv_tensor *inputs[3] = {x, w, b};
+    qkv_tape_record(tape, "affine", y, affine_backward, b ? 3 : 2, inputs);
+    return y;
 }

@@ -4,7 +4,9 @@
  * Contract (see ops.h): inputs are validated first and a bad shape or argument
  * stops through qkv_fatal() naming the op and the shapes. Outputs are new
  * activations, except that reshape's output shares its input's data (no op
- * modifies its inputs, so the data never needs copying); its gradient is its own.
+ * modifies its inputs, so the data never needs copying); so does its gradient when
+ * the input is an activation (a parameter's gradient accumulates across backward
+ * passes while activation gradients restart at zero, so a parameter's is not shared).
  *
  * permute, slice and concat only move elements. Each describes the move as a
  * strided layout (a 4-D index space with a stride on the input side and on the
@@ -131,9 +133,10 @@ static strided_layout window_layout(size_t outer, size_t n, size_t inner, size_t
 /* ---- reshape -------------------------------------------------------------- */
 
 /* Same elements, same order: d_x += d_out elementwise. */
+/* dx += dy, unless dy is dx's own buffer (an activation's gradient is shared). */
 static void reshape_backward(qkv_node *node) {
     qkv_tensor *x = node->inputs[0];
-    if (!x->requires_grad) return;
+    if (!x->requires_grad || node->iarg[0]) return;
     size_t count[4] = {1, 1, 1, x->size}, unit[4] = {0, 0, 0, 1};
     strided_move(qkv_tensor_grad(x), unit, node->out->grad, unit, count, 1);
 }
@@ -172,7 +175,11 @@ qkv_tensor *qkv_reshape(qkv_tape *tape, qkv_tensor *x, int ndim, const int *shap
     int resolved[QKV_MAX_DIMS];
     resolve_reshape(x, ndim, shape, resolved);
     qkv_tensor *y = qkv_tape_view(tape, ndim, resolved, x->data); /* shares x's data */
-    qkv_tape_record(tape, "reshape", y, reshape_backward, 1, &x);
+    qkv_node *node = qkv_tape_record(tape, "reshape", y, reshape_backward, 1, &x);
+    if (node && x->requires_grad && !x->owned) {
+        y->grad = qkv_tensor_grad(x); /* one buffer: no copy, no second gradient */
+        node->iarg[0] = 1;
+    }
     return y;
 }
 

@@ -16,6 +16,17 @@
 #define QKV_PAR_MIN_WORK 131072
 #define QKV_PARALLEL(work) ((size_t)(work) >= (size_t)QKV_PAR_MIN_WORK && qkv_threads() > 1)
 
+/* libgomp reads its wait policy (OMP_WAIT_POLICY, GOMP_SPINCOUNT) once, when it
+ * loads, before main. Its default spins ~300000 times at every barrier; on a shared
+ * machine a spinning thread holds the core the thread it waits for needs, and a
+ * 2-thread step takes 40x as long as a 1-thread one (docs/performance.md).
+ * Called first thing in main: if the environment sets neither variable, sets
+ * OMP_WAIT_POLICY=passive (waiting threads sleep) and re-executes the program
+ * (/proc/self/exe, same argv) so the runtime starts with it. Returns if a
+ * variable is already set or the re-exec is impossible. Results never depend on
+ * the wait policy, only timing does. */
+void qkv_default_wait_policy(char **argv);
+
 /* Elements per chunk of a deterministic reduction. */
 #define QKV_REDUCE_CHUNK 4096
 

@@ -25,17 +25,13 @@ void qkv_linear_init(qkv_linear *layer, qkv_params *params, const char *name, in
     }
 }
 
-/* y = x W^T (+ b): matmul with W transposed, then a broadcast add over rows. */
+/* y = x W^T (+ b): one affine op (no separate bias add node or buffers). */
 qkv_tensor *qkv_linear_forward(qkv_tape *tape, const qkv_linear *layer, qkv_tensor *x) {
     char shape[QKV_SHAPE_STR_LEN];
     QKV_CHECK(x->ndim >= 1 && x->shape[x->ndim - 1] == layer->in,
               "linear %s: input %s does not end in in=%d", layer->weight->name,
               qkv_shape_str(x, shape, sizeof shape), layer->in);
-    qkv_tensor *x2 = x->ndim >= 2 ? x : qkv_reshape(tape, x, 2, (int[]){1, layer->in});
-    qkv_tensor *y = qkv_matmul(tape, x2, layer->weight, 0, 1);
-    if (layer->bias) y = qkv_add(tape, y, layer->bias);
-    if (x->ndim == 1) y = qkv_reshape(tape, y, 1, (int[]){layer->out});
-    return y;
+    return qkv_affine(tape, x, layer->weight, layer->bias);
 }
 
 void qkv_mlp_init(qkv_mlp *mlp, qkv_params *params, const char *name, int n_layers,

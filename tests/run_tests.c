@@ -3,6 +3,8 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "core/parallel.h"
+
 #define SUITES(X)                                                                           \
     X(dist)                                                                                 \
     X(core) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
@@ -15,7 +17,9 @@
 #define DECLARE(name) Suite *suite_##name(void);
 SUITES(DECLARE)
 
-int main(void) {
+int main(int argc, char **argv) {
+    (void)argc;
+    qkv_default_wait_policy(argv); /* passive waits unless the environment chose */
     SRunner *runner = srunner_create(NULL);
 #define ADD(name) srunner_add_suite(runner, suite_##name());
     SUITES(ADD)

@@ -1,7 +1,12 @@
 /* test_bench.c — `qkv bench`'s command line: an unknown section, a bad flag or
  * value, and an unwritable --json path are refused with one line and exit 2
- * before anything is measured; --help exits 0. (Speed itself is never tested.) */
+ * before anything is measured; --help exits 0. (Speed itself is never tested.)
+ * And the wait policy qkv starts libgomp with (qkv_default_wait_policy). */
 #include "test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 START_TEST(bench_refuses_bad_arguments) {
     char line[512];
@@ -17,10 +22,44 @@ START_TEST(bench_refuses_bad_arguments) {
 }
 END_TEST
 
+/* Runs `env ENV ../qkv bench --help` with libgomp's verbose environment display;
+ * returns how many times libgomp started, *spin = its last GOMP_SPINCOUNT. */
+static int gomp_starts(const char *env, long *spin) {
+    char command[512], line[256];
+    snprintf(command, sizeof command,
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT %s OMP_DISPLAY_ENV=verbose ../qkv bench --help 2>&1", env);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    int starts = 0;
+    while (fgets(line, sizeof line, p)) {
+        const char *at = strstr(line, "GOMP_SPINCOUNT = '");
+        if (at) {
+            starts++;
+            *spin = atol(at + strlen("GOMP_SPINCOUNT = '"));
+        }
+    }
+    ck_assert_int_eq(pclose(p), 0);
+    return starts;
+}
+
+/* Nothing set: libgomp's first start spins (300000), qkv re-executes itself with
+ * OMP_WAIT_POLICY=passive (spin 0). Set by the user: one start, the user's value. */
+START_TEST(bench_default_wait_policy_is_passive) {
+    long spin = -1;
+    ck_assert_int_eq(gomp_starts("", &spin), 2);
+    ck_assert_int_eq(spin, 0);
+    ck_assert_int_eq(gomp_starts("GOMP_SPINCOUNT=1000", &spin), 1);
+    ck_assert_int_eq(spin, 1000);
+    ck_assert_int_eq(gomp_starts("OMP_WAIT_POLICY=active", &spin), 1);
+    ck_assert_int_gt(spin, 300000);
+}
+END_TEST
+
 Suite *suite_bench(void) {
     Suite *s = suite_create("bench");
     TCase *tc = tcase_create("bench");
     tcase_add_test(tc, bench_refuses_bad_arguments);
+    tcase_add_test(tc, bench_default_wait_policy_is_passive);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- gemm against qkv_gemm_reference ------------------------------------------ */
 
@@ -349,6 +350,83 @@ START_TEST(matmul_bitwise_across_threads) {
 }
 END_TEST
 
+/* ---- the affine op ------------------------------------------------------------ */
+
+START_TEST(affine_gradients) {
+    CHECK_GROUP_GRADIENTS(qkv_checks_affine);
+}
+END_TEST
+
+/* affine(x, W, b) against add(matmul(x, W^T), b): output and every gradient bitwise
+ * equal (the linear layers rely on it), on a shape with two bias column blocks. */
+START_TEST(affine_equals_matmul_plus_bias) {
+    const int xs[3] = {8, 16, 48}, ws[2] = {70, 48};
+    float *grads[2][3];
+    qkv_tensor *outs[2];
+    qkv_tape *tapes[2];
+    for (int path = 0; path < 2; path++) {
+        tapes[path] = qkv_tape_create(1);
+        qkv_tensor *x = random_tensor(3, xs, 3, 1), *w = random_tensor(2, ws, 4, 1);
+        qkv_tensor *b = random_tensor(1, (int[]){70}, 5, 1);
+        outs[path] = path ? qkv_affine(tapes[path], x, w, b)
+                          : qkv_add(tapes[path], qkv_matmul(tapes[path], x, w, 0, 1), b);
+        ck_assert_int_eq(tapes[path]->n_nodes, path ? 1 : 2);
+        backward_random(tapes[path], outs[path], 6);
+        qkv_tensor *in[3] = {x, w, b};
+        for (int i = 0; i < 3; i++) {
+            grads[path][i] = malloc(in[i]->size * sizeof(float));
+            memcpy(grads[path][i], in[i]->grad, in[i]->size * sizeof(float));
+            qkv_tensor_free(in[i]);
+        }
+    }
+    assert_shape(outs[1], 3, (int[]){8, 16, 70});
+    ck_assert_int_eq(memcmp(outs[0]->data, outs[1]->data, outs[0]->size * sizeof(float)), 0);
+    const size_t sizes[3] = {8 * 16 * 48, 70 * 48, 70};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(memcmp(grads[0][i], grads[1][i], sizes[i] * sizeof(float)), 0);
+        free(grads[0][i]);
+        free(grads[1][i]);
+    }
+    qkv_tape_free(tapes[0]);
+    qkv_tape_free(tapes[1]);
+}
+END_TEST
+
+START_TEST(affine_bad_shapes_stop) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = qkv_tape_zeros(tape, 3, (int[]){2, 3, 4});
+    qkv_tensor *w54 = qkv_tape_zeros(tape, 2, (int[]){5, 4}), *w53 = qkv_tape_zeros(tape, 2, (int[]){5, 3});
+    qkv_tensor *b4 = qkv_tape_zeros(tape, 1, (int[]){4});
+    EXPECT_FATAL(qkv_affine(tape, x, w53, NULL), "affine: [2,3,4] x [5,3]^T: inner dims do not match");
+    EXPECT_FATAL(qkv_affine(tape, x, b4, NULL), "affine: [2,3,4] x [4]^T");
+    EXPECT_FATAL(qkv_affine(tape, x, w54, b4), "affine: bias [4] for W [5,4]: expected [5]");
+    qkv_tape_free(tape);
+}
+END_TEST
+
+enum { AFF_OUT = 4 * 128 * 300, AFF_X = 4 * 128 * 96, AFF_W = 300 * 96, AFF_B = 300 };
+static void affine_step(float *out, void *ctx) {
+    (void)ctx;
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *x = random_tensor(3, (int[]){4, 128, 96}, 3, 1);
+    qkv_tensor *w = random_tensor(2, (int[]){300, 96}, 4, 1);
+    qkv_tensor *b = random_tensor(1, (int[]){300}, 5, 1);
+    qkv_tensor *y = qkv_affine(tape, x, w, b);
+    backward_random(tape, y, 6);
+    out = append_floats(out, y->data, y->size);
+    out = append_floats(out, x->grad, x->size);
+    out = append_floats(out, w->grad, w->size);
+    append_floats(out, b->grad, b->size);
+    qkv_tensor_free(x); qkv_tensor_free(w); qkv_tensor_free(b);
+    qkv_tape_free(tape);
+}
+
+START_TEST(affine_bitwise_across_threads) {
+    expect_same_for_1_and_2_threads(affine_step, NULL, (size_t)AFF_OUT + AFF_X + AFF_W + AFF_B,
+                                    "affine output, grad x, grad w, grad b");
+}
+END_TEST
+
 Suite *suite_matmul(void) {
     Suite *s = suite_create("matmul");
     TCase *kernel = tcase_create("gemm");
@@ -367,6 +445,10 @@ Suite *suite_matmul(void) {
     tcase_add_test(op, matmul_backward_by_hand);
     tcase_add_test(op, matmul_bad_shapes_stop);
     tcase_add_test(op, matmul_bitwise_across_threads);
+    tcase_add_test(op, affine_gradients);
+    tcase_add_test(op, affine_equals_matmul_plus_bias);
+    tcase_add_test(op, affine_bad_shapes_stop);
+    tcase_add_test(op, affine_bitwise_across_threads);
     suite_add_tcase(s, op);
     return s;
 }

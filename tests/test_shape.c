@@ -31,6 +31,29 @@ START_TEST(test_reshape) {
 }
 END_TEST
 
+/* An activation's reshape shares its gradient buffer (no copy); a parameter's does
+ * not, so its gradient still accumulates across two backward passes. */
+START_TEST(test_reshape_gradient_buffers) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *p = random_tensor(2, (int[]){2, 3}, 1, 1);
+    qkv_tensor *a = qkv_scale(tape, p, 2.0f);                     /* activation */
+    qkv_tensor *ra = qkv_reshape(tape, a, 1, (int[]){6});
+    qkv_tensor *rp = qkv_reshape(tape, p, 2, (int[]){3, 2});
+    ck_assert_ptr_eq(ra->grad, a->grad);
+    ck_assert_ptr_ne(rp->grad, p->grad);
+    /* L = sum(3 * ra) + sum(rp): dp = 2 * 3 + 1 = 7 per pass */
+    qkv_tensor *loss = qkv_add(tape, qkv_sum_all(tape, qkv_scale(tape, ra, 3.0f)), qkv_sum_all(tape, rp));
+    qkv_backward(tape, loss);
+    for (int i = 0; i < 6; i++) ck_assert_float_eq(a->grad[i], 3.0f);
+    for (int i = 0; i < 6; i++) ck_assert_float_eq(p->grad[i], 7.0f);
+    qkv_backward(tape, loss);                                       /* activations restart at 0 */
+    for (int i = 0; i < 6; i++) ck_assert_float_eq(a->grad[i], 3.0f);
+    for (int i = 0; i < 6; i++) ck_assert_float_eq(p->grad[i], 14.0f);
+    qkv_tensor_free(p);
+    qkv_tape_free(tape);
+}
+END_TEST
+
 START_TEST(test_reshape_errors) {
     qkv_tape *tape = qkv_tape_create(1);
     qkv_tensor *x = ramp_tensor(2, (int[]){2, 3}, 0.0f, 1.0f, 1);
@@ -302,6 +325,7 @@ Suite *suite_shape(void) {
     tcase_add_test(tc, test_shape_gradients);
     tcase_add_test(tc, test_reshape);
     tcase_add_test(tc, test_reshape_errors);
+    tcase_add_test(tc, test_reshape_gradient_buffers);
     tcase_add_test(tc, test_permute_values);
     tcase_add_test(tc, test_permute_round_trip);
     tcase_add_test(tc, test_permute_errors);

@@ -12,7 +12,7 @@
 #include "train/commands.h"
 
 static const qkv_gradcheck_group *const all_groups[] = {
-    &qkv_checks_elementwise, &qkv_checks_reduce, &qkv_checks_matmul, &qkv_checks_softmax,
+    &qkv_checks_elementwise, &qkv_checks_reduce, &qkv_checks_matmul, &qkv_checks_affine, &qkv_checks_softmax,
     &qkv_checks_norm, &qkv_checks_shape, &qkv_checks_attention, &qkv_checks_position,
     &qkv_checks_linear, &qkv_checks_attention_layers, &qkv_checks_sets,
     &qkv_checks_box, &qkv_checks_set_loss,

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/parallel.h"
 #include "train/commands.h"
 #include "train/dist.h"
 
@@ -23,6 +24,7 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    qkv_default_wait_policy(argv); /* before any thread starts */
     if (argc < 2) {
         usage(stderr);
         return 2;
