@@ -37,6 +37,8 @@
 #include "layers/sets.h"
 #include "layers/transformer.h"
 #include "optim/optimizer.h"
+#include "data/detect.h"
+#include "data/image.h"
 #include "data/off.h"
 #include "data/points.h"
 #include "data/sequence.h"

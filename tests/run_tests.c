@@ -6,7 +6,8 @@
 #define SUITES(X)                                                                           \
     X(core) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
     X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)          \
-    X(sequence) X(optim) X(trainer) X(set_tasks) X(sets) X(points) X(off) X(png) X(hungarian) X(set_loss)
+    X(sequence) X(optim) X(trainer) X(set_tasks) X(sets) X(points) X(off) X(png) X(hungarian) X(set_loss) \
+    X(image) X(detect_data)
 
 #define DECLARE(name) Suite *suite_##name(void);
 SUITES(DECLARE)

@@ -10,5 +10,6 @@ int qkv_cmd_train_maxreg(int argc, char **argv);
 int qkv_cmd_eval(int argc, char **argv);
 int qkv_cmd_gradcheck(int argc, char **argv);
 int qkv_cmd_bench(int argc, char **argv);
+int qkv_cmd_data(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ static void usage(FILE *out) {
           "  train maxreg      predict the maximum of a set (--compare: pooling baselines vs SAB+PMA)\n"
           "  train spirals     train an MLP on two spirals with SGD\n"
           "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
+          "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n"
           "  gradcheck         finite-difference check of every op and layer\n"
           "  bench [matmul]    measure matmul GFLOP/s on 1 thread and all threads\n",
           out);
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
     if (strcmp(command, "train") == 0) return qkv_cmd_train(argc - 2, argv + 2);
     if (strcmp(command, "eval") == 0) return qkv_cmd_eval(argc - 2, argv + 2);
     if (strcmp(command, "gradcheck") == 0) return qkv_cmd_gradcheck(argc - 2, argv + 2);
+    if (strcmp(command, "data") == 0) return qkv_cmd_data(argc - 2, argv + 2);
     if (strcmp(command, "bench") == 0) return qkv_cmd_bench(argc - 2, argv + 2);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
         usage(stdout);

@@ -1,0 +1,191 @@
+/* detect.c — the synthetic detection images, the in-memory set and batches. See
+ * detect.h; the files (writing, the annotation parser, loading) are in
+ * detect_files.c. */
+#include "data/detect.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "data/image.h"
+
+const char *const qkv_detect_class_names[] = {"square", "disk", "triangle", NULL};
+
+/* Placement: attempts per shape before the whole image starts over, and restarts
+ * before the config is declared too crowded. The side range shrinks to its minimum
+ * over one shape's attempts, so crowded images still fit. */
+#define PLACE_ATTEMPTS 200
+#define MAX_RESTARTS 1000
+#define BACKGROUND_MAX_BYTE 51 /* 0.2 * 255 */
+#define SHAPE_MIN_PEAK_BYTE 153 /* 0.6 * 255 */
+
+qkv_detect_config qkv_detect_config_default(void) {
+    return (qkv_detect_config){.size = 32, .min_objects = 1, .max_objects = 4};
+}
+
+static void check_config(const qkv_detect_config *c) {
+    QKV_CHECK(c->size >= QKV_DETECT_MIN_SIZE && c->size <= QKV_DETECT_MAX_SIZE,
+              "detect: image size %d not in [%d, %d]", c->size, QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE);
+    QKV_CHECK(c->min_objects >= 0 && c->min_objects <= c->max_objects && c->max_objects <= QKV_DETECT_MAX_GENERATED,
+              "detect: objects %d..%d: need 0 <= min <= max <= %d", c->min_objects, c->max_objects,
+              QKV_DETECT_MAX_GENERATED);
+}
+
+/* A pixel rectangle, columns x0..x1-1 and rows y0..y1-1. */
+typedef struct rect {
+    int x0, y0, x1, y1;
+} rect;
+
+/* r keeps at least one pixel of gap from every placed rectangle. */
+static int is_free(rect r, const rect *placed, int n) {
+    for (int k = 0; k < n; k++) {
+        const rect *p = &placed[k];
+        if (r.x0 <= p->x1 && p->x0 <= r.x1 && r.y0 <= p->y1 && p->y0 <= r.y1) return 0;
+    }
+    return 1;
+}
+
+/* Pixel (x, y) of an s x s cell is inside the shape: the disk inscribed in the
+ * cell, the triangle with its apex at the top middle and its base on the bottom. */
+static int inside(int cls, int x, int y, int s) {
+    float u = ((float)x + 0.5f) / (float)s, v = ((float)y + 0.5f) / (float)s;
+    switch (cls) {
+    case 0: return 1;
+    case 1: return (u - 0.5f) * (u - 0.5f) + (v - 0.5f) * (v - 0.5f) <= 0.25f;
+    default: return 2.0f * fabsf(u - 0.5f) <= v;
+    }
+}
+
+static float random_byte(qkv_rng *rng, int lo, int hi) {
+    return qkv_image_unit((unsigned char)(lo + (int)qkv_rng_below(rng, (uint32_t)(hi - lo + 1))));
+}
+
+/* Draws n_objects cells (class, side, position) until they all fit. */
+static void place(const qkv_detect_config *c, qkv_rng *rng, int n_objects, rect *cells, int32_t *classes) {
+    int lo = c->size / 8 > 4 ? c->size / 8 : 4, hi = c->size / 3 > lo ? c->size / 3 : lo;
+    for (int restart = 0;; restart++) {
+        QKV_CHECK(restart < MAX_RESTARTS, "detect: cannot place %d shapes in a %dx%d image", n_objects, c->size,
+                  c->size);
+        int placed = 0;
+        for (; placed < n_objects; placed++) {
+            int attempt = 0;
+            for (; attempt < PLACE_ATTEMPTS; attempt++) {
+                int top = hi - (hi - lo) * attempt / PLACE_ATTEMPTS;
+                int s = lo + (int)qkv_rng_below(rng, (uint32_t)(top - lo + 1));
+                int x = (int)qkv_rng_below(rng, (uint32_t)(c->size - s + 1));
+                int y = (int)qkv_rng_below(rng, (uint32_t)(c->size - s + 1));
+                rect r = {x, y, x + s, y + s};
+                if (is_free(r, cells, placed)) {
+                    cells[placed] = r;
+                    classes[placed] = (int32_t)qkv_rng_below(rng, QKV_DETECT_CLASSES);
+                    break;
+                }
+            }
+            if (attempt == PLACE_ATTEMPTS) break;
+        }
+        if (placed == n_objects) return;
+    }
+}
+
+void qkv_detect_example_make(const qkv_detect_config *c, uint64_t seed, uint64_t index, float *pixels,
+                             qkv_detect_example *ex) {
+    check_config(c);
+    qkv_rng rng = qkv_rng_split_at(qkv_rng_make(seed), index);
+    memset(ex, 0, sizeof *ex);
+    int S = c->size;
+    size_t plane = (size_t)S * (size_t)S;
+    for (int k = 0; k < 3; k++) {
+        ex->background[k] = random_byte(&rng, 0, BACKGROUND_MAX_BYTE);
+        for (size_t p = 0; p < plane; p++) pixels[(size_t)k * plane + p] = ex->background[k];
+    }
+    ex->n_objects = c->min_objects + (int)qkv_rng_below(&rng, (uint32_t)(c->max_objects - c->min_objects + 1));
+    rect cells[QKV_DETECT_MAX_GENERATED];
+    place(c, &rng, ex->n_objects, cells, ex->classes);
+    for (int o = 0; o < ex->n_objects; o++) {
+        float *color = ex->colors[o];
+        do { /* flat color with one bright channel: far from the dark background */
+            for (int k = 0; k < 3; k++) color[k] = random_byte(&rng, 0, 255);
+        } while (qkv_image_byte(fmaxf(color[0], fmaxf(color[1], color[2]))) < SHAPE_MIN_PEAK_BYTE);
+        rect cell = cells[o], box = {S, S, 0, 0}; /* box: the drawn pixels' extent */
+        int s = cell.x1 - cell.x0;
+        for (int y = 0; y < s; y++)
+            for (int x = 0; x < s; x++) {
+                if (!inside(ex->classes[o], x, y, s)) continue;
+                int px = cell.x0 + x, py = cell.y0 + y;
+                for (int k = 0; k < 3; k++) pixels[(size_t)k * plane + (size_t)py * (size_t)S + (size_t)px] = color[k];
+                box.x0 = px < box.x0 ? px : box.x0, box.x1 = px + 1 > box.x1 ? px + 1 : box.x1;
+                box.y0 = py < box.y0 ? py : box.y0, box.y1 = py + 1 > box.y1 ? py + 1 : box.y1;
+            }
+        float *b = ex->boxes[o];
+        b[0] = (float)(box.x0 + box.x1) * 0.5f / (float)S;
+        b[1] = (float)(box.y0 + box.y1) * 0.5f / (float)S;
+        b[2] = (float)(box.x1 - box.x0) / (float)S;
+        b[3] = (float)(box.y1 - box.y0) / (float)S;
+    }
+}
+
+/* ---- the in-memory set ------------------------------------------------------------ */
+
+void qkv_detect_set_free(qkv_detect_set *set) {
+    if (set->files)
+        for (int i = 0; i < set->n; i++) free(set->files[i]);
+    free(set->pixels);
+    free(set->n_objects);
+    free(set->classes);
+    free(set->boxes);
+    free(set->files);
+    free(set->lines);
+    memset(set, 0, sizeof *set);
+}
+
+void qkv_detect_generate(const qkv_detect_config *c, uint64_t seed, uint64_t first, int n, qkv_detect_set *set) {
+    check_config(c);
+    QKV_CHECK(n >= 1, "detect_generate: n %d < 1", n);
+    size_t image = 3 * (size_t)c->size * (size_t)c->size, un = (size_t)n;
+    *set = (qkv_detect_set){.n = n, .height = c->size, .width = c->size};
+    set->pixels = malloc(un * image * sizeof(float));
+    set->n_objects = calloc(un, sizeof(int32_t));
+    set->classes = malloc(un * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t));
+    set->boxes = calloc(un * QKV_DETECT_MAX_OBJECTS * 4, sizeof(float));
+    set->files = calloc(un, sizeof(char *));
+    set->lines = calloc(un, sizeof(int));
+    QKV_CHECK(set->pixels && set->n_objects && set->classes && set->boxes && set->files && set->lines,
+              "detect_generate: out of memory for %d images of %dx%d", n, c->size, c->size);
+    int ok = 1;
+#pragma omp parallel for if (QKV_PARALLEL(un * image)) schedule(static) reduction(&& : ok)
+    for (int i = 0; i < n; i++) {
+        qkv_detect_example ex;
+        qkv_detect_example_make(c, seed, first + (uint64_t)i, set->pixels + (size_t)i * image, &ex);
+        set->n_objects[i] = ex.n_objects;
+        int32_t *classes = set->classes + (size_t)i * QKV_DETECT_MAX_OBJECTS;
+        for (int o = 0; o < QKV_DETECT_MAX_OBJECTS; o++) classes[o] = -1;
+        memcpy(classes, ex.classes, sizeof(int32_t) * (size_t)ex.n_objects);
+        memcpy(set->boxes + (size_t)i * QKV_DETECT_MAX_OBJECTS * 4, ex.boxes, sizeof(float) * 4 * (size_t)ex.n_objects);
+        char name[32];
+        snprintf(name, sizeof name, "img_%05llu.png", (unsigned long long)(first + (uint64_t)i));
+        set->files[i] = strdup(name);
+        ok = ok && set->files[i];
+    }
+    QKV_CHECK(ok, "detect_generate: out of memory for file names");
+}
+
+void qkv_detect_batch(const qkv_detect_set *set, const int *idx, int n, float *pixels, int32_t *n_objects,
+                      int32_t *classes, float *boxes) {
+    size_t image = 3 * (size_t)set->height * (size_t)set->width;
+    for (int b = 0; b < n; b++) {
+        int i = idx[b];
+        QKV_CHECK(i >= 0 && i < set->n, "detect_batch: index %d (batch row %d) not in [0, %d)", i, b, set->n);
+        if (pixels) memcpy(pixels + (size_t)b * image, set->pixels + (size_t)i * image, image * sizeof(float));
+        if (n_objects) n_objects[b] = set->n_objects[i];
+        if (classes)
+            memcpy(classes + (size_t)b * QKV_DETECT_MAX_OBJECTS, set->classes + (size_t)i * QKV_DETECT_MAX_OBJECTS,
+                   QKV_DETECT_MAX_OBJECTS * sizeof(int32_t));
+        if (boxes)
+            memcpy(boxes + (size_t)b * QKV_DETECT_MAX_OBJECTS * 4, set->boxes + (size_t)i * QKV_DETECT_MAX_OBJECTS * 4,
+                   QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
+    }
+}

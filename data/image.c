@@ -1,0 +1,78 @@
+/* image.c — stb_image decoding into [C, H, W] floats and PNG saving. See image.h.
+ *
+ * The implementation of stb_image lives in libstb (-lstb); this file only
+ * includes the declarations. stb takes the buffer length as an int, so larger
+ * buffers are refused before stb sees them. */
+#include "data/image.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <stb_image.h>
+
+#include "core/error.h"
+#include "core/fileio.h"
+#include "core/png.h"
+
+/* stb's last failure as text; stb leaves it NULL or empty for some truncated
+ * streams. */
+static const char *stb_reason(void) {
+    const char *reason = stbi_failure_reason();
+    return reason && *reason ? reason : "corrupt or truncated data";
+}
+
+qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_t len, int channels) {
+    QKV_CHECK(channels >= 0 && channels <= 4, "image_decode: %s: channels %d not in 0..4", name, channels);
+    if (len == 0) return qkv_file_fail(name, "empty file, not an image"), NULL;
+    if (len > QKV_IMAGE_MAX_BYTES || len > INT_MAX)
+        return qkv_file_fail(name, "%zu bytes is more than the %zu an image may have", len, QKV_IMAGE_MAX_BYTES), NULL;
+    int width = 0, height = 0, stored = 0;
+    if (!stbi_info_from_memory(bytes, (int)len, &width, &height, &stored))
+        return qkv_file_fail(name, "not a supported image: %s", stb_reason()), NULL;
+    if (width < 1 || height < 1 || width > QKV_IMAGE_MAX_SIDE || height > QKV_IMAGE_MAX_SIDE)
+        return qkv_file_fail(name, "image of %dx%d pixels (at most %d per side)", width, height, QKV_IMAGE_MAX_SIDE),
+               NULL;
+    int w = 0, h = 0, c = 0;
+    unsigned char *pixels = stbi_load_from_memory(bytes, (int)len, &w, &h, &c, channels);
+    if (!pixels) return qkv_file_fail(name, "cannot decode image: %s", stb_reason()), NULL;
+    if (w != width || h != height) { /* a header that lies between the two parses */
+        stbi_image_free(pixels);
+        return qkv_file_fail(name, "image size changed while decoding"), NULL;
+    }
+    int C = channels ? channels : c;
+    qkv_tensor *t = qkv_tensor_create(NULL, 3, (int[]){C, h, w}, 0);
+    size_t plane = (size_t)h * (size_t)w;
+    /* Interleaved HWC bytes -> CHW planes. */
+    for (size_t p = 0; p < plane; p++)
+        for (int k = 0; k < C; k++) t->data[(size_t)k * plane + p] = qkv_image_unit(pixels[p * (size_t)C + (size_t)k]);
+    stbi_image_free(pixels);
+    return t;
+}
+
+qkv_tensor *qkv_image_load(const char *path, int channels) {
+    QKV_CHECK(channels >= 0 && channels <= 4, "image_load: %s: channels %d not in 0..4", path, channels);
+    size_t len = 0;
+    unsigned char *bytes = qkv_read_file(path, QKV_IMAGE_MAX_BYTES, &len);
+    if (!bytes) return NULL;
+    qkv_tensor *t = qkv_image_decode(path, bytes, len, channels);
+    free(bytes);
+    return t;
+}
+
+int qkv_image_save_png(const char *path, const qkv_tensor *chw) {
+    if (!chw || chw->ndim != 3 || chw->shape[0] < 1 || chw->shape[0] > 4) {
+        char shape[QKV_SHAPE_STR_LEN];
+        return qkv_file_fail(path, "cannot save a tensor of shape %s as an image (need [C,H,W], C 1..4)",
+                             chw ? qkv_shape_str(chw, shape, sizeof shape) : "NULL");
+    }
+    int C = chw->shape[0], h = chw->shape[1], w = chw->shape[2];
+    size_t plane = (size_t)h * (size_t)w;
+    unsigned char *pixels = malloc(plane * (size_t)C);
+    if (!pixels) return qkv_file_fail(path, "out of memory for a %dx%d image", w, h);
+    for (size_t p = 0; p < plane; p++)
+        for (int k = 0; k < C; k++)
+            pixels[p * (size_t)C + (size_t)k] = qkv_image_byte(chw->data[(size_t)k * plane + p]);
+    int rc = qkv_png_write(path, pixels, w, h, C);
+    free(pixels);
+    return rc;
+}
