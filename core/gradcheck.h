@@ -81,5 +81,6 @@ extern const qkv_gradcheck_group qkv_checks_matmul;
 extern const qkv_gradcheck_group qkv_checks_softmax;
 extern const qkv_gradcheck_group qkv_checks_norm;
 extern const qkv_gradcheck_group qkv_checks_shape;
+extern const qkv_gradcheck_group qkv_checks_image;       /* checks_image.c */
 
 #endif

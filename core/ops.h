@@ -92,4 +92,12 @@ qkv_tensor *qkv_concat(qkv_tape *tape, int n, qkv_tensor *const *xs, int axis);
 qkv_tensor *qkv_embedding(qkv_tape *tape, qkv_tensor *table, const int32_t *ids, int ids_ndim,
                           const int *ids_shape);
 
+/* ---- ops_image.c ------------------------------------------------------------
+ * Patches as tokens: images [B,C,H,W] -> [B, (H/P)*(W/P), C*P*P]. Patches go
+ * row-major over the grid (t = row * (W/P) + col); each is flattened C-major,
+ * then its rows, then its columns (a stride-P Conv2d weight's order):
+ *     out[b, t, (c*P + i)*P + j] = x[b, c, row*P + i, col*P + j].
+ * H or W not divisible by P stops, naming the shapes. */
+qkv_tensor *qkv_patchify(qkv_tape *tape, qkv_tensor *images, int p);
+
 #endif

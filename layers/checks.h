@@ -9,5 +9,6 @@ extern const qkv_gradcheck_group qkv_checks_linear;            /* checks_linear.
 extern const qkv_gradcheck_group qkv_checks_attention_layers;  /* checks_attention.c */
 extern const qkv_gradcheck_group qkv_checks_sets;              /* checks_sets.c */
 extern const qkv_gradcheck_group qkv_checks_set_loss;          /* checks_set_loss.c */
+extern const qkv_gradcheck_group qkv_checks_queries;           /* checks_queries.c */
 
 #endif

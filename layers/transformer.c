@@ -45,6 +45,11 @@ static qkv_tensor *residual(qkv_tape *tape, const qkv_block_config *cfg, const q
     return qkv_ln_forward(tape, ln, qkv_add(tape, x, h));
 }
 
+qkv_tensor *qkv_residual(qkv_tape *tape, const qkv_block_config *cfg, const qkv_ln *ln, qkv_tensor *x,
+                         qkv_sublayer_fn fn, const void *ctx) {
+    return residual(tape, cfg, ln, x, fn, ctx);
+}
+
 typedef struct {
     const qkv_mha *mha;
     const qkv_mha_kv *kv;   /* cross-attention to these K/V; NULL: self-attention */

@@ -38,6 +38,13 @@ typedef struct qkv_block_config {
     float dropout;               /* residual dropout while training */
 } qkv_block_config;
 
+/* One residual sublayer placed as cfg says: pre-LN x + drop(f(LN(x))), post-LN
+ * LN(x + drop(f(x))). Every block here is made of these; blocks built elsewhere
+ * (the DETR decoder, the Perceiver) use the same placement through it. */
+typedef qkv_tensor *(*qkv_sublayer_fn)(qkv_tape *tape, const void *ctx, qkv_tensor *input);
+qkv_tensor *qkv_residual(qkv_tape *tape, const qkv_block_config *cfg, const qkv_ln *ln, qkv_tensor *x,
+                         qkv_sublayer_fn fn, const void *ctx);
+
 typedef struct qkv_ffn {
     qkv_linear fc1, fc2;
     qkv_activation activation;

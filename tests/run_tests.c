@@ -5,6 +5,7 @@
 
 #define SUITES(X)                                                                           \
     X(core) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
+    X(queries)                                                                              \
     X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)          \
     X(sequence) X(optim) X(trainer) X(set_tasks) X(sets) X(points) X(off) X(png) X(hungarian) X(set_loss) \
     X(image) X(detect_data)

@@ -16,6 +16,7 @@ static const qkv_gradcheck_group *const all_groups[] = {
     &qkv_checks_norm, &qkv_checks_shape, &qkv_checks_attention, &qkv_checks_position,
     &qkv_checks_linear, &qkv_checks_attention_layers, &qkv_checks_sets,
     &qkv_checks_box, &qkv_checks_set_loss,
+    &qkv_checks_image, &qkv_checks_queries,
 };
 
 int qkv_cmd_gradcheck(int argc, char **argv) {

@@ -1,0 +1,137 @@
+/* perceiver.c — Perceiver block and Perceiver IO decoder. See perceiver.h. Both
+ * are "learned queries cross-attend to a context, then a feed-forward", so they
+ * share read_context(); the block adds latent self-attention after it. */
+#include "perceiver.h"
+
+#include "core/error.h"
+#include "core/ops.h"
+
+/* A learned [n,d] query table, N(0, 0.02) as in the Perceiver's latent init. */
+static qkv_tensor *learned_queries(qkv_params *params, const char *name, const char *part, int n, int d,
+                                   qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    qkv_tensor *t = qkv_params_new(params, qkv_name_join(full, name, part), 2, (int[]){n, d});
+    qkv_fill_normal(t->data, t->size, rng, 0.0f, 0.02f);
+    return t;
+}
+
+static void ln_part(qkv_ln *ln, qkv_params *params, const char *name, const char *part, int d) {
+    char full[QKV_NAME_MAX];
+    qkv_ln_init(ln, params, qkv_name_join(full, name, part), d);
+}
+
+/* The cross-attention, its FFN and their norms: shared by block and decoder. */
+typedef struct reader {
+    const qkv_block_config *cfg;
+    const qkv_ln *ln_q, *ln_ctx, *ln_ffn;
+    const qkv_mha *attn;
+    const qkv_ffn *ffn;
+} reader;
+
+static void reader_init(qkv_mha *attn, qkv_ffn *ffn, qkv_params *params, const char *name,
+                        const qkv_block_config *cfg, int d_ctx, qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    QKV_CHECK(cfg->d_model >= 1 && cfg->d_ff >= 1 && cfg->n_heads >= 1 && cfg->d_model % cfg->n_heads == 0 &&
+                  d_ctx >= 1,
+              "%s: d_model %d, %d heads, d_ff %d, context width %d (heads must divide d_model)", name,
+              cfg->d_model, cfg->n_heads, cfg->d_ff, d_ctx);
+    qkv_mha_init(attn, params, qkv_name_join(full, name, "cross_attn"), cfg->d_model, cfg->n_heads, d_ctx, d_ctx,
+                 1, rng);
+    qkv_ffn_init(ffn, params, qkv_name_join(full, name, "ffn"), cfg->d_model, cfg->d_ff, cfg->activation, rng);
+}
+
+typedef struct {
+    const qkv_mha *attn;
+    const qkv_mha_kv *kv;
+    const qkv_mha_call *call;
+} cross_ctx;
+
+static qkv_tensor *cross_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *q) {
+    const cross_ctx *c = ctx;
+    return qkv_mha_attend(tape, c->attn, q, c->kv, c->call);
+}
+
+static qkv_tensor *ffn_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) {
+    return qkv_ffn_forward(tape, ctx, x);
+}
+
+/* queries [n,d] (shared by the batch) read context [B,T,d_ctx]:
+ *   y = q + CrossAttn(LN_q(q), LN_ctx(context)),  y = y + FFN(LN_ffn(y)). */
+static qkv_tensor *read_context(qkv_tape *tape, const reader *r, qkv_tensor *queries, qkv_tensor *context,
+                                const qkv_tensor *key_padding) {
+    int b = context->shape[0];
+    /* [n,d] as [B,n,d]: 0 (broadcast over B) + q; backward sums the B gradients. */
+    qkv_tensor *y = qkv_add(tape, qkv_tape_zeros(tape, 3, (int[]){b, 1, 1}), queries);
+    qkv_tensor *ctx = qkv_ln_forward(tape, r->ln_ctx, context);
+    qkv_mha_kv kv = qkv_mha_project_kv(tape, r->attn, ctx, NULL, NULL);
+    qkv_mha_call call = {.key_padding = key_padding};
+    cross_ctx cross = {r->attn, &kv, &call};
+    y = qkv_residual(tape, r->cfg, r->ln_q, y, cross_sublayer, &cross);
+    return qkv_residual(tape, r->cfg, r->ln_ffn, y, ffn_sublayer, r->ffn);
+}
+
+void qkv_perceiver_init(qkv_perceiver *p, qkv_params *params, const char *name, const qkv_perceiver_config *cfg,
+                        qkv_rng *rng) {
+    const qkv_block_config *b = &cfg->block;
+    QKV_CHECK(cfg->n_latents >= 1 && cfg->n_self_layers >= 0 && cfg->n_self_layers <= QKV_PERCEIVER_MAX_LAYERS,
+              "perceiver %s: n_latents %d must be >= 1 and n_self_layers %d within 0..%d", name, cfg->n_latents,
+              cfg->n_self_layers, QKV_PERCEIVER_MAX_LAYERS);
+    char full[QKV_NAME_MAX];
+    p->cfg = *cfg;
+    reader_init(&p->cross_attn, &p->ffn, params, name, b, cfg->d_input, rng);
+    p->latents = learned_queries(params, name, "latents", cfg->n_latents, b->d_model, rng);
+    ln_part(&p->ln_in, params, name, "ln_in", cfg->d_input);
+    ln_part(&p->ln_q, params, name, "ln_q", b->d_model);
+    ln_part(&p->ln_ffn, params, name, "ln_ffn", b->d_model);
+    for (int j = 0; j < cfg->n_self_layers; j++) {
+        char self[QKV_NAME_MAX];
+        qkv_name_join(self, name, "self");
+        qkv_encoder_block_init(&p->self[j], params, qkv_name_index(full, self, j), b, rng);
+    }
+    ln_part(&p->ln_out, params, name, "ln_out", b->d_model);
+}
+
+/* x [B,N,width] and key_padding [B,N] or NULL, or stop naming the layer. */
+static void check_context(const char *layer, const qkv_tensor *x, int width, const qkv_tensor *key_padding) {
+    char xs[QKV_SHAPE_STR_LEN], ms[QKV_SHAPE_STR_LEN];
+    qkv_tensor_check_live(x, layer);
+    QKV_CHECK(x->ndim == 3 && x->shape[2] == width, "%s: input %s must be [B,N,%d]", layer,
+              qkv_shape_str(x, xs, sizeof xs), width);
+    if (!key_padding) return;
+    qkv_tensor_check_live(key_padding, layer);
+    QKV_CHECK(key_padding->ndim == 2 && key_padding->shape[0] == x->shape[0] && key_padding->shape[1] == x->shape[1],
+              "%s: key_padding %s does not fit the input %s (must be [B,N])", layer,
+              qkv_shape_str(key_padding, ms, sizeof ms), qkv_shape_str(x, xs, sizeof xs));
+}
+
+qkv_tensor *qkv_perceiver_forward(qkv_tape *tape, const qkv_perceiver *p, qkv_tensor *x,
+                                  const qkv_tensor *key_padding) {
+    check_context("perceiver", x, p->cfg.d_input, key_padding);
+    reader r = {&p->cfg.block, &p->ln_q, &p->ln_in, &p->ln_ffn, &p->cross_attn, &p->ffn};
+    qkv_tensor *z = read_context(tape, &r, p->latents, x, key_padding);
+    for (int j = 0; j < p->cfg.n_self_layers; j++) z = qkv_encoder_block_forward(tape, &p->self[j], z, NULL, NULL);
+    return qkv_ln_forward(tape, &p->ln_out, z);
+}
+
+void qkv_perceiver_decoder_init(qkv_perceiver_decoder *dec, qkv_params *params, const char *name,
+                                const qkv_perceiver_decoder_config *cfg, qkv_rng *rng) {
+    const qkv_block_config *b = &cfg->block;
+    QKV_CHECK(cfg->n_queries >= 1 && cfg->d_out >= 1, "perceiver_decoder %s: n_queries %d and d_out %d must be >= 1",
+              name, cfg->n_queries, cfg->d_out);
+    char full[QKV_NAME_MAX];
+    dec->cfg = *cfg;
+    reader_init(&dec->cross_attn, &dec->ffn, params, name, b, cfg->d_latent, rng);
+    dec->queries = learned_queries(params, name, "queries", cfg->n_queries, b->d_model, rng);
+    ln_part(&dec->ln_q, params, name, "ln_q", b->d_model);
+    ln_part(&dec->ln_latent, params, name, "ln_latent", cfg->d_latent);
+    ln_part(&dec->ln_ffn, params, name, "ln_ffn", b->d_model);
+    ln_part(&dec->ln_out, params, name, "ln_out", b->d_model);
+    qkv_linear_init(&dec->out, params, qkv_name_join(full, name, "out"), b->d_model, cfg->d_out, 1, rng);
+}
+
+qkv_tensor *qkv_perceiver_decoder_forward(qkv_tape *tape, const qkv_perceiver_decoder *dec, qkv_tensor *latents) {
+    check_context("perceiver_decoder", latents, dec->cfg.d_latent, NULL);
+    reader r = {&dec->cfg.block, &dec->ln_q, &dec->ln_latent, &dec->ln_ffn, &dec->cross_attn, &dec->ffn};
+    qkv_tensor *y = read_context(tape, &r, dec->queries, latents, NULL);
+    return qkv_linear_forward(tape, &dec->out, qkv_ln_forward(tape, &dec->ln_out, y));
+}
