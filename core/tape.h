@@ -88,4 +88,11 @@ int qkv_tape_n_chunks(const qkv_tape *tape);
 /* One line per node: index, op, input shapes (and names), output shape. */
 void qkv_tape_print(const qkv_tape *tape, FILE *out);
 
+/* The tape as a Graphviz digraph (core/tape_dot.c), written atomically: one line
+ * "  op<i> [...]" per node (op name and output shape), one "  leaf<j> [...]" per
+ * tensor read but not produced on the tape (parameters by name as boxes, other
+ * inputs as ellipses), and an edge "a -> op<i>" per node input. Render with
+ * `dot -Tsvg FILE`. 0, or -1 with qkv_last_error() naming path. */
+int qkv_tape_write_dot(const qkv_tape *tape, const char *path);
+
 #endif

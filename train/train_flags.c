@@ -29,6 +29,8 @@ int qkv_common_args(qkv_arg *args, qkv_common_flags *f) {
         QKV_ARG_INT_ROW("--threads", &f->threads, 0, 1024, "OpenMP threads; 0: all cores"),
         QKV_ARG_FLAG_ROW("--quiet", &t->quiet, "print only the final line"),
         QKV_ARG_FLAG_ROW("--print-tape", &t->print_tape, "print the tape of the first step"),
+        QKV_ARG_STRING_ROW("--plot", &t->plot_path, "write the loss and metric curves here (PNG)"),
+        QKV_ARG_STRING_ROW("--dot", &t->dot_path, "write the first step's tape here (Graphviz)"),
     };
     memcpy(args, shared, sizeof shared);
     return (int)(sizeof shared / sizeof shared[0]);

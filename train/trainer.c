@@ -18,6 +18,7 @@
 #include "core/fileio.h"
 #include "core/json.h"
 #include "core/parallel.h"
+#include "train/curves.h"
 
 /* ---- metrics and config ------------------------------------------------------ */
 
@@ -191,12 +192,13 @@ static int fail(const char *what) {
 }
 
 int qkv_trainer_check_outputs(const qkv_trainer_config *config) {
-    const char *outputs[] = {config->json_path, config->csv_path, config->save_path};
-    for (int i = 0; i < 3; i++) {
+    const char *outputs[] = {config->json_path, config->csv_path, config->save_path, config->plot_path,
+                             config->dot_path};
+    for (int i = 0; i < 5; i++) {
         if (outputs[i] && qkv_check_output_path(outputs[i]) != 0) return -1;
         for (int j = 0; j < i; j++)
             if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0) {
-                qkv_set_error("%s: given for two outputs (--json, --csv, --save)", outputs[i]);
+                qkv_set_error("%s: given for two outputs (--json, --csv, --save, --plot, --dot)", outputs[i]);
                 return -1;
             }
     }
@@ -245,6 +247,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     memset(result, 0, sizeof *result);
     progress prog = {isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), start, config->steps};
     qkv_metrics metrics = {0};
+    qkv_curves curves = {0};
     long step = start;
     int rc = 0;
 
@@ -257,6 +260,11 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
             printf("tape of step %ld (%d nodes):\n", step + 1, tape->n_nodes);
             qkv_tape_print(tape, stdout);
         }
+        if (config->dot_path && step == start && qkv_tape_write_dot(tape, config->dot_path) != 0) {
+            rc = fail(qkv_last_error());
+            qkv_tape_reset(tape);
+            break;
+        }
         if (config->clip > 0) qkv_clip_grad_norm(task->params, config->clip);
         qkv_optimizer_step(&opt, task->params, lr);
         result->final_loss = loss->data[0];
@@ -266,6 +274,10 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
         int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == start + 1);
         int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
         if (eval_now) evaluate(task, tape, &metrics);
+        if (config->plot_path) {
+            if (log_now || eval_now || config->log_every <= 0) qkv_curves_add_loss(&curves, (double)step, result->final_loss);
+            if (eval_now) qkv_curves_add_metrics(&curves, (double)step, &metrics);
+        }
         if (csv_out && (log_now || eval_now))
             fprintf(csv_out, "%ld,%.6g,%.6g,%.3f\n", step, result->final_loss, lr, omp_get_wtime() - prog.start);
         if (log_now || eval_now) report_progress(&prog, config, step, result->final_loss, &metrics, 0);
@@ -285,6 +297,12 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     if (rc == 0) {
         evaluate(task, tape, &metrics);
         result->metrics = metrics;
+        if (config->plot_path) {
+            long last = curves.n_loss ? (long)curves.loss_step[curves.n_loss - 1] : -1;
+            if (last != step && step > start) qkv_curves_add_loss(&curves, (double)step, result->final_loss);
+            if (!curves.n_eval || curves.eval_step[curves.n_eval - 1] != (double)step)
+                qkv_curves_add_metrics(&curves, (double)step, &metrics);
+        }
         if (prog.tty && !prog.quiet) report_progress(&prog, config, step, result->final_loss, &metrics, 1);
         if (config->save_path &&
             qkv_checkpoint_save(config->save_path, task->params, &opt, step, &tape->rng, &description) != 0)
@@ -297,6 +315,9 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
     }
     if (rc == 0 && config->json_path && write_summary_json(config->json_path, task, &description, result) != 0)
         rc = fail(qkv_last_error());
+    if (rc == 0 && config->plot_path && qkv_curves_write_png(&curves, config->plot_path, task->name) != 0)
+        rc = fail(qkv_last_error());
+    qkv_curves_free(&curves);
     qkv_tape_free(tape);
     qkv_optimizer_free(&opt);
     return rc;

@@ -18,8 +18,10 @@
  *
  * Output: on a terminal a one-line progress bar (step, loss, metric, steps/s, ETA);
  * piped, plain log lines every log_every steps; quiet, nothing but the summary.
- * The last line is always "final: key=value ...". --json and --csv files are
- * written atomically at the end; their paths are checked before training starts.
+ * The last line is always "final: key=value ...". --json, --csv and --plot files
+ * are written atomically at the end, --dot after the first step; their paths are
+ * checked before training starts. --plot records the loss at each log point (every
+ * step when log_every is 0) and the metrics at each evaluation, including the last.
  */
 #ifndef QKV_TRAINER_H
 #define QKV_TRAINER_H
@@ -85,6 +87,8 @@ typedef struct qkv_trainer_config {
     const char *save_path;      /* checkpoint at the end (and every save_every steps) */
     int save_every;
     const char *resume_path;
+    const char *plot_path;      /* PNG of the loss and metric curves, written at the end */
+    const char *dot_path;       /* Graphviz file of the first step's tape */
 } qkv_trainer_config;
 
 typedef struct qkv_train_result {
@@ -104,7 +108,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
  * and is writable, and path is absent or a regular file (never a directory or a
  * device). Returns 0 or -1 with qkv_last_error(). */
 int qkv_check_output_path(const char *path);
-/* All of config's output paths (--json, --csv, --save), distinct; commands call
+/* All of config's output paths (--json, --csv, --save, --plot, --dot), distinct; commands call
  * it before loading data, qkv_train again before training. */
 int qkv_trainer_check_outputs(const qkv_trainer_config *config);
 
