@@ -204,6 +204,11 @@ int qkv_cmd_train_detect(int argc, char **argv) {
         fputs("qkv train detect: --train 0 needs --data (it means all of the directory's images)\n", stderr);
         return 2;
     }
+    if (!data_dir && data.max_objects > config.model.queries) {
+        fprintf(stderr, "qkv train detect: --max-objects %d is more than --queries %d (one query per object)\n",
+                data.max_objects, config.model.queries);
+        return 2;
+    }
     if (qkv_trainer_check_outputs(&f.trainer) != 0) {
         fprintf(stderr, "qkv train detect: %s\n", qkv_last_error());
         return 2;
