@@ -3,7 +3,7 @@
  *
  * Data for training (train/detect_task.h has the model and the metrics):
  *   no --data      a synthetic set is written into a fresh temporary directory
- *                  (mkdtemp under $TMPDIR or /tmp): --train images of seed --seed
+ *                  (mkdtemp under $TMPDIR, else /dev/shm, else /tmp): --train images of seed --seed
  *                  in train/, --test images of another seed in test/; both are read
  *                  back through the loaders (data/detect.h) and the directory is
  *                  removed as soon as they are in memory.
@@ -18,6 +18,7 @@
  * or reread from the directory.
  */
 #include <dirent.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,9 +128,15 @@ static void remove_generated(const char *dir) {
 /* Writes the synthetic set into a temporary directory, reads it back, removes it. */
 static int generate_sets(const qkv_detect_config *data, unsigned long long seed, int n_train, int n_test,
                          qkv_detect_set *train, qkv_detect_set *test) {
+    /* $TMPDIR if set; else /dev/shm (memory: 8,500 atomic writes cost two fsyncs
+     * each, 2 minutes on a disk, 2 seconds there); else /tmp. */
     const char *tmp = getenv("TMPDIR");
+    struct stat st;
+    if (!tmp || !*tmp)
+        tmp = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+                                                                                                     : "/tmp";
     char dir[4096], path[4200];
-    int len = snprintf(dir, sizeof dir, "%s/qkv-detect-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int len = snprintf(dir, sizeof dir, "%s/qkv-detect-XXXXXX", tmp);
     if (len >= (int)sizeof dir - 100 || !mkdtemp(dir)) {
         qkv_set_error("%s: cannot make a temporary directory", dir);
         return -1;
@@ -217,6 +224,7 @@ int qkv_cmd_train_detect(int argc, char **argv) {
     qkv_common_finish(&f);
 
     qkv_detect_set train = {0}, test = {0};
+    double data_start = omp_get_wtime();
     int rc = data_dir ? load_dir(data_dir, config.n_train, config.n_test, &train, &test)
                       : generate_sets(&data, config.seed, config.n_train, config.n_test, &train, &test);
     if (rc != 0) {
@@ -243,10 +251,10 @@ int qkv_cmd_train_detect(int argc, char **argv) {
     qkv_detect_task task;
     qkv_detect_task_init(&task, &config, &train, &test);
     if (!f.trainer.quiet)
-        printf("detect: %s, %d train / %d test images of %dx%d, patch %d, width %d, %d heads, ff %d, "
+        printf("detect: %s, %d train / %d test images of %dx%d (%s in %.1f s), patch %d, width %d, %d heads, ff %d, "
                "%d+%d layers, %d queries, %zu parameters, %s lr %g, clip %g, batch %d, %d steps, %d threads\n",
                config.data, config.n_train, config.n_test, config.model.image_size, config.model.image_size,
-               config.model.patch, config.model.width, config.model.heads, config.model.ff,
+               data_dir ? "loaded" : "written and loaded", omp_get_wtime() - data_start, config.model.patch, config.model.width, config.model.heads, config.model.ff,
                config.model.enc_layers, config.model.dec_layers, config.model.queries,
                qkv_params_count(&task.model.params), qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr,
                f.trainer.clip, config.batch, f.trainer.steps, f.threads);
