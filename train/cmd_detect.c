@@ -164,6 +164,7 @@ int qkv_cmd_train_detect(int argc, char **argv) {
     qkv_detect_config data = qkv_detect_config_default();
     config.batch = 32;
     config.flip = 1;
+    config.eos_coef = 0.1f;
     config.n_train = 8000;
     config.n_test = 500;
     qkv_common_flags f = {0};
@@ -194,6 +195,7 @@ int qkv_cmd_train_detect(int argc, char **argv) {
         QKV_ARG_INT_ROW("--queries", &config.model.queries, 1, 4096, "object queries"),
         QKV_ARG_FLOAT_ROW("--dropout", &config.model.dropout, 0, 0.99, "residual dropout"),
         QKV_ARG_INT_ROW("--batch", &config.batch, 1, 1 << 16, "images per batch"),
+        QKV_ARG_FLOAT_ROW("--eos-coef", &config.eos_coef, 0, 1, "set loss: weight of the no-object class"),
         QKV_ARG_INT_ROW("--flip", &config.flip, 0, 1, "random left-right flips of training images: 1 on, 0 off"),
         QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for data, init and batches"),
     };
@@ -360,9 +362,11 @@ static int draw_detections(const char *out, const qkv_tensor *image, const qkv_d
         qkv_canvas_rect(&canvas, x0 + 1, y0 + 1, bw - 2, bh - 2, color);
         char label[48];
         snprintf(label, sizeof label, "%s %.2f", qkv_detect_class_names[det[i].cls], det[i].score);
-        int ty = y0 >= QKV_FONT_H + 1 ? y0 - QKV_FONT_H - 1 : y0 + 2;
-        qkv_canvas_fill_rect(&canvas, x0, ty, qkv_text_width(label, 1) + 2, QKV_FONT_H, color);
-        qkv_canvas_text(&canvas, x0 + 1, ty, label, (qkv_rgb){255, 255, 255}, 1);
+        int ty = y0 >= QKV_FONT_H + 1 ? y0 - QKV_FONT_H - 1 : y0 + 2, tw = qkv_text_width(label, 1) + 2;
+        int tx = x0 + tw > w * scale ? w * scale - tw : x0; /* keep the label inside the picture */
+        tx = tx < 0 ? 0 : tx;
+        qkv_canvas_fill_rect(&canvas, tx, ty, tw, QKV_FONT_H, color);
+        qkv_canvas_text(&canvas, tx + 1, ty, label, (qkv_rgb){255, 255, 255}, 1);
     }
     int rc = qkv_canvas_write_png(&canvas, out);
     qkv_canvas_free(&canvas);

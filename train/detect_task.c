@@ -232,7 +232,9 @@ static qkv_tensor *detect_loss(void *self, qkv_tape *tape, long step) {
                        t->n_objects[i], s);
     qkv_set_targets targets = pack_targets(t, b);
     qkv_detr_out out = qkv_detect_model_forward(tape, &t->model, images_tensor(tape, t, t->pixels, b));
-    qkv_tensor *loss = qkv_set_loss_layers(tape, out.n_layers, out.logits, out.boxes, &targets, NULL, NULL);
+    qkv_set_loss_config loss_cfg = qkv_set_loss_defaults();
+    loss_cfg.eos_coef = t->config.eos_coef;
+    qkv_tensor *loss = qkv_set_loss_layers(tape, out.n_layers, out.logits, out.boxes, &targets, &loss_cfg, NULL);
     if (!loss) qkv_set_error("detect: step %ld: %s (the run diverged: try a lower --lr or --clip)", step + 1,
                              qkv_last_error());
     return loss;
@@ -272,6 +274,7 @@ static void detect_describe(void *self, qkv_config_kv *out) {
     qkv_detect_model_describe(&c->model, out);
     qkv_config_add(out, "batch", "%d", c->batch);
     qkv_config_add(out, "flip", "%d", c->flip);
+    qkv_config_add(out, "eos_coef", "%g", c->eos_coef);
     qkv_config_add(out, "seed", "%llu", c->seed);
 }
 

@@ -94,6 +94,7 @@ void qkv_detect_counts_metrics(const qkv_detect_counts *c, qkv_metrics *metrics)
 typedef struct qkv_detect_task_config {
     qkv_detect_model_config model;
     int batch, flip;
+    float eos_coef;                /* set loss: weight of "no object" rows (DETR: 0.1) */
     unsigned long long seed;
     /* Where the data came from, for the checkpoint config (enough to reload the
      * test set: qkv eval); data "generated" or a directory. */
