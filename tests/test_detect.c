@@ -230,6 +230,31 @@ START_TEST(one_and_two_threads_train_the_same_model) {
 }
 END_TEST
 
+/* Stopping at step 3 and resuming to 6 ends with the bytes of 6 steps in one go. */
+START_TEST(resume_is_bitwise_exact) {
+    char args[1024], line[512];
+    const char *set = make_set("set", 16, "");
+    const char *runs[3][2] = {{"--steps 6", "whole.safetensors"}, {"--steps 3", "half.safetensors"},
+                              {"--steps 6 --resume", "resumed.safetensors"}};
+    for (int r = 0; r < 3; r++) {
+        snprintf(args, sizeof args, "train detect %s --data %s --test 2 --eval-every 2 %s %s --save %s", TINY, set,
+                 runs[r][0], r == 2 ? scratch_file("half.safetensors") : "", scratch_file(runs[r][1]));
+        ck_assert_msg(run_qkv(args, line, sizeof line) == 0, "%s", line);
+    }
+    size_t n1, n2;
+    unsigned char *a = read_file_bytes(scratch_file("whole.safetensors"), &n1);
+    unsigned char *b = read_file_bytes(scratch_file("resumed.safetensors"), &n2);
+    ck_assert_msg(n1 == n2 && memcmp(a, b, n1) == 0, "a resumed run differs from an uninterrupted one");
+    free(a);
+    free(b);
+    /* Another model's checkpoint is refused, naming the setting. */
+    snprintf(args, sizeof args, "train detect %s --data %s --test 2 --steps 6 --queries 6 --resume %s", TINY, set,
+             scratch_file("half.safetensors"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "queries"), "%s", line);
+}
+END_TEST
+
 Suite *suite_detect(void) {
     Suite *s = suite_create("detect");
     TCase *tc = tcase_create("detect");
@@ -242,6 +267,7 @@ Suite *suite_detect(void) {
     tcase_add_test(tc, train_and_test_subdirectories_and_generated_sets);
     tcase_add_test(tc, malformed_annotation_names_file_and_line);
     tcase_add_test(tc, one_and_two_threads_train_the_same_model);
+    tcase_add_test(tc, resume_is_bitwise_exact);
     suite_add_tcase(s, tc);
     return s;
 }
