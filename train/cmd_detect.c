@@ -180,12 +180,16 @@ int qkv_cmd_train_detect(int argc, char **argv) {
     qkv_arg args[QKV_MAX_ARGS];
     int n = qkv_common_args(args, &f);
     const qkv_arg own[] = {
-        QKV_ARG_STRING_ROW("--data", &data_dir, "a detection set: DIR/train + DIR/test, or DIR whose last --test images are held out"),
-        QKV_ARG_INT_ROW("--train", &config.n_train, 0, 10000000, "training images to generate (with --data: use the first N; 0: all)"),
+        QKV_ARG_STRING_ROW("--data", &data_dir,
+                           "a detection set: DIR/train + DIR/test, or DIR whose last --test images are held out"),
+        QKV_ARG_INT_ROW("--train", &config.n_train, 0, 10000000,
+                        "training images to generate (with --data: use the first N; 0: all)"),
         QKV_ARG_INT_ROW("--test", &config.n_test, 1, 1000000, "held-out images"),
         QKV_ARG_INT_ROW("--size", &data.size, QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE, "generated image side in pixels"),
-        QKV_ARG_INT_ROW("--min-objects", &data.min_objects, 0, QKV_DETECT_MAX_GENERATED, "generated: fewest shapes per image"),
-        QKV_ARG_INT_ROW("--max-objects", &data.max_objects, 0, QKV_DETECT_MAX_GENERATED, "generated: most shapes per image"),
+        QKV_ARG_INT_ROW("--min-objects", &data.min_objects, 0, QKV_DETECT_MAX_GENERATED,
+                        "generated: fewest shapes per image"),
+        QKV_ARG_INT_ROW("--max-objects", &data.max_objects, 0, QKV_DETECT_MAX_GENERATED,
+                        "generated: most shapes per image"),
         QKV_ARG_INT_ROW("--patch", &config.model.patch, 1, QKV_DETECT_MAX_SIZE, "patch side in pixels"),
         QKV_ARG_INT_ROW("--width", &config.model.width, 4, 8192, "model width"),
         QKV_ARG_INT_ROW("--heads", &config.model.heads, 1, 1024, "attention heads"),
@@ -256,7 +260,8 @@ int qkv_cmd_train_detect(int argc, char **argv) {
         printf("detect: %s, %d train / %d test images of %dx%d (%s in %.1f s), patch %d, width %d, %d heads, ff %d, "
                "%d+%d layers, %d queries, %zu parameters, %s lr %g, clip %g, batch %d, %d steps, %d threads\n",
                config.data, config.n_train, config.n_test, config.model.image_size, config.model.image_size,
-               data_dir ? "loaded" : "written and loaded", omp_get_wtime() - data_start, config.model.patch, config.model.width, config.model.heads, config.model.ff,
+               data_dir ? "loaded" : "written and loaded", omp_get_wtime() - data_start, config.model.patch,
+               config.model.width, config.model.heads, config.model.ff,
                config.model.enc_layers, config.model.dec_layers, config.model.queries,
                qkv_params_count(&task.model.params), qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr,
                f.trainer.clip, config.batch, f.trainer.steps, f.threads);

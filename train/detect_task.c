@@ -249,7 +249,8 @@ static void detect_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     qkv_detection *pred = xmalloc((size_t)nq * sizeof *pred);
     for (int first = 0; first < test->n; first += EVAL_BATCH) {
         int b = test->n - first < EVAL_BATCH ? test->n - first : EVAL_BATCH;
-        qkv_detr_out out = qkv_detect_model_forward(tape, &t->model, images_tensor(tape, t, test->pixels + first * image, b));
+        qkv_tensor *images = images_tensor(tape, t, test->pixels + first * image, b);
+        qkv_detr_out out = qkv_detect_model_forward(tape, &t->model, images);
         const qkv_tensor *logits = out.logits[out.n_layers - 1], *boxes = out.boxes[out.n_layers - 1];
         for (int i = 0; i < b; i++) {
             int n = qkv_detect_decode(logits->data + (size_t)i * nq * (c + 1), boxes->data + (size_t)i * nq * 4, nq,
