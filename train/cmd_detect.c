@@ -446,7 +446,8 @@ int qkv_cmd_detect(int argc, char **argv) {
         if (!det) qkv_fatal("detect: out of memory");
         int n = qkv_detect_decode(o.logits[o.n_layers - 1]->data, o.boxes[o.n_layers - 1]->data, mc.queries,
                                   QKV_DETECT_CLASSES, threshold, det);
-        printf("%s: %d boxes (pixels)\n%-8s  %5s  %6s %6s %6s %6s\n", argv[1], n, "class", "score", "cx", "cy", "w", "h");
+        printf("%s: %d box%s (pixels)\n%-8s  %5s  %6s %6s %6s %6s\n", argv[1], n, n == 1 ? "" : "es", "class",
+               "score", "cx", "cy", "w", "h");
         for (int i = 0; i < n; i++)
             printf("%-8s  %5.3f  %6.2f %6.2f %6.2f %6.2f\n", qkv_detect_class_names[det[i].cls], det[i].score,
                    det[i].box[0] * s, det[i].box[1] * s, det[i].box[2] * s, det[i].box[3] * s);
