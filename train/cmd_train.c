@@ -149,15 +149,16 @@ int qkv_cmd_train(int argc, char **argv) {
     if (argc < 1 || strcmp(argv[0], "--help") == 0) {
         fputs("usage: qkv train <task> [flags]   (qkv train <task> --help lists the flags)\n"
               "tasks: reverse, copy, sort (sequence tasks), points (point clouds), maxreg (max of a set),\n"
-              "       spirals (MLP demo)\n",
+              "       spirals (MLP demo), detect (boxes of shapes in images)\n",
               argc < 1 ? stderr : stdout);
         return argc < 1 ? 2 : 0;
     }
     if (strcmp(argv[0], "spirals") == 0) return qkv_cmd_train_spirals(argc - 1, argv + 1);
     if (strcmp(argv[0], "points") == 0) return qkv_cmd_train_points(argc - 1, argv + 1);
     if (strcmp(argv[0], "maxreg") == 0) return qkv_cmd_train_maxreg(argc - 1, argv + 1);
+    if (strcmp(argv[0], "detect") == 0) return qkv_cmd_train_detect(argc - 1, argv + 1);
     if (qkv_seq_task_parse(argv[0]) >= 0) return train_sequence(argv[0], argc - 1, argv + 1);
-    fprintf(stderr, "qkv train: unknown task '%s' (known: reverse, copy, sort, points, maxreg, spirals)\n", argv[0]);
+    fprintf(stderr, "qkv train: unknown task '%s' (known: reverse, copy, sort, points, maxreg, spirals, detect)\n", argv[0]);
     return 2;
 }
 
@@ -177,6 +178,13 @@ int qkv_cmd_eval(int argc, char **argv) {
     int parsed = qkv_args_parse("eval", argc - 1, argv + 1, args, 1);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     qkv_set_threads(threads);
+    qkv_config_kv description;
+    if (qkv_checkpoint_read_config(argv[0], &description) != 0) {
+        fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
+        return 2;
+    }
+    const char *task = qkv_config_get(&description, "task");
+    if (task && strcmp(task, "detect") == 0) return qkv_eval_detect(argv[0], &description);
     qkv_seq_model model;
     long step = 0;
     if (qkv_seq_model_load(&model, argv[0], &step) != 0) {

@@ -13,6 +13,8 @@ static void usage(FILE *out) {
           "  train points      classify point clouds with a Set Transformer (or --data DIR of OFF meshes)\n"
           "  train maxreg      predict the maximum of a set (--compare: pooling baselines vs SAB+PMA)\n"
           "  train spirals     train an MLP on two spirals with SGD\n"
+          "  train detect      train a DETR-style detector on synthetic shapes (or --data DIR)\n"
+          "  detect CKPT IMG   print and draw (--out boxes.png) the boxes a detect checkpoint predicts\n"
           "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
           "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n"
           "  gradcheck         finite-difference check of every op and layer\n"
@@ -34,6 +36,7 @@ int main(int argc, char **argv) {
         qkv_dist_init(&argc, &argv);
         return qkv_dist_finish(qkv_cmd_train(argc - 2, argv + 2));
     }
+    if (strcmp(command, "detect") == 0) return qkv_cmd_detect(argc - 2, argv + 2);
     if (strcmp(command, "eval") == 0) return qkv_cmd_eval(argc - 2, argv + 2);
     if (strcmp(command, "gradcheck") == 0) return qkv_cmd_gradcheck(argc - 2, argv + 2);
     if (strcmp(command, "data") == 0) return qkv_cmd_data(argc - 2, argv + 2);

@@ -264,6 +264,11 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
     while (step < config->steps) {
         float lr = config->optim.lr * qkv_schedule_factor(&config->schedule, step);
         qkv_tensor *loss = task->loss(task->self, tape, step);
+        if (!loss) { /* the task reported an error (a diverged run): stop, write nothing */
+            rc = fail(qkv_last_error());
+            qkv_tape_reset(tape);
+            break;
+        }
         qkv_params_zero_grad(task->params);
         qkv_backward(tape, loss);
         /* Under MPI the checks below are collective: every rank stops at the same step. */

@@ -69,7 +69,8 @@ typedef struct qkv_task {
     const char *name;                 /* "reverse" */
     void *self;
     qkv_params *params;
-    /* The scalar loss of training step `step` (forward only; the trainer runs backward). */
+    /* The scalar loss of training step `step` (forward only; the trainer runs backward).
+     * NULL with qkv_last_error() stops the run (qkv_train returns 2). */
     qkv_tensor *(*loss)(void *self, qkv_tape *tape, long step);
     /* Held-out metrics; runs with gradients off and training mode off. */
     void (*evaluate)(void *self, qkv_tape *tape, qkv_metrics *metrics);
