@@ -74,8 +74,9 @@ START_TEST(canvas_draws_and_saves) {
     ck_assert_int_eq(v0.r, 68);
     ck_assert_int_eq(v1.r, 253);
     ck_assert_int_eq(vn.g, v0.g);
-    ck_assert_int_eq(qkv_canvas_init(&c, 0, 5, white), -1);
     qkv_canvas_free(&c);
+    ck_assert_int_eq(qkv_canvas_init(&c, 0, 5, white), -1);
+    qkv_canvas_free(&c); /* safe on a canvas whose init failed */
     scratch_dir_remove();
 }
 END_TEST
