@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <stb_image.h>
 
@@ -22,11 +23,31 @@ static const char *stb_reason(void) {
     return reason && *reason ? reason : "corrupt or truncated data";
 }
 
+/* A PNG whose chunks claim more bytes than the file holds makes stb grow its
+ * buffers to the claimed size (up to 2 GB) before it notices the truncation, so
+ * every chunk (length, type, data, CRC) must lie inside the buffer before stb runs.
+ * Returns 0, or -1 with the error recorded. Other formats go straight to stb. */
+static int png_chunks_fit(const char *name, const unsigned char *bytes, size_t len) {
+    static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (len < 8 || memcmp(bytes, signature, 8) != 0) return 0;
+    size_t at = 8;
+    while (at + 12 <= len) {
+        size_t chunk = (size_t)bytes[at] << 24 | (size_t)bytes[at + 1] << 16 | (size_t)bytes[at + 2] << 8 | bytes[at + 3];
+        if (chunk > len - at - 12)
+            return qkv_file_fail(name, "truncated or corrupt PNG: a chunk of %zu bytes at offset %zu runs past the "
+                                       "end of the %zu-byte file", chunk, at, len);
+        if (memcmp(bytes + at + 4, "IEND", 4) == 0) return 0;
+        at += 12 + chunk;
+    }
+    return 0; /* no IEND: stb reports the truncation itself */
+}
+
 qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_t len, int channels) {
     QKV_CHECK(channels >= 0 && channels <= 4, "image_decode: %s: channels %d not in 0..4", name, channels);
     if (len == 0) return qkv_file_fail(name, "empty file, not an image"), NULL;
     if (len > QKV_IMAGE_MAX_BYTES || len > INT_MAX)
         return qkv_file_fail(name, "%zu bytes is more than the %zu an image may have", len, QKV_IMAGE_MAX_BYTES), NULL;
+    if (png_chunks_fit(name, bytes, len) != 0) return NULL;
     int width = 0, height = 0, stored = 0;
     if (!stbi_info_from_memory(bytes, (int)len, &width, &height, &stored))
         return qkv_file_fail(name, "not a supported image: %s", stb_reason()), NULL;

@@ -126,6 +126,21 @@ START_TEST(bad_files_name_the_path) {
 }
 END_TEST
 
+/* A PNG chunk that claims 1.5 GB in an 85-byte file (found by the image fuzzer:
+ * stb grew its buffer to 2 GB before noticing) is refused before stb runs. */
+START_TEST(png_chunk_longer_than_the_file) {
+    size_t len = 0;
+    unsigned char *bytes = read_file_bytes("fuzz/image/regression-oom-png-chunk-length", &len);
+    ck_assert_ptr_nonnull(bytes);
+    ck_assert_ptr_null(qkv_image_decode("lying.png", bytes, len, 0));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "lying.png: truncated or corrupt PNG"));
+    /* The same file cut right after its first IDAT chunk is an ordinary truncation. */
+    ck_assert_ptr_null(qkv_image_decode("cut.png", bytes, 56, 0));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "cut.png"));
+    free(bytes);
+}
+END_TEST
+
 START_TEST(save_load_round_trip) {
     scratch_dir_create();
     for (int channels = 1; channels <= 4; channels++) {
@@ -163,6 +178,7 @@ Suite *suite_image(void) {
     tcase_add_test(tc, channel_conversion);
     tcase_add_test(tc, bad_files_name_the_path);
     tcase_add_test(tc, save_load_round_trip);
+    tcase_add_test(tc, png_chunk_longer_than_the_file);
     suite_add_tcase(s, tc);
     return s;
 }
