@@ -8,6 +8,7 @@
  */
 #include "fileio.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,6 +29,24 @@ int qkv_file_fail(const char *what, const char *fmt, ...) {
     va_end(ap);
     qkv_set_error("%s: %s", what ? what : "(unnamed)", reason);
     return -1;
+}
+
+int qkv_file_fail_line(const char *name, long line, const char *fmt, ...) {
+    char reason[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    qkv_set_error("%s:%ld: %s", name ? name : "(unnamed)", line, reason);
+    return -1;
+}
+
+const char *qkv_quote_bytes(const void *bytes, size_t len, char out[32]) {
+    const unsigned char *b = bytes;
+    size_t n = len < 24 ? len : 24;
+    for (size_t i = 0; i < n; i++) out[i] = isprint(b[i]) ? (char)b[i] : '?';
+    strcpy(out + n, len > n ? "..." : "");
+    return out;
 }
 
 /* ---- atomic writes -------------------------------------------------------------- */

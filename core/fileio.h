@@ -39,6 +39,11 @@
 
 /* Records "<what>: <formatted reason>" with qkv_set_error and returns -1. */
 int qkv_file_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a text format: records "<name>:<line>: <reason>" and returns -1. */
+int qkv_file_fail_line(const char *name, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A piece of an input for a message: its first 24 bytes with non-printable ones as
+ * '?' and "..." if cut; writes into out and returns it. */
+const char *qkv_quote_bytes(const void *bytes, size_t len, char out[32]);
 
 /* ---- atomic writes -------------------------------------------------------------- */
 

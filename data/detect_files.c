@@ -103,23 +103,9 @@ typedef struct parser {
     qkv_detect_set *set;
 } parser;
 
-__attribute__((format(printf, 2, 3))) static int fail_at(const parser *p, const char *fmt, ...) {
-    char message[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    qkv_set_error("%s:%d: %s", p->name, p->line, message);
-    return -1;
-}
-
-/* A field for a message: at most 24 bytes, non-printable ones as '?'. */
-static const char *shown(field f, char buf[32]) {
-    size_t n = f.len < 24 ? f.len : 24;
-    for (size_t i = 0; i < n; i++) buf[i] = isprint((unsigned char)f.s[i]) ? f.s[i] : '?';
-    strcpy(buf + n, f.len > n ? "..." : "");
-    return buf;
-}
+/* "name:line: message" (core/fileio.h), and a field quoted for a message. */
+#define fail_at(p, ...) qkv_file_fail_line((p)->name, (p)->line, __VA_ARGS__)
+#define shown(f, buf) qkv_quote_bytes((f).s, (f).len, buf)
 
 static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f'; }
 

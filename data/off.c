@@ -52,24 +52,9 @@ typedef struct token {
 
 static int is_blank(unsigned char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f'; }
 
-/* Records "name:line: message" and returns -1. */
-__attribute__((format(printf, 2, 3))) static int fail_at(const cursor *c, const char *fmt, ...) {
-    char message[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    qkv_set_error("%s:%ld: %s", c->name, c->line, message);
-    return -1;
-}
-
-/* The token for a message: at most 24 bytes, non-printable bytes shown as '?'. */
-static const char *shown(token t, char buf[32]) {
-    size_t n = t.len < 24 ? t.len : 24;
-    for (size_t i = 0; i < n; i++) buf[i] = isprint(t.s[i]) ? (char)t.s[i] : '?';
-    strcpy(buf + n, t.len > n ? "..." : "");
-    return buf;
-}
+/* "name:line: message" (core/fileio.h), and a token quoted for a message. */
+#define fail_at(c, ...) qkv_file_fail_line((c)->name, (c)->line, __VA_ARGS__)
+#define shown(t, buf) qkv_quote_bytes((t).s, (t).len, buf)
 
 /* The next token on the current line, or 0 at the line's end (or a comment). */
 static int next_token(cursor *c, token *t) {
