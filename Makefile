@@ -33,7 +33,7 @@ TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
 LIB      := $(B)/libqkv.a
 
-.PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-build demo deps \
+.PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-ci fuzz-build demo deps \
         bench bench-compare gradcheck example tutorial clean check-deps test-mpi bench-mpi
 all: check-deps $(LIB) $(BIN)
 
@@ -127,7 +127,13 @@ valgrind-suite: valgrind-build
 # tests/fuzz/<name>/; new inputs go to build-fuzz/corpus/<name>/, crashes to
 # build-fuzz/crashes/. A crash fails the target: commit the input under
 # tests/fuzz/<name>/ and `make test` replays it from then on (test_fuzz.c).
+# `make fuzz` explores (a new random seed each run); `make fuzz-ci` is the
+# reproducible pass CI runs: seed 1, FUZZ_RUNS inputs per harness, from the seeds
+# alone, so a clean clone gets the same inputs as this machine.
 FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?= 100000
+FUZZ_LIMIT   ?= -max_total_time=$(FUZZ_SECONDS)
+FUZZ_CORPUS  ?= build-fuzz/corpus
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 fuzz-build:
@@ -139,14 +145,18 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz_targets.c tests/fuzz_targets.h
 fuzz: fuzz-build
 	@mkdir -p build-fuzz/crashes
 	@for name in $(FUZZ_NAMES); do \
-	    mkdir -p build-fuzz/corpus/$$name; \
-	    echo "fuzz $$name: $(FUZZ_SECONDS) s"; \
-	    ./build-fuzz/fuzz_$$name -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 -print_final_stats=1 \
-	        -artifact_prefix=build-fuzz/crashes/$$name- build-fuzz/corpus/$$name tests/fuzz/$$name \
+	    mkdir -p $(FUZZ_CORPUS)/$$name; \
+	    echo "fuzz $$name: $(FUZZ_LIMIT)"; \
+	    ./build-fuzz/fuzz_$$name $(FUZZ_LIMIT) -close_fd_mask=3 -print_final_stats=1 \
+	        -artifact_prefix=build-fuzz/crashes/$$name- $(FUZZ_CORPUS)/$$name tests/fuzz/$$name \
 	        2> build-fuzz/fuzz_$$name.log; rc=$$?; \
 	    grep -E "^stat::number_of_executed_units|^Done|ERROR|SUMMARY" build-fuzz/fuzz_$$name.log; \
 	    if [ $$rc -ne 0 ]; then echo "fuzz $$name: FAILED, see build-fuzz/fuzz_$$name.log"; exit 1; fi; \
 	done
+
+fuzz-ci: fuzz-build
+	rm -rf build-fuzz/ci-corpus
+	$(MAKE) fuzz FUZZ_LIMIT="-seed=1 -runs=$(FUZZ_RUNS)" FUZZ_CORPUS=build-fuzz/ci-corpus
 
 demo: all
 	./qkv train reverse

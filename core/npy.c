@@ -290,7 +290,8 @@ qkv_tensor *qkv_npy_parse(const unsigned char *bytes, size_t len, const char *wh
     npy_header h;
     if (!bytes && len) { qkv_file_fail(what, "no bytes"); return NULL; }
     if (parse_header(bytes, len, len, what, &h)) return NULL;
-    qkv_tensor *t = qkv_tensor_create(NULL, h.ndim, h.shape, requires_grad);
+    qkv_tensor *t = qkv_tensor_try_create(what, NULL, h.ndim, h.shape, requires_grad);
+    if (!t) return NULL;
     const unsigned char *data = bytes + h.data_offset;
     if (h.itemsize == 4)
         qkv_f32_from_le(t->data, data, h.count);

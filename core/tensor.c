@@ -28,7 +28,16 @@ size_t qkv_shape_size(int ndim, const int *shape) {
 }
 
 
-qkv_tensor *qkv_tensor_create(const char *name, int ndim, const int *shape, int requires_grad) {
+/* One float buffer for a tensor: fatal on failure, or (try_file != NULL) NULL with
+ * the error recorded against the input file that asked for it. */
+static float *tensor_floats(size_t n, const char *try_file, const char *what) {
+    size_t bytes = qkv_size_mul(n, sizeof(float));
+    float *p = try_file ? qkv_try_malloc_aligned(bytes, try_file, what) : qkv_malloc_aligned(bytes, what);
+    if (p) memset(p, 0, n * sizeof(float));
+    return p;
+}
+
+static qkv_tensor *tensor_new(const char *try_file, const char *name, int ndim, const int *shape, int requires_grad) {
     check_shape("tensor_create", ndim, shape);
     char what[96];
     snprintf(what, sizeof what, "tensor '%.64s'", name ? name : "(unnamed)");
@@ -36,18 +45,27 @@ qkv_tensor *qkv_tensor_create(const char *name, int ndim, const int *shape, int 
     t->ndim = ndim;
     if (ndim > 0) memcpy(t->shape, shape, (size_t)ndim * sizeof(int)); /* a scalar may pass shape NULL */
     t->size = qkv_shape_size(ndim, shape);
-    t->data = qkv_malloc_aligned(qkv_size_mul(t->size, sizeof(float)), what);
-    memset(t->data, 0, t->size * sizeof(float));
-    if (requires_grad) {
-        t->grad = qkv_malloc_aligned(qkv_size_mul(t->size, sizeof(float)), what);
-        memset(t->grad, 0, t->size * sizeof(float));
-    }
     t->requires_grad = requires_grad;
     t->owned = 1;
-    if (name) {
-        t->name = qkv_strdup(name, what);
+    t->data = tensor_floats(t->size, try_file, what);
+    if (t->data && requires_grad) t->grad = tensor_floats(t->size, try_file, what);
+    if (!t->data || (requires_grad && !t->grad)) { /* only a try allocation gets here */
+        free(t->data);
+        free(t);
+        return NULL;
     }
+    if (name) t->name = qkv_strdup(name, what);
     return t;
+}
+
+qkv_tensor *qkv_tensor_create(const char *name, int ndim, const int *shape, int requires_grad) {
+    return tensor_new(NULL, name, ndim, shape, requires_grad);
+}
+
+qkv_tensor *qkv_tensor_try_create(const char *file, const char *name, int ndim, const int *shape,
+                                  int requires_grad) {
+    QKV_CHECK(file != NULL, "tensor_try_create: file is NULL");
+    return tensor_new(file, name, ndim, shape, requires_grad);
 }
 
 void qkv_tensor_free(qkv_tensor *t) {

@@ -37,6 +37,11 @@ typedef struct qkv_tensor {
 
 /* Heap-owned tensor, zero-filled. name is copied; it may be NULL. */
 qkv_tensor *qkv_tensor_create(const char *name, int ndim, const int *shape, int requires_grad);
+/* The same for a tensor whose size an input file asked for: when memory runs out
+ * it returns NULL with qkv_last_error() = "<file>: out of memory allocating N
+ * bytes for tensor '<name>'" instead of stopping (core/alloc.h). */
+qkv_tensor *qkv_tensor_try_create(const char *file, const char *name, int ndim, const int *shape,
+                                  int requires_grad);
 void qkv_tensor_free(qkv_tensor *t);
 
 /* Shape helpers. qkv_shape_str writes "[4,3]" into buf and returns buf. */

@@ -42,11 +42,30 @@ static int png_chunks_fit(const char *name, const unsigned char *bytes, size_t l
     return 0; /* no IEND: stb reports the truncation itself */
 }
 
+/* stb also decodes GIF, PSD, PIC, PNM and HDR, and its readers for those are the
+ * ones fuzzing breaks (a 16-bit PGM of 29 bytes reads past its buffer inside
+ * libstb). qkv reads the four formats it documents, so the others are refused by
+ * their signatures before stb sees them. stb tries its readers in the order JPEG,
+ * PNG, BMP, GIF, PSD, PIC, PNM, HDR, TGA; TGA has no signature, so anything that
+ * passes here and that stb decodes is one of the four. Returns the refused
+ * format's name, or NULL. */
+static const char *refused_format(const unsigned char *bytes, size_t len) {
+    static const struct { const char *magic; size_t n; const char *name; } refused[] = {
+        {"GIF8", 4, "GIF"},        {"8BPS", 4, "PSD"},   {"\x53\x80\xF6\x34", 4, "PIC"},
+        {"#?RADIANCE\n", 11, "HDR"}, {"#?RGBE\n", 7, "HDR"}, {"P5", 2, "PGM"}, {"P6", 2, "PPM"},
+    };
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+        if (len >= refused[k].n && memcmp(bytes, refused[k].magic, refused[k].n) == 0) return refused[k].name;
+    return NULL;
+}
+
 qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_t len, int channels) {
     QKV_CHECK(channels >= 0 && channels <= 4, "image_decode: %s: channels %d not in 0..4", name, channels);
     if (len == 0) return qkv_file_fail(name, "empty file, not an image"), NULL;
     if (len > QKV_IMAGE_MAX_BYTES || len > INT_MAX)
         return qkv_file_fail(name, "%zu bytes is more than the %zu an image may have", len, QKV_IMAGE_MAX_BYTES), NULL;
+    const char *format = refused_format(bytes, len);
+    if (format) return qkv_file_fail(name, "%s data; qkv reads PNG, JPEG, BMP and TGA images", format), NULL;
     if (png_chunks_fit(name, bytes, len) != 0) return NULL;
     int width = 0, height = 0, stored = 0;
     if (!stbi_info_from_memory(bytes, (int)len, &width, &height, &stored))
@@ -62,7 +81,11 @@ qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_
         return qkv_file_fail(name, "image size changed while decoding"), NULL;
     }
     int C = channels ? channels : c;
-    qkv_tensor *t = qkv_tensor_create(NULL, 3, (int[]){C, h, w}, 0);
+    qkv_tensor *t = qkv_tensor_try_create(name, "image", 3, (int[]){C, h, w}, 0);
+    if (!t) {
+        stbi_image_free(pixels);
+        return NULL;
+    }
     size_t plane = (size_t)h * (size_t)w;
     /* Interleaved HWC bytes -> CHW planes. */
     for (size_t p = 0; p < plane; p++)

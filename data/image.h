@@ -6,6 +6,9 @@
  * (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA); 1..4 converts (stb's rules: gray =
  * weighted RGB, a missing alpha is opaque). 16-bit files are reduced to 8 bits.
  *
+ * Only these four: stb's other readers (GIF, PSD, PIC, PGM/PPM, HDR) are refused
+ * by signature, "x.gif: GIF data; qkv reads PNG, JPEG, BMP and TGA images".
+ *
  * Limits, checked before decoding: at most QKV_IMAGE_MAX_BYTES of file and
  * QKV_IMAGE_MAX_SIDE pixels per side (stb's header parse, stbi_info_from_memory).
  *

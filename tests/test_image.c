@@ -126,6 +126,26 @@ START_TEST(bad_files_name_the_path) {
 }
 END_TEST
 
+/* Formats stb reads but qkv does not (its PGM reader read past a 29-byte buffer
+ * under the image fuzzer) are refused by signature, naming the format. */
+START_TEST(other_formats_are_refused) {
+    const char *cases[][2] = {{"fuzz/image/regression-segv-pgm-16bit", "PGM data"},
+                              {"fuzz/image/gray.pgm", "PGM data"},
+                              {"fuzz/image/rgb.gif", "GIF data"}};
+    for (int k = 0; k < 3; k++) {
+        size_t len = 0;
+        unsigned char *bytes = read_file_bytes(cases[k][0], &len);
+        ck_assert_ptr_nonnull(bytes);
+        ck_assert_ptr_null(qkv_image_decode("x.img", bytes, len, 0));
+        ck_assert_ptr_nonnull(strstr(qkv_last_error(), cases[k][1]));
+        ck_assert_ptr_nonnull(strstr(qkv_last_error(), "qkv reads PNG, JPEG, BMP and TGA"));
+        free(bytes);
+    }
+    ck_assert_ptr_null(qkv_image_decode("x.hdr", (const unsigned char *)"#?RADIANCE\n", 11, 0));
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "x.hdr: HDR data"));
+}
+END_TEST
+
 /* A PNG chunk that claims 1.5 GB in an 85-byte file (found by the image fuzzer:
  * stb grew its buffer to 2 GB before noticing) is refused before stb runs. */
 START_TEST(png_chunk_longer_than_the_file) {
@@ -179,6 +199,7 @@ Suite *suite_image(void) {
     tcase_add_test(tc, bad_files_name_the_path);
     tcase_add_test(tc, save_load_round_trip);
     tcase_add_test(tc, png_chunk_longer_than_the_file);
+    tcase_add_test(tc, other_formats_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -220,6 +220,13 @@ START_TEST(allocation_failure_names_the_size) {
                  "out of memory allocating 18446744073709551615 bytes for a test array");
     ck_assert_ptr_null(qkv_try_malloc(SIZE_MAX / 2, "big.npy", "the data"));
     expect_last_error("big.npy", "out of memory allocating 9223372036854775807 bytes for the data");
+    /* A tensor an input file asks for (npy, images): an input error, not a stop. */
+    ck_assert_ptr_null(qkv_tensor_try_create("big.npy", "x", 2, (const int[]){1 << 30, 1 << 30}, 1));
+    expect_last_error("big.npy", "out of memory allocating 4611686018427387904 bytes for tensor 'x'");
+    qkv_tensor *small = qkv_tensor_try_create("small.npy", NULL, 1, (const int[]){3}, 1);
+    ck_assert_ptr_nonnull(small);
+    ck_assert(small->grad && small->data[2] == 0.0f && small->grad[2] == 0.0f);
+    qkv_tensor_free(small);
     void *p = qkv_malloc(0, "nothing");
     ck_assert_ptr_nonnull(p);
     free(p);

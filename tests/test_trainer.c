@@ -143,6 +143,29 @@ START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
 }
 END_TEST
 
+/* A long config value (a --data directory deep in a tree) is stored whole and
+ * read back whole: eval finds the data the model was trained on. */
+START_TEST(long_config_values_round_trip) {
+    scratch_dir_create();
+    char path[128], long_dir[1200];
+    snprintf(path, sizeof path, "%s/long.safetensors", scratch_dir);
+    size_t n = 0;
+    while (n + 12 < sizeof long_dir - 1) n += (size_t)snprintf(long_dir + n, sizeof long_dir - n, "/a-directory");
+    qkv_config_kv saved = {0}, back = {0};
+    qkv_config_add(&saved, "task", "maxreg");
+    qkv_config_add(&saved, "data", "%s", long_dir);
+    qkv_params params = {0};
+    qkv_params_new(&params, "w", 1, (int[]){3});
+    ck_assert_int_eq(qkv_checkpoint_save(path, &params, NULL, 0, NULL, &saved), 0);
+    ck_assert_int_eq(qkv_checkpoint_read_config(path, &back), 0);
+    ck_assert_int_eq(back.n, 2);
+    ck_assert_str_eq(qkv_config_get(&back, "data"), long_dir);
+    ck_assert_uint_gt(strlen(qkv_config_get(&back, "data")), 1000);
+    qkv_params_free(&params);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* Greedy decoding through the caches predicts what the full causal pass predicts:
  * run the full pass on the predicted target (teacher forcing with the model's own
  * outputs) and compare the argmax at every position. */
@@ -278,6 +301,7 @@ Suite *suite_trainer(void) {
     tcase_set_timeout(tc, 0);
     tcase_add_test(tc, resume_is_bitwise_exact);
     tcase_add_test(tc, checkpoint_that_does_not_fit_leaves_model_untouched);
+    tcase_add_test(tc, long_config_values_round_trip);
     tcase_add_test(tc, cached_decoding_matches_full_pass);
     tcase_add_test(tc, cli_refuses_bad_flags_and_writes_nothing);
     tcase_add_test(tc, cli_trains_saves_evaluates_and_summarizes);

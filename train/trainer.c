@@ -50,8 +50,10 @@ void qkv_config_add(qkv_config_kv *c, const char *key, const char *fmt, ...) {
     strcpy(c->key[c->n], key);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->value[c->n], sizeof c->value[0], fmt, ap);
+    int len = vsnprintf(c->value[c->n], sizeof c->value[0], fmt, ap);
     va_end(ap);
+    QKV_CHECK(len >= 0 && (size_t)len < sizeof c->value[0], "config: the value of %s is %d bytes, more than %zu", key,
+              len, sizeof c->value[0] - 1);
     c->n++;
 }
 

@@ -54,11 +54,14 @@ int qkv_argmax(const float *row, int n);
 /* NULL if absent. */
 const double *qkv_metrics_get(const qkv_metrics *m, const char *key);
 
-/* Config as strings, in a fixed order (checkpoint metadata, --json). */
+/* Config as strings, in a fixed order (checkpoint metadata, --json). A value
+ * holds any path the system can open (PATH_MAX bytes with the NUL): --data
+ * directories are stored whole so that eval can find them again. */
+#define QKV_CONFIG_VALUE_LEN 4096
 typedef struct qkv_config_kv {
     int n;
     char key[QKV_MAX_CONFIG][32];
-    char value[QKV_MAX_CONFIG][64];
+    char value[QKV_MAX_CONFIG][QKV_CONFIG_VALUE_LEN];
 } qkv_config_kv;
 
 void qkv_config_add(qkv_config_kv *c, const char *key, const char *fmt, ...)
