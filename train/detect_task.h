@@ -98,7 +98,7 @@ typedef struct qkv_detect_task_config {
     unsigned long long seed;
     /* Where the data came from, for the checkpoint config (enough to reload the
      * test set: qkv eval); data "generated" or a directory. */
-    char data[64];
+    char data[QKV_CONFIG_VALUE_LEN];
     int n_train, n_test, min_objects, max_objects;
 } qkv_detect_task_config;
 
