@@ -2,23 +2,56 @@
 #include "parallel.h"
 
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "error.h"
 
+int qkv_other_runnable(void) {
+    int fewest = -1;
+    for (int sample = 0; sample < 3; sample++) {
+        if (sample > 0) nanosleep(&(struct timespec){0, 4000000}, NULL);
+        FILE *f = fopen("/proc/loadavg", "r");
+        if (!f) return -1;
+        double load1, load5, load15;
+        int running = 0, total = 0;
+        int got = fscanf(f, "%lf %lf %lf %d/%d", &load1, &load5, &load15, &running, &total);
+        fclose(f);
+        if (got != 5 || running < 1) return -1;
+        if (fewest < 0 || running - 1 < fewest) fewest = running - 1;
+    }
+    return fewest;
+}
+
 int qkv_set_threads(int n) {
-    if (n <= 0) n = omp_get_num_procs();
+    const char *env = getenv("OMP_NUM_THREADS");
+    if (n <= 0 && env && atoi(env) > 0) n = atoi(env);
+    if (n <= 0) {
+        int others = qkv_other_runnable();
+        n = omp_get_num_procs() - (others > 0 ? others : 0);
+        if (n < 1) n = 1;
+    }
     omp_set_num_threads(n);
     return n;
 }
 
 int qkv_threads(void) { return omp_get_max_threads(); }
 
+int qkv_wait_policy_for(int others, const char **name, const char **value) {
+    int idle = others == 0;
+    *name = idle ? "GOMP_SPINCOUNT" : "OMP_WAIT_POLICY";
+    *value = idle ? QKV_IDLE_SPINCOUNT : "passive";
+    return idle;
+}
+
 void qkv_default_wait_policy(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    const char *name, *value;
+    qkv_wait_policy_for(qkv_other_runnable(), &name, &value);
+    if (setenv(name, value, 1) != 0) return;
     execv("/proc/self/exe", argv); /* returns only on failure: run on as we are */
 }
 

@@ -237,11 +237,11 @@ int qkv_cmd_bench(int argc, char **argv) {
     int previous_threads = omp_get_max_threads();
     static bench_table table;
     table.n = 0;
-    table.threads = omp_get_num_procs(); /* what qkv_set_threads(0) uses */
+    table.threads = omp_get_num_procs(); /* every core, busy or not */
     int all = strcmp(section, "all") == 0;
-    const char *wait_policy = getenv("OMP_WAIT_POLICY");
-    printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s\n",
-           BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(default)");
+    const char *wait_policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+    printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s\n",
+           BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(unset)", spin ? spin : "(unset)");
     print_header(table.threads);
     if (all || strcmp(section, "matmul") == 0) bench_matmul(&table);
     if (all || strcmp(section, "attention") == 0) bench_attention(&table);

@@ -261,13 +261,13 @@ int qkv_cmd_train_detect(int argc, char **argv) {
     qkv_detect_task_init(&task, &config, &train, &test);
     if (!f.trainer.quiet)
         printf("detect: %s, %d train / %d test images of %dx%d (%s in %.1f s), patch %d, width %d, %d heads, ff %d, "
-               "%d+%d layers, %d queries, %zu parameters, %s lr %g, clip %g, batch %d, %d steps, %d threads\n",
+               "%d+%d layers, %d queries, %zu parameters, %s lr %g, clip %g, batch %d, %d steps, %d thread%s\n",
                config.data, config.n_train, config.n_test, config.model.image_size, config.model.image_size,
                data_dir ? "loaded" : "written and loaded", omp_get_wtime() - data_start, config.model.patch,
                config.model.width, config.model.heads, config.model.ff,
                config.model.enc_layers, config.model.dec_layers, config.model.queries,
                qkv_params_count(&task.model.params), qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr,
-               f.trainer.clip, config.batch, f.trainer.steps, f.threads);
+               f.trainer.clip, config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
     rc = qkv_train(&f.trainer, &task.task, &result);
     if (rc == 0) qkv_print_final("detect", &result);

@@ -85,11 +85,11 @@ int qkv_cmd_train_points(int argc, char **argv) {
     if (skipped) printf("skipped %d bad files (first: %s)\n", skipped, first_skipped);
     if (!f.trainer.quiet)
         printf("points: %s, %d classes, %d points, %s width %d, %d heads, %zu parameters, %s lr %g, batch %d, "
-               "%d steps, %d threads\n",
+               "%d steps, %d thread%s\n",
                config.data_dir ? config.data_dir : "synthetic shapes", task.config.model.n_outputs,
                config.data.n_points, qkv_set_model_kind_name(config.model.kind), config.model.width,
                config.model.n_heads, qkv_params_count(&task.params), qkv_opt_kind_name(f.trainer.optim.kind),
-               f.trainer.optim.lr, config.batch, f.trainer.steps, f.threads);
+               f.trainer.optim.lr, config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
     int rc = qkv_train(&f.trainer, &task.task, &result);
     if (rc == 0) qkv_print_final("points", &result);
@@ -207,10 +207,10 @@ int qkv_cmd_train_maxreg(int argc, char **argv) {
     qkv_common_finish(&f);
     if (compare) return compare_maxreg(&config, f.trainer);
     if (!f.trainer.quiet)
-        printf("maxreg: sets of %d..%d reals, %s width %d, %d heads, %s lr %g, batch %d, %d steps, %d threads\n",
+        printf("maxreg: sets of %d..%d reals, %s width %d, %d heads, %s lr %g, batch %d, %d steps, %d thread%s\n",
                config.data.min_size, config.data.max_size, qkv_set_model_kind_name(config.model.kind),
                config.model.width, config.model.n_heads, qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr,
-               config.batch, f.trainer.steps, f.threads);
+               config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
     int rc = run_maxreg(&config, &f.trainer, &result);
     if (rc == 0) qkv_print_final("maxreg", &result);

@@ -93,10 +93,10 @@ static int train_sequence(const char *name, int argc, char **argv) {
     qkv_seq_model_init(&model, &config);
     if (!f.trainer.quiet)
         printf("%s: %s, %s positions, %d layers x %d heads, dim %d, %zu parameters, %s lr %g, batch %d, "
-               "%d steps, %d threads\n",
+               "%d steps, %d thread%s\n",
                qkv_seq_task_name(config.data.task), qkv_seq_arch_name(config.data.arch), qkv_pos_kind_name(config.pos),
                config.layers, config.heads, config.dim, qkv_params_count(&model.params),
-               qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr, config.batch, f.trainer.steps, f.threads);
+               qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr, config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
     int rc = qkv_train(&f.trainer, &model.task, &result);
     if (rc == 0) qkv_print_final(model.task.name, &result);
@@ -133,9 +133,9 @@ int qkv_cmd_train_spirals(int argc, char **argv) {
     qkv_spirals_task model;
     qkv_spirals_task_init(&model, &config);
     if (!f.trainer.quiet)
-        printf("two spirals: MLP 2-%d-%d-2, %s lr %g momentum %g, batch %d, %d steps, %d threads\n", config.hidden,
+        printf("two spirals: MLP 2-%d-%d-2, %s lr %g momentum %g, batch %d, %d steps, %d thread%s\n", config.hidden,
                config.hidden, qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr, f.trainer.optim.momentum,
-               config.batch, f.trainer.steps, f.threads);
+               config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
     int rc = qkv_train(&f.trainer, &model.task, &result);
     if (rc == 0) qkv_print_final("spirals", &result);
