@@ -9,20 +9,30 @@
 # ratio is taken within one round, so both sides saw the same machine load).
 # The load average is printed before and after.
 #
-# OMP_WAIT_POLICY defaults to passive here (for qkv and PyTorch alike): on a
-# machine shared with other jobs, OpenMP threads that spin at every join burn
-# the time slices the other team member needs, and a 2-thread step measured
-# 30x slower than a 1-thread one (passive: about the same). Set
-# OMP_WAIT_POLICY=active to measure spinning on an idle machine.
+# The OpenMP wait policy is the one qkv would pick for itself (core/parallel.h),
+# exported so that qkv, PyTorch and OpenBLAS all run with it: a short spin
+# (GOMP_SPINCOUNT=3000) when no other task is runnable, OMP_WAIT_POLICY=passive
+# when the machine is busy (spinning threads there made a 2-thread step 30x
+# slower than a 1-thread one). Set either variable to choose yourself.
 set -e
-export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then
+    fewest=99
+    for sample in 1 2 3; do
+        # "running/total" counts the reader: this shell (read is a builtin).
+        read -r _ _ _ running_total _ < /proc/loadavg
+        others=$(( ${running_total%/*} - 1 ))
+        [ "$others" -lt "$fewest" ] && fewest=$others
+        sleep 0.004
+    done
+    if [ "$fewest" -eq 0 ]; then export GOMP_SPINCOUNT=3000; else export OMP_WAIT_POLICY=passive; fi
+fi
 section=${1:-all}
 rounds=${ROUNDS:-3}
 out=build/bench
 mkdir -p "$out"
 rm -f "$out"/*.json
 echo "load before: $(uptime)"
-echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-(unset)}"
 i=1
 while [ "$i" -le "$rounds" ]; do
     echo "== round $i of $rounds"

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """torch_bench.py — the configurations of `qkv bench` in PyTorch (1.13, CPU), on
-1 thread and on 2 threads (torch.set_num_threads), medians of 5 samples, so
-bench/compare.sh can print qkv / PyTorch ratios from the same run.
+1 thread and on 2 threads, medians of 5 samples, so bench/compare.sh can print
+qkv / PyTorch ratios from the same run. The thread count is set twice:
+torch.set_num_threads for PyTorch's own loops, and openblas_set_num_threads for
+Debian's OpenBLAS, which runs torch.mm on its own pthreads and ignores the
+first (without it, the "1 thread" matmul used both cores).
 
   matmul     torch.mm of n x n float32, n = 64 ... 1024, GFLOP/s
   attention  softmax(q k^T / sqrt(d) [+ causal -inf]) v forward + backward
@@ -36,8 +39,31 @@ import torch.nn.functional as F
 SAMPLES = 5
 
 
-def seconds_per_call(fn, threads, min_seconds):
+def find_openblas():
+    """The OpenBLAS torch loaded (its openblas_set_num_threads), or None."""
+    import ctypes
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libopenblas" in line}
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+            return lib.openblas_set_num_threads
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+OPENBLAS_SET_THREADS = find_openblas()
+
+
+def set_threads(threads):
     torch.set_num_threads(threads)
+    if OPENBLAS_SET_THREADS is not None:
+        OPENBLAS_SET_THREADS(threads)
+
+
+def seconds_per_call(fn, threads, min_seconds):
+    set_threads(threads)
     t0 = time.perf_counter()
     fn()  # warm up
     once = time.perf_counter() - t0
@@ -213,7 +239,8 @@ def main(argv):
         print("usage: torch_bench.py [all|matmul|attention|train] [--json FILE]", file=sys.stderr)
         return 2
     threads = 2
-    print("torch %s: median of %d samples; 1 thread and %d threads" % (torch.__version__, SAMPLES, threads))
+    print("torch %s: median of %d samples; 1 thread and %d threads; OpenBLAS threads %s" %
+          (torch.__version__, SAMPLES, threads, "set too" if OPENBLAS_SET_THREADS else "not found"))
     rows = []
     with torch.no_grad():
         if section in ("all", "matmul"):
