@@ -8,6 +8,7 @@
 #define SUITES(X)                                                                           \
     X(dist)                                                                                 \
     X(core) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
+    X(patch)                                                                                \
     X(queries)                                                                              \
     X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)          \
     X(sequence) X(optim) X(trainer) X(set_tasks) X(sets) X(points) X(off) X(png)            \
@@ -19,7 +20,7 @@ SUITES(DECLARE)
 
 int main(int argc, char **argv) {
     (void)argc;
-    qkv_default_wait_policy(argv); /* passive waits unless the environment chose */
+    qkv_default_wait_policy(argv); /* spin or sleep by load, unless the environment chose */
     SRunner *runner = srunner_create(NULL);
 #define ADD(name) srunner_add_suite(runner, suite_##name());
     SUITES(ADD)
