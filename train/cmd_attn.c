@@ -179,7 +179,7 @@ int qkv_cmd_attn(int argc, char **argv) {
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--input", &input, "the input symbols, e.g. \"3 1 4 1 5\" (each 0..vocab-1)"),
         QKV_ARG_STRING_ROW("--out", &out, "the PNG to write"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, "OpenMP threads; 0: all cores"),
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
     if (argc < 1 || argv[0][0] == '-') {
         if (argc >= 1 && strcmp(argv[0], "--help") == 0) {

@@ -389,7 +389,7 @@ int qkv_cmd_detect(int argc, char **argv) {
         QKV_ARG_STRING_ROW("--out", &out, "write the image with the predicted boxes here (PNG)"),
         QKV_ARG_FLOAT_ROW("--threshold", &threshold, 0, 1, "keep queries whose no-object probability is below this"),
         QKV_ARG_INT_ROW("--scale", &scale, 1, 64, "the drawing's pixels per image pixel"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, "OpenMP threads; 0: all cores"),
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
     if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
         puts("usage: qkv detect CHECKPOINT IMAGE [--out boxes.png] [--threshold 0.5] [--scale 8]: predicted boxes "

@@ -166,7 +166,7 @@ int qkv_cmd_train(int argc, char **argv) {
 
 int qkv_cmd_eval(int argc, char **argv) {
     int threads = 0;
-    const qkv_arg args[] = {QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, "OpenMP threads; 0: all cores")};
+    const qkv_arg args[] = {QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP)};
     if (argc < 1 || argv[0][0] == '-') {
         if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
             puts("usage: qkv eval CHECKPOINT [--threads N]: re-evaluate a saved model on its task's test set");

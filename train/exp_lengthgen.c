@@ -310,7 +310,7 @@ int qkv_cmd_experiment_lengthgen(int argc, char **argv) {
         QKV_ARG_STRING_ROW("--json", &g.json, "write the config and every curve"),
         QKV_ARG_STRING_ROW("--plot", &g.plot, "PNG of accuracy against length"),
         QKV_ARG_CHOICE_ROW("--plot-metric", &g.plot_metric, metric_names, "what the plot shows"),
-        QKV_ARG_INT_ROW("--threads", &g.threads, 0, 1024, "OpenMP threads (0: all cores); these models are too small to gain from more than 1"),
+        QKV_ARG_INT_ROW("--threads", &g.threads, 0, 1024, QKV_THREADS_HELP "; these models are too small to gain from more than 1"),
         QKV_ARG_FLAG_ROW("--quiet", &g.quiet, "print only the tables"),
     };
     int parsed = qkv_args_parse("experiment lengthgen", argc, argv, args, (int)(sizeof args / sizeof args[0]));

@@ -392,7 +392,7 @@ int qkv_cmd_experiment_permutation(int argc, char **argv) {
         QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for weights, inputs and permutations"),
         QKV_ARG_STRING_ROW("--json", &json, "write the table as JSON"),
         QKV_ARG_STRING_ROW("--csv", &csv, "write the table as CSV"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, "OpenMP threads; 0: all cores"),
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
     int parsed = qkv_args_parse("experiment permutation", argc, argv, args, (int)(sizeof args / sizeof args[0]));
     if (parsed != 0) return parsed > 0 ? 0 : 2;
