@@ -6,7 +6,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -269,9 +268,19 @@ int run_qkv(const char *args, char *line, size_t len) {
 }
 
 pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path) {
-    char copy[1024], *argv[64];
+    char copy[1024], limit_flag[48], *argv[64];
     int argc = 0;
     snprintf(copy, sizeof copy, "%s", args);
+    if (as_limit > 0) {
+        /* prlimit (util-linux, Essential in Debian) sets the limit in a fresh
+         * process and then execs qkv. Setting it in the forked child instead
+         * breaks under valgrind: the child is still valgrind until it execs, and
+         * valgrind itself does not fit in 128 MB. */
+        snprintf(limit_flag, sizeof limit_flag, "--as=%zu", as_limit);
+        argv[argc++] = "/usr/bin/prlimit";
+        argv[argc++] = limit_flag;
+        argv[argc++] = "--";
+    }
     argv[argc++] = (char *)qkv_binary();
     for (char *word = strtok(copy, " "); word && argc < 63; word = strtok(NULL, " ")) argv[argc++] = word;
     argv[argc] = NULL;
@@ -290,10 +299,6 @@ pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *
         int out = open("/dev/null", O_WRONLY), err = open(err_path ? err_path : "/dev/null",
                                                           O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
-        if (as_limit > 0) {
-            struct rlimit limit = {as_limit, as_limit};
-            if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(127);
-        }
         execve(argv[0], argv, envp);
         _exit(127);
     }

@@ -157,7 +157,8 @@ int run_qkv(const char *args, char *line, size_t len);
 /* Starts qkv_binary() with args (split at spaces, no quoting) in a child process
  * (fork + exec), stdout to /dev/null and stderr to err_path (or /dev/null if
  * NULL). env, if not NULL, is one "NAME=value" added to the child's environment;
- * as_limit > 0 caps the child's address space (RLIMIT_AS, bytes). Returns the
+ * as_limit > 0 caps the child's address space (RLIMIT_AS, bytes, set through
+ * /usr/bin/prlimit so that it holds for qkv alone). Returns the
  * child's pid; wait_qkv waits for it and returns the raw wait status. */
 pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path);
 int wait_qkv(pid_t pid);
