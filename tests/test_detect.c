@@ -4,9 +4,11 @@
  * hand-made predictions; 1 vs 2 threads give bitwise the same checkpoint. */
 #include "test_util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "train/checkpoint.h"
 #include "train/detect_task.h"
 
 /* ---- metrics by hand ----------------------------------------------------------------- */
@@ -121,11 +123,16 @@ static const char *make_set(const char *name, int n, const char *extra) {
 }
 
 START_TEST(train_eval_and_detect_end_to_end) {
-    char args[1024], line[512];
+    char args[8192], line[512];
     /* A path longer than 64 characters: eval must find it again from the checkpoint. */
-    const char *set = make_set("a-detection-set-in-a-directory-whose-path-is-longer-than-64-characters", 24, "");
-    snprintf(args, sizeof args, "train detect %s --data %s --test 6 --steps 4 --eval-every 2 --json %s --save %s", TINY,
-             set, scratch_file("run.json"), scratch_file("model.safetensors"));
+    char set[PATH_MAX], canonical[PATH_MAX];
+    snprintf(set, sizeof set, "%s", make_set("a-detection-set-in-a-directory-whose-path-is-longer-than-64-characters", 24, ""));
+    ck_assert_ptr_nonnull(realpath(set, canonical));
+    /* Given as DIR/./NAME: the checkpoint stores the canonical absolute path. */
+    snprintf(args, sizeof args,
+             "train detect %s --data %s/./a-detection-set-in-a-directory-whose-path-is-longer-than-64-characters "
+             "--test 6 --steps 4 --eval-every 2 --json %s --save %s",
+             TINY, scratch_dir, scratch_file("run.json"), scratch_file("model.safetensors"));
     ck_assert_msg(run_qkv(args, line, sizeof line) == 0, "%s", line);
     size_t len;
     char *json = (char *)read_file_bytes(scratch_file("run.json"), &len);
@@ -137,6 +144,13 @@ START_TEST(train_eval_and_detect_end_to_end) {
     /* The checkpoint rebuilds its model: eval reloads the test split, detect draws. */
     snprintf(args, sizeof args, "eval %s --threads 1", scratch_file("model.safetensors"));
     ck_assert_msg(run_qkv(args, line, sizeof line) == 0, "%s", line);
+    qkv_config_kv stored;
+    ck_assert_int_eq(qkv_checkpoint_read_config(scratch_file("model.safetensors"), &stored), 0);
+    ck_assert_str_eq(qkv_config_get(&stored, "data"), canonical);
+    /* eval --data: another set of the same image size, instead of the stored one. */
+    snprintf(args, sizeof args, "eval %s --threads 1 --data %s", scratch_file("model.safetensors"),
+             make_set("another", 8, ""));
+    ck_assert_msg(run_qkv(args, line, sizeof line) == 0, "%s", line);
     snprintf(args, sizeof args, "detect %s %s/img_00000.png --out %s --scale 4 --threshold 0.9 --threads 1",
              scratch_file("model.safetensors"), set, scratch_file("boxes.png"));
     ck_assert_msg(run_qkv(args, line, sizeof line) == 0, "%s", line);
@@ -145,11 +159,14 @@ START_TEST(train_eval_and_detect_end_to_end) {
     assert_shape(drawn, 3, (int[]){3, 128, 128});
     qkv_tensor_free(drawn);
     /* An image of another size is refused, naming both sizes. */
-    const char *big = make_set("big", 1, "--size 48");
+    const char *big = make_set("big", 8, "--size 48");
     snprintf(args, sizeof args, "detect %s %s/img_00000.png --out %s", scratch_file("model.safetensors"), big,
              scratch_file("big.png"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_msg(strstr(line, "48x48") && strstr(line, "32x32") && strstr(line, "img_00000.png"), "%s", line);
+    snprintf(args, sizeof args, "eval %s --data %s", scratch_file("model.safetensors"), big);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "48x48") && strstr(line, "32x32"), "%s", line);
     /* Not an image, not a detect checkpoint. */
     snprintf(args, sizeof args, "detect %s %s/annotations.txt", scratch_file("model.safetensors"), set);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);

@@ -18,6 +18,7 @@
  * or reread from the directory.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,7 +242,11 @@ int qkv_cmd_train_detect(int argc, char **argv) {
         return 2;
     }
     config.model.image_size = test.width;
-    snprintf(config.data, sizeof config.data, "%s", data_dir ? data_dir : "generated");
+    /* The directory's absolute path, so that eval finds it from any directory
+     * (and a directory called "generated" is not taken for a generated set). */
+    char absolute[PATH_MAX];
+    snprintf(config.data, sizeof config.data, "%s",
+             !data_dir ? "generated" : realpath(data_dir, absolute) ? absolute : data_dir);
     config.n_train = train.n;
     config.n_test = test.n;
     config.min_objects = data_dir ? 0 : data.min_objects;
@@ -288,7 +293,7 @@ static int config_number(const qkv_config_kv *kv, const char *key, long long *ou
     return 0;
 }
 
-int qkv_eval_detect(const char *path, const qkv_config_kv *description) {
+int qkv_eval_detect(const char *path, const qkv_config_kv *description, const char *data_dir) {
     qkv_detect_task_config config = {0};
     long long n_train, n_test, seed, min_objects, max_objects, batch, flip;
     if (qkv_detect_model_config_from(description, &config.model) != 0 ||
@@ -299,7 +304,7 @@ int qkv_eval_detect(const char *path, const qkv_config_kv *description) {
         fprintf(stderr, "qkv eval: %s: %s\n", path, qkv_last_error());
         return 2;
     }
-    const char *data = qkv_config_get(description, "data");
+    const char *data = data_dir ? data_dir : qkv_config_get(description, "data");
     snprintf(config.data, sizeof config.data, "%s", data ? data : "");
     config.n_train = (int)n_train;
     config.n_test = (int)n_test;
@@ -307,7 +312,7 @@ int qkv_eval_detect(const char *path, const qkv_config_kv *description) {
     config.batch = (int)batch;
     config.flip = (int)flip;
     qkv_detect_set train = {0}, test = {0};
-    if (strcmp(config.data, "generated") == 0) {
+    if (!data_dir && strcmp(config.data, "generated") == 0) {
         qkv_detect_config gen = {config.model.image_size, (int)min_objects, (int)max_objects};
         if (n_test < 1 || n_test > 1000000 || min_objects < 0 || min_objects > max_objects ||
             max_objects > QKV_DETECT_MAX_GENERATED) {

@@ -166,16 +166,22 @@ int qkv_cmd_train(int argc, char **argv) {
 
 int qkv_cmd_eval(int argc, char **argv) {
     int threads = 0;
-    const qkv_arg args[] = {QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP)};
+    const char *data_dir = NULL;
+    const qkv_arg args[] = {
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
+        QKV_ARG_STRING_ROW("--data", &data_dir, "detect: evaluate on this set instead of the one the checkpoint names"),
+    };
     if (argc < 1 || argv[0][0] == '-') {
         if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
-            puts("usage: qkv eval CHECKPOINT [--threads N]: re-evaluate a saved model on its task's test set");
+            puts("usage: qkv eval CHECKPOINT [--threads N] [--data DIR]: re-evaluate a saved model on its task's "
+                 "test set\n  --data DIR       a detect model: evaluate on DIR (DIR/test, or its last images) "
+                 "instead of the set it was trained on");
             return 0;
         }
         fputs("qkv eval: name a checkpoint: qkv eval CHECKPOINT\n", stderr);
         return 2;
     }
-    int parsed = qkv_args_parse("eval", argc - 1, argv + 1, args, 1);
+    int parsed = qkv_args_parse("eval", argc - 1, argv + 1, args, 2);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     qkv_set_threads(threads);
     qkv_config_kv description;
@@ -184,7 +190,12 @@ int qkv_cmd_eval(int argc, char **argv) {
         return 2;
     }
     const char *task = qkv_config_get(&description, "task");
-    if (task && strcmp(task, "detect") == 0) return qkv_eval_detect(argv[0], &description);
+    if (task && strcmp(task, "detect") == 0) return qkv_eval_detect(argv[0], &description, data_dir);
+    if (data_dir) {
+        fprintf(stderr, "qkv eval: --data: %s is a %s model, which reads no data directory\n", argv[0],
+                task ? task : "(unknown)");
+        return 2;
+    }
     qkv_seq_model model;
     long step = 0;
     if (qkv_seq_model_load(&model, argv[0], &step) != 0) {

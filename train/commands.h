@@ -18,6 +18,6 @@ int qkv_cmd_train_detect(int argc, char **argv);
 int qkv_cmd_detect(int argc, char **argv);
 /* qkv eval of a detect checkpoint (path), whose config is description. */
 struct qkv_config_kv;
-int qkv_eval_detect(const char *path, const struct qkv_config_kv *description);
+int qkv_eval_detect(const char *path, const struct qkv_config_kv *description, const char *data_dir);
 
 #endif
