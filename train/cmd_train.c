@@ -192,8 +192,8 @@ int qkv_cmd_eval(int argc, char **argv) {
     const char *task = qkv_config_get(&description, "task");
     if (task && strcmp(task, "detect") == 0) return qkv_eval_detect(argv[0], &description, data_dir);
     if (data_dir) {
-        fprintf(stderr, "qkv eval: --data: %s is a %s model, which reads no data directory\n", argv[0],
-                task ? task : "(unknown)");
+        fprintf(stderr, "qkv eval: --data: %s is a %s model; only detect models are evaluated on another set\n",
+                argv[0], task ? task : "(unknown)");
         return 2;
     }
     qkv_seq_model model;
