@@ -188,7 +188,7 @@ START_TEST(train_and_test_subdirectories_and_generated_sets) {
     json[len] = '\0';
     ck_assert_msg(strstr(json, "\"train\": \"10\"") && strstr(json, "\"test\": \"3\""), "%s", json);
     free(json);
-    /* Without --data a set is written to $TMPDIR and removed after loading. */
+    /* Without --data the set is generated in memory: nothing lands in $TMPDIR. */
     char tmp[256];
     snprintf(tmp, sizeof tmp, "%s/tmp", scratch_dir);
     mkdir(tmp, 0755);

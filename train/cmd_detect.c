@@ -2,11 +2,10 @@
  * branch of `qkv eval CKPT`.
  *
  * Data for training (train/detect_task.h has the model and the metrics):
- *   no --data      a synthetic set is written into a fresh temporary directory
- *                  (mkdtemp under $TMPDIR, else /dev/shm, else /tmp): --train images of seed --seed
- *                  in train/, --test images of another seed in test/; both are read
- *                  back through the loaders (data/detect.h) and the directory is
- *                  removed as soon as they are in memory.
+ *   no --data      the synthetic set, generated in memory (data/detect.h):
+ *                  --train images of seed --seed, --test images of another seed;
+ *                  bitwise the pixels `qkv data detect` writes to PNG and the
+ *                  loaders read back.
  *   --data DIR     DIR/train and DIR/test, each with its annotations.txt, when
  *                  DIR/train/annotations.txt exists (--train N keeps the first N
  *                  training images; the whole test directory is the test set);
@@ -17,14 +16,12 @@
  * regenerated in memory (bitwise what the loader read: PNG round trips are exact)
  * or reread from the directory.
  */
-#include <dirent.h>
 #include <limits.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -103,52 +100,6 @@ static int load_dir(const char *dir, int n_train, int n_test, qkv_detect_set *tr
         *train = rest;
     }
     return 0;
-}
-
-/* Removes dir/train, dir/test (their files) and dir: what generate_sets made. */
-static void remove_generated(const char *dir) {
-    const char *subdirs[] = {"train", "test"};
-    char path[4200];
-    for (int s = 0; s < 2; s++) {
-        snprintf(path, sizeof path, "%s/%s", dir, subdirs[s]);
-        DIR *d = opendir(path);
-        if (!d) continue;
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char file[4480];
-            snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-            unlink(file);
-        }
-        closedir(d);
-        rmdir(path);
-    }
-    rmdir(dir);
-}
-
-/* Writes the synthetic set into a temporary directory, reads it back, removes it. */
-static int generate_sets(const qkv_detect_config *data, unsigned long long seed, int n_train, int n_test,
-                         qkv_detect_set *train, qkv_detect_set *test) {
-    /* $TMPDIR if set; else /dev/shm (memory: 8,500 atomic writes cost two fsyncs
-     * each, 2 minutes on a disk, 2 seconds there); else /tmp. */
-    const char *tmp = getenv("TMPDIR");
-    struct stat st;
-    if (!tmp || !*tmp)
-        tmp = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
-                                                                                                     : "/tmp";
-    char dir[4096], path[4200];
-    int len = snprintf(dir, sizeof dir, "%s/qkv-detect-XXXXXX", tmp);
-    if (len >= (int)sizeof dir - 100 || !mkdtemp(dir)) {
-        qkv_set_error("%s: cannot make a temporary directory", dir);
-        return -1;
-    }
-    snprintf(path, sizeof path, "%s/train", dir);
-    int rc = qkv_detect_write(path, data, seed, n_train);
-    snprintf(path, sizeof path, "%s/test", dir);
-    if (rc == 0) rc = qkv_detect_write(path, data, seed ^ TEST_SEED_OFFSET, n_test);
-    if (rc == 0) rc = load_dir(dir, 0, n_test, train, test);
-    remove_generated(dir);
-    return rc;
 }
 
 static int max_objects_of(const qkv_detect_set *set) {
@@ -235,9 +186,10 @@ int qkv_cmd_train_detect(int argc, char **argv) {
 
     qkv_detect_set train = {0}, test = {0};
     double data_start = omp_get_wtime();
-    int rc = data_dir ? load_dir(data_dir, config.n_train, config.n_test, &train, &test)
-                      : generate_sets(&data, config.seed, config.n_train, config.n_test, &train, &test);
-    if (rc != 0) {
+    if (!data_dir) { /* the same pixels `qkv data detect` writes: PNG round trips are exact */
+        qkv_detect_generate(&data, config.seed, 0, config.n_train, &train);
+        qkv_detect_generate(&data, config.seed ^ TEST_SEED_OFFSET, 0, config.n_test, &test);
+    } else if (load_dir(data_dir, config.n_train, config.n_test, &train, &test) != 0) {
         fprintf(stderr, "qkv train detect: %s\n", qkv_last_error());
         return 2;
     }
@@ -268,13 +220,13 @@ int qkv_cmd_train_detect(int argc, char **argv) {
         printf("detect: %s, %d train / %d test images of %dx%d (%s in %.1f s), patch %d, width %d, %d heads, ff %d, "
                "%d+%d layers, %d queries, %zu parameters, %s lr %g, clip %g, batch %d, %d steps, %d thread%s\n",
                config.data, config.n_train, config.n_test, config.model.image_size, config.model.image_size,
-               data_dir ? "loaded" : "written and loaded", omp_get_wtime() - data_start, config.model.patch,
+               data_dir ? "loaded" : "generated", omp_get_wtime() - data_start, config.model.patch,
                config.model.width, config.model.heads, config.model.ff,
                config.model.enc_layers, config.model.dec_layers, config.model.queries,
                qkv_params_count(&task.model.params), qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr,
                f.trainer.clip, config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
-    rc = qkv_train(&f.trainer, &task.task, &result);
+    int rc = qkv_train(&f.trainer, &task.task, &result);
     if (rc == 0) qkv_print_final("detect", &result);
     qkv_detect_task_free(&task);
     return rc;
