@@ -26,12 +26,13 @@ START_TEST(bench_refuses_bad_arguments) {
 }
 END_TEST
 
-/* Runs `env ENV ../qkv bench --help` with libgomp's verbose environment display;
+/* Runs `env ENV qkv_binary() bench --help` with libgomp's verbose environment display;
  * returns how many times libgomp started, *spin = its last GOMP_SPINCOUNT. */
 static int gomp_starts(const char *env, long *spin) {
     char command[512], line[256];
     snprintf(command, sizeof command,
-             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT %s OMP_DISPLAY_ENV=verbose ../qkv bench --help 2>&1", env);
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT %s OMP_DISPLAY_ENV=verbose %s bench --help 2>&1", env,
+             qkv_binary());
     FILE *p = popen(command, "r");
     ck_assert_ptr_nonnull(p);
     int starts = 0;

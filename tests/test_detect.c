@@ -72,10 +72,12 @@ START_TEST(count_matches_greedily_by_class_and_iou) {
     qkv_detect_count(NULL, 0, classes, &boxes[0][0], 1, &c);
     qkv_detect_counts_metrics(&c, &m);
     ck_assert_close(*qkv_metrics_get(&m, "recall"), 2.0 / 4.0, 1e-12);
-    /* A prediction overlapping two objects of its class takes the one of higher IoU. */
+    /* A prediction overlapping two objects of its class, both above the IoU
+     * threshold (0.86 and 0.95), takes the one of higher IoU, listed second. */
     const int32_t same[2] = {1, 1};
-    const float two[2][4] = {{0.3f, 0.5f, 0.2f, 0.2f}, {0.5f, 0.5f, 0.2f, 0.2f}};
-    qkv_detection between = pred(1, 0.9f, 0.46f, 0.5f, 0.2f, 0.2f);
+    const float two[2][4] = {{0.48f, 0.5f, 0.2f, 0.2f}, {0.5f, 0.5f, 0.2f, 0.2f}};
+    qkv_detection between = pred(1, 0.9f, 0.495f, 0.5f, 0.2f, 0.2f);
+    ck_assert(qkv_box_iou(between.box, two[0]) > QKV_DETECT_IOU_MATCH);
     qkv_detect_counts d = {0};
     qkv_detect_count(&between, 1, same, &two[0][0], 2, &d);
     ck_assert_int_eq(d.matched, 1);

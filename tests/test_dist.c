@@ -89,11 +89,14 @@ static void expect_slices_make_the_whole(qkv_task *task, long step, int count) {
     float loss_whole, loss_sum = 0, loss;
     float *whole = slice_gradients(task, step, 0, 1, &w_whole, &loss_whole);
     size_t n = qkv_params_count(task->params);
-    double *sum = calloc(n, sizeof *sum), largest = 0, worst = 0;
+    double *sum = calloc(n, sizeof *sum), largest = 0, worst = 0, slice_vs_whole = 0;
     for (int r = 0; r < count; r++) {
         double w;
         float *g = slice_gradients(task, step, r, count, &w, &loss);
-        for (size_t i = 0; i < n; i++) sum[i] += w * g[i];
+        for (size_t i = 0; i < n; i++) {
+            sum[i] += w * g[i];
+            slice_vs_whole = fmax(slice_vs_whole, fabs(g[i] - whole[i]));
+        }
         loss_sum += (float)(w * loss);
         total += w;
         free(g);
@@ -103,6 +106,8 @@ static void expect_slices_make_the_whole(qkv_task *task, long step, int count) {
         worst = fmax(worst, fabs(sum[i] / total - whole[i]));
     }
     ck_assert_msg(largest > 0, "%s: no gradient", task->name);
+    /* A task that ignored its slice would make every slice the whole batch. */
+    ck_assert_msg(slice_vs_whole > 1e-3 * largest, "%s: the slices' gradients equal the whole batch's", task->name);
     ck_assert_msg(worst <= 1e-5 * largest, "%s: %d slices differ from the whole batch by %g (largest gradient %g)",
                   task->name, count, worst, largest);
     ck_assert_close(loss_sum / total, loss_whole, 1e-5);

@@ -340,6 +340,7 @@ START_TEST(blip2_four_queries_read_64_then_256_features) {
     qkv_tape *tape = qkv_tape_create(1);
     const int lengths[2] = {64, 256};
     for (int i = 0; i < 2; i++) {
+        qkv_params_zero_grad(&params); /* each pass must produce its own gradient */
         qkv_tensor *features = random_tape_tensor(tape, 3, (int[]){3, lengths[i], 24}, 10 + (uint64_t)i);
         qkv_tensor *z = qkv_perceiver_forward(tape, &q, features, NULL);
         assert_shape(z, 3, (int[]){3, 4, D});

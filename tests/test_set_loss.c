@@ -193,7 +193,8 @@ START_TEST(test_set_loss_by_hand) {
     double ce1 = log(1 + exp(-1.0));        /* query 1, no object, weight 0.1 */
     double ce = (ce0 + 0.1 * ce1) / 1.1;
     double l1 = 0.05 + 0.0 + 0.0 + 0.1;
-    double giou = qkv_box_giou(bx, target);
+    double giou = 3.0 / 7 - 1.0 / 15; /* by hand: intersection 0.03, union 0.07, enclosing 0.075 */
+    ck_assert_close(qkv_box_giou(bx, target), giou, 1e-6);
     ck_assert_close(terms.ce->data[0], ce, 1e-6);
     ck_assert_close(terms.bbox->data[0], 5 * l1, 1e-6);
     ck_assert_close(terms.giou->data[0], 2 * (1 - giou), 1e-6);
