@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "hungarian.h"
 
@@ -38,14 +39,12 @@ int qkv_hungarian(int n_queries, int n_targets, const double *cost, int *query_o
 
     int n = n_targets, m = n_queries;
     size_t cols = (size_t)m + 1;
-    double *u = calloc((size_t)n + 1, sizeof *u);
-    double *v = calloc(cols, sizeof *v);
-    double *min_slack = malloc(cols * sizeof *min_slack);
-    int *row_of = calloc(cols, sizeof *row_of);
-    int *via = calloc(cols, sizeof *via);
-    char *visited = malloc(cols);
-    QKV_CHECK(u && v && min_slack && row_of && via && visited,
-              "hungarian: cost [%d queries x %d targets]: out of memory", n_queries, n_targets);
+    double *u = qkv_calloc((size_t)n + 1, sizeof *u, "hungarian: row potentials");
+    double *v = qkv_calloc(cols, sizeof *v, "hungarian: column potentials");
+    double *min_slack = qkv_calloc(cols, sizeof *min_slack, "hungarian: slacks");
+    int *row_of = qkv_calloc(cols, sizeof *row_of, "hungarian: assignment");
+    int *via = qkv_calloc(cols, sizeof *via, "hungarian: augmenting path");
+    char *visited = qkv_calloc(cols, 1, "hungarian: visited columns");
 #define A(i, j) cost[(size_t)((j) - 1) * n + ((i) - 1)]
 
     for (int i = 1; i <= n; i++) {

@@ -523,7 +523,7 @@ static void attention_backward(qkv_node *node) {
 static const qkv_tensor *keep_mask(qkv_tape *tape, const qkv_tensor *mask) {
     if (!mask || (!mask->owned && mask->tape == tape)) return mask;
     qkv_tensor *copy = qkv_tape_tensor(tape, mask->ndim, mask->shape);
-    memcpy(copy->data, mask->data, mask->size * sizeof(float));
+    qkv_tensor_copy_from(copy, mask->data);
     return copy;
 }
 

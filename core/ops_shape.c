@@ -132,11 +132,11 @@ static strided_layout window_layout(size_t outer, size_t n, size_t inner, size_t
 
 /* ---- reshape -------------------------------------------------------------- */
 
-/* Same elements, same order: d_x += d_out elementwise. */
-/* dx += dy, unless dy is dx's own buffer (an activation's gradient is shared). */
+/* Same elements, same order: dx += dy, unless dy is dx's own buffer (an
+ * activation's gradient is shared, qkv_reshape). */
 static void reshape_backward(qkv_node *node) {
     qkv_tensor *x = node->inputs[0];
-    if (!x->requires_grad || node->iarg[0]) return;
+    if (!x->requires_grad || node->out->grad == x->grad) return;
     size_t count[4] = {1, 1, 1, x->size}, unit[4] = {0, 0, 0, 1};
     strided_move(qkv_tensor_grad(x), unit, node->out->grad, unit, count, 1);
 }
@@ -176,10 +176,8 @@ qkv_tensor *qkv_reshape(qkv_tape *tape, qkv_tensor *x, int ndim, const int *shap
     resolve_reshape(x, ndim, shape, resolved);
     qkv_tensor *y = qkv_tape_view(tape, ndim, resolved, x->data); /* shares x's data */
     qkv_node *node = qkv_tape_record(tape, "reshape", y, reshape_backward, 1, &x);
-    if (node && x->requires_grad && !x->owned) {
+    if (node && x->requires_grad && !x->owned)
         y->grad = qkv_tensor_grad(x); /* one buffer: no copy, no second gradient */
-        node->iarg[0] = 1;
-    }
     return y;
 }
 

@@ -38,7 +38,7 @@ void qkv_default_wait_policy(char **argv);
 int qkv_wait_policy_for(int others, const char **name, const char **value);
 
 /* Tasks other than the caller runnable right now, from /proc/loadavg's
- * "running/total" field (which counts the reader): the fewest of 3 reads 1 ms
+ * "running/total" field (which counts the reader): the fewest of 3 reads 4 ms
  * apart, so a task passing through is not counted. -1 if it cannot be read. */
 int qkv_other_runnable(void);
 
