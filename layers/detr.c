@@ -54,10 +54,6 @@ static qkv_tensor *cross_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x
     return qkv_mha_attend(tape, c->mha, qkv_add(tape, x, c->query_pos), c->kv, c->call);
 }
 
-static qkv_tensor *ffn_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) {
-    return qkv_ffn_forward(tape, ctx, x);
-}
-
 static void check_inputs(const qkv_detr *dec, const qkv_tensor *memory, const qkv_tensor *pos,
                          const qkv_tensor *padding) {
     char ms[QKV_SHAPE_STR_LEN], ps[QKV_SHAPE_STR_LEN];
@@ -96,7 +92,7 @@ qkv_detr_out qkv_detr_forward(qkv_tape *tape, const qkv_detr *dec, qkv_tensor *m
         cross_ctx cross = {&layer->cross_attn, dec->query_embed, &kv, &cross_call};
         tgt = qkv_residual(tape, &c->block, &layer->ln1, tgt, self_sublayer, &self);
         tgt = qkv_residual(tape, &c->block, &layer->ln2, tgt, cross_sublayer, &cross);
-        tgt = qkv_residual(tape, &c->block, &layer->ln3, tgt, ffn_sublayer, &layer->ffn);
+        tgt = qkv_residual(tape, &c->block, &layer->ln3, tgt, qkv_ffn_sublayer, &layer->ffn);
         qkv_tensor *h = qkv_ln_forward(tape, &dec->norm, tgt);
         out.logits[l] = qkv_linear_forward(tape, &dec->class_head, h);
         out.boxes[l] = qkv_sigmoid(tape, qkv_mlp_forward(tape, &dec->box_head, h));

@@ -31,10 +31,8 @@ typedef struct reader {
 static void reader_init(qkv_mha *attn, qkv_ffn *ffn, qkv_params *params, const char *name,
                         const qkv_block_config *cfg, int d_ctx, qkv_rng *rng) {
     char full[QKV_NAME_MAX];
-    QKV_CHECK(cfg->d_model >= 1 && cfg->d_ff >= 1 && cfg->n_heads >= 1 && cfg->d_model % cfg->n_heads == 0 &&
-                  d_ctx >= 1,
-              "%s: d_model %d, %d heads, d_ff %d, context width %d (heads must divide d_model)", name,
-              cfg->d_model, cfg->n_heads, cfg->d_ff, d_ctx);
+    qkv_block_config_check(name, cfg);
+    QKV_CHECK(d_ctx >= 1, "%s: context width %d < 1", name, d_ctx);
     qkv_mha_init(attn, params, qkv_name_join(full, name, "cross_attn"), cfg->d_model, cfg->n_heads, d_ctx, d_ctx,
                  1, rng);
     qkv_ffn_init(ffn, params, qkv_name_join(full, name, "ffn"), cfg->d_model, cfg->d_ff, cfg->activation, rng);
@@ -51,10 +49,6 @@ static qkv_tensor *cross_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *q
     return qkv_mha_attend(tape, c->attn, q, c->kv, c->call);
 }
 
-static qkv_tensor *ffn_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) {
-    return qkv_ffn_forward(tape, ctx, x);
-}
-
 /* queries [n,d] (shared by the batch) read context [B,T,d_ctx]:
  *   y = q + CrossAttn(LN_q(q), LN_ctx(context)),  y = y + FFN(LN_ffn(y)). */
 static qkv_tensor *read_context(qkv_tape *tape, const reader *r, qkv_tensor *queries, qkv_tensor *context,
@@ -67,7 +61,7 @@ static qkv_tensor *read_context(qkv_tape *tape, const reader *r, qkv_tensor *que
     qkv_mha_call call = {.key_padding = key_padding};
     cross_ctx cross = {r->attn, &kv, &call};
     y = qkv_residual(tape, r->cfg, r->ln_q, y, cross_sublayer, &cross);
-    return qkv_residual(tape, r->cfg, r->ln_ffn, y, ffn_sublayer, r->ffn);
+    return qkv_residual(tape, r->cfg, r->ln_ffn, y, qkv_ffn_sublayer, r->ffn);
 }
 
 void qkv_perceiver_init(qkv_perceiver *p, qkv_params *params, const char *name, const qkv_perceiver_config *cfg,

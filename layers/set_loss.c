@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/boxes.h"
 #include "core/error.h"
 #include "core/hungarian.h"
@@ -63,9 +64,9 @@ static int match_batch(qkv_tape *tape, qkv_tensor *logits, qkv_tensor *boxes, co
     int was_recording = qkv_tape_set_grad(tape, 0);
     const float *prob = qkv_softmax(tape, logits)->data;
     qkv_tape_set_grad(tape, was_recording);
-    double *cost = malloc((size_t)N * (size_t)(N > 0 ? N : 1) * sizeof *cost);
-    int *query_of = malloc((size_t)N * sizeof *query_of), *target_of = malloc((size_t)N * sizeof *target_of);
-    QKV_CHECK(cost && query_of && target_of, "set_loss: out of memory for %d queries", N);
+    double *cost = qkv_malloc(qkv_size_mul((size_t)N * (size_t)N, sizeof *cost), "set_loss: matching costs");
+    int *query_of = qkv_malloc((size_t)N * sizeof *query_of, "set_loss: matching");
+    int *target_of = qkv_malloc((size_t)N * sizeof *target_of, "set_loss: matching");
     int first = 0, status = 0;
     for (int b = 0; b < B && status == 0; b++) {
         int n = t->counts[b];
@@ -114,9 +115,8 @@ qkv_tensor *qkv_set_loss(qkv_tape *tape, qkv_tensor *logits, qkv_tensor *boxes,
     int total = check_inputs(logits, boxes, targets);
     int B = logits->shape[0], N = logits->shape[1], C = logits->shape[2] - 1;
     size_t rows = (size_t)B * N;
-    int32_t *row_match = qkv_tape_alloc(tape, rows * sizeof *row_match);
     int32_t *query_of_object = qkv_tape_alloc(tape, (size_t)(total > 0 ? total : 1) * sizeof(int32_t));
-    if (match_batch(tape, logits, boxes, targets, cfg, row_match, query_of_object) != 0) return NULL;
+    if (match_batch(tape, logits, boxes, targets, cfg, match, query_of_object) != 0) return NULL;
 
     /* classification: every query, "no object" (class C, weight eos_coef) unless matched */
     int32_t *classes = qkv_tape_alloc(tape, rows * sizeof *classes);
@@ -149,8 +149,6 @@ qkv_tensor *qkv_set_loss(qkv_tape *tape, qkv_tensor *logits, qkv_tensor *boxes,
         giou = qkv_tape_zeros(tape, 0, scalar);
     }
     qkv_tensor *loss = qkv_add(tape, qkv_add(tape, ce, bbox), giou);
-    if (match)
-        for (size_t r = 0; r < rows; r++) match[r] = row_match[r];
     if (terms) *terms = (qkv_set_loss_terms){loss, ce, bbox, giou};
     return loss;
 }

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 
-static void check_config(const char *name, const qkv_block_config *cfg) {
+void qkv_block_config_check(const char *name, const qkv_block_config *cfg) {
     QKV_CHECK(cfg->d_model >= 1 && cfg->d_ff >= 1 && cfg->n_heads >= 1 && cfg->d_model % cfg->n_heads == 0,
               "%s: d_model %d, %d heads, d_ff %d (heads must divide d_model)", name, cfg->d_model,
               cfg->n_heads, cfg->d_ff);
@@ -65,8 +65,8 @@ static qkv_tensor *attention_sublayer(qkv_tape *tape, const void *ctx, qkv_tenso
     return qkv_mha_forward(tape, a->mha, x, NULL, a->call);
 }
 
-static qkv_tensor *ffn_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *x) {
-    return qkv_ffn_forward(tape, ctx, x);
+qkv_tensor *qkv_ffn_sublayer(qkv_tape *tape, const void *ffn, qkv_tensor *x) {
+    return qkv_ffn_forward(tape, ffn, x);
 }
 
 /* The named parts of a block: "<name>.<part>". */
@@ -90,7 +90,7 @@ static void ffn_part(qkv_ffn *ffn, qkv_params *params, const char *name, const q
 
 void qkv_encoder_block_init(qkv_encoder_block *block, qkv_params *params, const char *name,
                             const qkv_block_config *cfg, qkv_rng *rng) {
-    check_config(name, cfg);
+    qkv_block_config_check(name, cfg);
     block->cfg = *cfg;
     ln_part(&block->ln1, params, name, "ln1", cfg);
     attention_part(&block->attn, params, name, "attn", cfg, rng);
@@ -102,12 +102,12 @@ qkv_tensor *qkv_encoder_block_forward(qkv_tape *tape, const qkv_encoder_block *b
                                       const qkv_mha_call *call, qkv_kv_cache *cache) {
     attention_ctx self = {&block->attn, NULL, call, cache};
     x = residual(tape, &block->cfg, &block->ln1, x, attention_sublayer, &self);
-    return residual(tape, &block->cfg, &block->ln2, x, ffn_sublayer, &block->ffn);
+    return residual(tape, &block->cfg, &block->ln2, x, qkv_ffn_sublayer, &block->ffn);
 }
 
 void qkv_decoder_block_init(qkv_decoder_block *block, qkv_params *params, const char *name,
                             const qkv_block_config *cfg, qkv_rng *rng) {
-    check_config(name, cfg);
+    qkv_block_config_check(name, cfg);
     block->cfg = *cfg;
     ln_part(&block->ln1, params, name, "ln1", cfg);
     attention_part(&block->self_attn, params, name, "self_attn", cfg, rng);
@@ -124,7 +124,7 @@ qkv_tensor *qkv_decoder_block_forward(qkv_tape *tape, const qkv_decoder_block *b
     attention_ctx cross = {&block->cross_attn, memory_kv, cross_call, NULL};
     x = residual(tape, &block->cfg, &block->ln1, x, attention_sublayer, &self);
     x = residual(tape, &block->cfg, &block->ln2, x, attention_sublayer, &cross);
-    return residual(tape, &block->cfg, &block->ln3, x, ffn_sublayer, &block->ffn);
+    return residual(tape, &block->cfg, &block->ln3, x, qkv_ffn_sublayer, &block->ffn);
 }
 
 /* ---- stacks ---------------------------------------------------------------- */

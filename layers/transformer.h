@@ -44,6 +44,11 @@ typedef struct qkv_block_config {
 typedef qkv_tensor *(*qkv_sublayer_fn)(qkv_tape *tape, const void *ctx, qkv_tensor *input);
 qkv_tensor *qkv_residual(qkv_tape *tape, const qkv_block_config *cfg, const qkv_ln *ln, qkv_tensor *x,
                          qkv_sublayer_fn fn, const void *ctx);
+/* The feed-forward sublayer for qkv_residual: ffn is a const qkv_ffn *. */
+qkv_tensor *qkv_ffn_sublayer(qkv_tape *tape, const void *ffn, qkv_tensor *x);
+/* Stops (name, the sizes) unless d_model, d_ff, n_heads >= 1, heads divide
+ * d_model and dropout is in [0, 1): every block and layer built of blocks checks. */
+void qkv_block_config_check(const char *name, const qkv_block_config *cfg);
 
 typedef struct qkv_ffn {
     qkv_linear fc1, fc2;

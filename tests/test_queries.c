@@ -417,6 +417,9 @@ START_TEST(perceiver_shape_errors_name_layer_and_shapes) {
     EXPECT_FATAL(qkv_perceiver_decoder_forward(tape, &io, ok), "perceiver_decoder: input [2,5,6] must be [B,N,16]");
     qkv_perceiver_config bad = {.block = {.d_model = D, .n_heads = 4, .d_ff = 8}, .d_input = 3, .n_latents = 0};
     EXPECT_FATAL(qkv_perceiver_init(&p, &params, "bad", &bad, &rng), "perceiver bad: n_latents 0");
+    qkv_perceiver_decoder_config wet = {.block = {.d_model = D, .n_heads = 4, .d_ff = 8, .dropout = 1.5f},
+                                        .d_latent = D, .n_queries = 2, .d_out = 3};
+    EXPECT_FATAL(qkv_perceiver_decoder_init(&io, &params, "wet", &wet, &rng), "dropout 1.5 outside [0, 1)");
     qkv_tape_free(tape);
     qkv_params_free(&params);
 }
