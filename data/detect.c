@@ -28,7 +28,7 @@ qkv_detect_config qkv_detect_config_default(void) {
     return (qkv_detect_config){.size = 32, .min_objects = 1, .max_objects = 4};
 }
 
-static void check_config(const qkv_detect_config *c) {
+void qkv_detect_config_check(const qkv_detect_config *c) {
     QKV_CHECK(c->size >= QKV_DETECT_MIN_SIZE && c->size <= QKV_DETECT_MAX_SIZE,
               "detect: image size %d not in [%d, %d]", c->size, QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE);
     QKV_CHECK(c->min_objects >= 0 && c->min_objects <= c->max_objects && c->max_objects <= QKV_DETECT_MAX_GENERATED,
@@ -94,7 +94,7 @@ static void place(const qkv_detect_config *c, qkv_rng *rng, int n_objects, rect 
 
 void qkv_detect_example_make(const qkv_detect_config *c, uint64_t seed, uint64_t index, float *pixels,
                              qkv_detect_example *ex) {
-    check_config(c);
+    qkv_detect_config_check(c);
     qkv_rng rng = qkv_rng_split_at(qkv_rng_make(seed), index);
     memset(ex, 0, sizeof *ex);
     int S = c->size;
@@ -144,7 +144,7 @@ void qkv_detect_set_free(qkv_detect_set *set) {
 }
 
 void qkv_detect_generate(const qkv_detect_config *c, uint64_t seed, uint64_t first, int n, qkv_detect_set *set) {
-    check_config(c);
+    qkv_detect_config_check(c);
     QKV_CHECK(n >= 1, "detect_generate: n %d < 1", n);
     size_t image = 3 * (size_t)c->size * (size_t)c->size, un = (size_t)n;
     *set = (qkv_detect_set){.n = n, .height = c->size, .width = c->size};

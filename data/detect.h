@@ -68,6 +68,11 @@ typedef struct qkv_detect_example {
     float background[3];
 } qkv_detect_example;
 
+/* Stops (a programmer error, naming the values) unless size is in
+ * [QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE] and 0 <= min <= max objects <=
+ * QKV_DETECT_MAX_GENERATED. The generators and the writer call it first. */
+void qkv_detect_config_check(const qkv_detect_config *config);
+
 /* Image index of the set (seed): pixels [3, size, size] and its objects. */
 void qkv_detect_example_make(const qkv_detect_config *config, uint64_t seed, uint64_t index, float *pixels,
                              qkv_detect_example *example);

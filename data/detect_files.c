@@ -51,9 +51,9 @@ static int join(char *buf, size_t size, const char *dir, const char *name) {
 
 int qkv_detect_write(const char *dir, const qkv_detect_config *config, uint64_t seed, int n) {
     QKV_CHECK(n >= 1, "detect_write: n %d < 1", n);
+    qkv_detect_config_check(config);
     qkv_detect_example ex;
     qkv_tensor *image = qkv_tensor_create(NULL, 3, (int[]){3, config->size, config->size}, 0);
-    qkv_detect_example_make(config, seed, 0, image->data, &ex); /* checks the config first */
     char path[4096], line[512];
     qkv_atomic_file annotations = {0};
     int rc = prepare_empty_dir(dir);

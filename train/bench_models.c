@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/attention.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -47,8 +48,7 @@ static void attention_problem_init(attention_problem *p, int B, int H, int T, in
     p->v = qkv_tensor_create("v", 4, shape, 1);
     qkv_tensor *all[3] = {p->q, p->k, p->v};
     for (int i = 0; i < 3; i++) qkv_fill_normal(all[i]->data, all[i]->size, &rng, 0.0f, 1.0f);
-    p->dout = malloc(p->q->size * sizeof(float));
-    if (!p->dout) qkv_fatal("bench: out of memory for attention T = %d", T);
+    p->dout = qkv_malloc(p->q->size * sizeof(float), "bench: the attention output gradient");
     qkv_fill_normal(p->dout, p->q->size, &rng, 0.0f, 1.0f);
     p->causal = causal;
 }

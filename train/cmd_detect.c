@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "data/image.h"
@@ -39,16 +40,14 @@
 /* dst = images [first, first + n) of src (targets and pixels; no file names). */
 static void take_range(const qkv_detect_set *src, int first, int n, qkv_detect_set *dst) {
     memset(dst, 0, sizeof *dst);
-    int *idx = malloc((size_t)n * sizeof *idx);
+    int *idx = qkv_malloc((size_t)n * sizeof *idx, "detect data: image indices");
     dst->n = n;
     dst->height = src->height;
     dst->width = src->width;
-    dst->pixels = malloc((size_t)n * 3 * src->height * src->width * sizeof(float));
-    dst->n_objects = malloc((size_t)n * sizeof(int32_t));
-    dst->classes = malloc((size_t)n * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t));
-    dst->boxes = malloc((size_t)n * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
-    if (!idx || !dst->pixels || !dst->n_objects || !dst->classes || !dst->boxes)
-        qkv_fatal("detect data: out of memory for %d images", n);
+    dst->pixels = qkv_malloc(qkv_size_mul((size_t)n * 3 * src->height * src->width, sizeof(float)), "detect data: pixels");
+    dst->n_objects = qkv_malloc((size_t)n * sizeof(int32_t), "detect data: object counts");
+    dst->classes = qkv_malloc((size_t)n * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t), "detect data: classes");
+    dst->boxes = qkv_malloc((size_t)n * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float), "detect data: boxes");
     for (int i = 0; i < n; i++) idx[i] = first + i;
     qkv_detect_batch(src, idx, n, dst->pixels, dst->n_objects, dst->classes, dst->boxes);
     free(idx);
@@ -234,25 +233,17 @@ int qkv_cmd_train_detect(int argc, char **argv) {
 
 /* ---- qkv eval CKPT (a detect checkpoint) ---------------------------------------------------- */
 
-static int config_number(const qkv_config_kv *kv, const char *key, long long *out) {
-    const char *text = qkv_config_get(kv, key);
-    char *end = NULL;
-    *out = text ? strtoll(text, &end, 10) : 0;
-    if (!text || end == text || *end) {
-        qkv_set_error("config %s is %s, expected an integer", key, text ? text : "missing");
-        return -1;
-    }
-    return 0;
-}
-
 int qkv_eval_detect(const char *path, const qkv_config_kv *description, const char *data_dir) {
     qkv_detect_task_config config = {0};
     long long n_train, n_test, seed, min_objects, max_objects, batch, flip;
     if (qkv_detect_model_config_from(description, &config.model) != 0 ||
-        config_number(description, "train", &n_train) || config_number(description, "test", &n_test) ||
-        config_number(description, "seed", &seed) || config_number(description, "min_objects", &min_objects) ||
-        config_number(description, "max_objects", &max_objects) || config_number(description, "batch", &batch) ||
-        config_number(description, "flip", &flip)) {
+        qkv_config_get_int(description, "train", 1, 1000000, &n_train) ||
+        qkv_config_get_int(description, "test", 1, 1000000, &n_test) ||
+        qkv_config_get_int(description, "seed", 0, 0x7fffffffffffffffLL, &seed) ||
+        qkv_config_get_int(description, "min_objects", 0, QKV_DETECT_MAX_OBJECTS, &min_objects) ||
+        qkv_config_get_int(description, "max_objects", 0, QKV_DETECT_MAX_OBJECTS, &max_objects) ||
+        qkv_config_get_int(description, "batch", 1, 1 << 20, &batch) ||
+        qkv_config_get_int(description, "flip", 0, 1, &flip)) {
         fprintf(stderr, "qkv eval: %s: %s\n", path, qkv_last_error());
         return 2;
     }
@@ -266,8 +257,7 @@ int qkv_eval_detect(const char *path, const qkv_config_kv *description, const ch
     qkv_detect_set train = {0}, test = {0};
     if (!data_dir && strcmp(config.data, "generated") == 0) {
         qkv_detect_config gen = {config.model.image_size, (int)min_objects, (int)max_objects};
-        if (n_test < 1 || n_test > 1000000 || min_objects < 0 || min_objects > max_objects ||
-            max_objects > QKV_DETECT_MAX_GENERATED) {
+        if (min_objects > max_objects || max_objects > QKV_DETECT_MAX_GENERATED) {
             fprintf(stderr, "qkv eval: %s: a generated set's config is out of range\n", path);
             return 2;
         }
@@ -349,7 +339,7 @@ int qkv_cmd_detect(int argc, char **argv) {
         QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
     if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
-        puts("usage: qkv detect CHECKPOINT IMAGE [--out boxes.png] [--threshold 0.5] [--scale 8]: predicted boxes "
+        puts("usage: qkv detect CHECKPOINT IMAGE [--out boxes.png] [--threshold 0.5] [--scale 8] [--threads N]: predicted boxes "
              "of a `qkv train detect` model");
         return qkv_args_parse("detect", argc, argv, args, 4) > 0 ? 0 : 2;
     }
@@ -402,8 +392,7 @@ int qkv_cmd_detect(int argc, char **argv) {
         qkv_tape_set_training(tape, 0);
         int s = mc.image_size;
         qkv_detr_out o = qkv_detect_model_forward(tape, &model, qkv_tape_view(tape, 4, (int[]){1, 3, s, s}, image->data));
-        qkv_detection *det = malloc((size_t)mc.queries * sizeof *det);
-        if (!det) qkv_fatal("detect: out of memory");
+        qkv_detection *det = qkv_malloc((size_t)mc.queries * sizeof *det, "detect: decoded boxes");
         int n = qkv_detect_decode(o.logits[o.n_layers - 1]->data, o.boxes[o.n_layers - 1]->data, mc.queries,
                                   QKV_DETECT_CLASSES, threshold, det);
         printf("%s: %d box%s (pixels)\n%-8s  %5s  %6s %6s %6s %6s\n", argv[1], n, n == 1 ? "" : "es", "class",

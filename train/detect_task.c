@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/boxes.h"
 #include "core/error.h"
 #include "layers/set_loss.h"
@@ -13,12 +14,6 @@
 #define BATCH_STREAM 0xba7cULL   /* seed offsets of the batch-index and flip streams */
 #define FLIP_STREAM 0xf11bULL
 #define EVAL_BATCH 100
-
-static void *xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) qkv_fatal("detect task: out of memory (%zu bytes)", bytes);
-    return p;
-}
 
 /* ---- the model ----------------------------------------------------------------------- */
 
@@ -88,15 +83,10 @@ void qkv_detect_model_describe(const qkv_detect_model_config *c, qkv_config_kv *
     qkv_config_add(out, "dropout", "%g", c->dropout);
 }
 
+/* qkv_config_get_int into an int field. */
 static int config_int(const qkv_config_kv *kv, const char *key, int lo, int hi, int *out) {
-    const char *text = qkv_config_get(kv, key);
-    char *end = NULL;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || end == text || *end || v < lo || v > hi) {
-        qkv_set_error("config %s is %s%s%s, expected an integer in [%d, %d]", key, text ? "\"" : "",
-                      text ? text : "missing", text ? "\"" : "", lo, hi);
-        return -1;
-    }
+    long long v;
+    if (qkv_config_get_int(kv, key, lo, hi, &v) != 0) return -1;
     *out = (int)v;
     return 0;
 }
@@ -250,7 +240,7 @@ static void detect_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     int s = t->config.model.image_size, nq = t->config.model.queries, c = QKV_DETECT_CLASSES;
     size_t image = (size_t)3 * s * s;
     qkv_detect_counts counts = {0};
-    qkv_detection *pred = xmalloc((size_t)nq * sizeof *pred);
+    qkv_detection *pred = qkv_malloc((size_t)nq * sizeof *pred, "detect: decoded boxes");
     for (int first = 0; first < test->n; first += EVAL_BATCH) {
         int b = test->n - first < EVAL_BATCH ? test->n - first : EVAL_BATCH;
         qkv_tensor *images = images_tensor(tape, t, test->pixels + first * image, b);
@@ -295,13 +285,13 @@ void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *conf
     t->test = *test;
     memset(train, 0, sizeof *train);
     memset(test, 0, sizeof *test);
-    t->pixels = xmalloc((size_t)b * 3 * s * s * sizeof(float));
-    t->boxes = xmalloc((size_t)b * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
-    t->packed_boxes = xmalloc((size_t)b * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
-    t->n_objects = xmalloc((size_t)b * sizeof(int32_t));
-    t->classes = xmalloc((size_t)b * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t));
-    t->packed_classes = xmalloc((size_t)b * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t));
-    t->counts = xmalloc((size_t)b * sizeof(int));
+    t->pixels = qkv_malloc((size_t)b * 3 * s * s * sizeof(float), "detect: a training batch");
+    t->boxes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float), "detect: a training batch");
+    t->packed_boxes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float), "detect: a training batch");
+    t->n_objects = qkv_malloc((size_t)b * sizeof(int32_t), "detect: a training batch");
+    t->classes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t), "detect: a training batch");
+    t->packed_classes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t), "detect: a training batch");
+    t->counts = qkv_malloc((size_t)b * sizeof(int), "detect: a training batch");
     qkv_detect_model_init(&t->model, &config->model, config->seed);
     /* Under MPI the ranks' losses are averaged with equal weights (loss_terms 0): each
      * slice normalizes its box terms by its own object count, as DETR's per-process loss does. */

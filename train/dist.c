@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 
 #ifdef QKV_MPI
@@ -170,8 +171,7 @@ float qkv_dist_average_grads(const qkv_params *params, long step, float loss, do
     size_t n = qkv_params_count(params) + 2;
     if (n > fused_cap) {
         free(fused);
-        fused = malloc(n * sizeof *fused);
-        if (!fused) qkv_fatal("dist: out of memory for a %zu-float gradient buffer", n);
+        fused = qkv_malloc(qkv_size_mul(n, sizeof *fused), "dist: the fused gradient buffer");
         fused_cap = n;
     }
     QKV_CHECK(n <= 0x7fffffff, "dist: %zu gradients do not fit one MPI_Allreduce", n);

@@ -1,7 +1,6 @@
 /* seq_model.c — the sequence tasks as trainer tasks. See seq_model.h. */
 #include "seq_model.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,20 +275,6 @@ void qkv_seq_model_free(qkv_seq_model *t) {
     qkv_params_free(&t->params);
 }
 
-static int int_field(const qkv_config_kv *d, const char *key, long long lo, long long hi, long long *out) {
-    const char *text = qkv_config_get(d, key);
-    char *end = NULL;
-    errno = 0;
-    long long v = text ? strtoll(text, &end, 10) : 0;
-    if (!text || errno || end == text || *end || v < lo || v > hi) {
-        qkv_set_error("config \"%s\" is %s%s%s (expected an integer in %lld..%lld)", key, text ? "\"" : "missing",
-                      text ? text : "", text ? "\"" : "", lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 int qkv_seq_model_config_from(const qkv_config_kv *d, qkv_seq_model_config *c) {
     qkv_seq_model_default_config(c);
     const char *task = qkv_config_get(d, "task"), *arch = qkv_config_get(d, "arch"), *pos = qkv_config_get(d, "pos");
@@ -304,9 +289,9 @@ int qkv_seq_model_config_from(const qkv_config_kv *d, qkv_seq_model_config *c) {
     const char *keys[11] = {"vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos",
                             "batch", "test_size", "train_size"};
     for (int i = 0; i < 11; i++)
-        if (int_field(d, keys[i], 0, 1LL << 30, &v[i]) != 0) return -1;
+        if (qkv_config_get_int(d, keys[i], 0, 1LL << 30, &v[i]) != 0) return -1;
     long long seed;
-    if (int_field(d, "seed", 0, 0x7fffffffffffffffLL, &seed) != 0) return -1;
+    if (qkv_config_get_int(d, "seed", 0, 0x7fffffffffffffffLL, &seed) != 0) return -1;
     c->data = (qkv_seq_config){task_id, arch_id, (int)v[0], (int)v[1], (int)v[2]};
     c->layers = (int)v[3];
     c->heads = (int)v[4];

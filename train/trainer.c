@@ -63,6 +63,20 @@ const char *qkv_config_get(const qkv_config_kv *c, const char *key) {
     return NULL;
 }
 
+int qkv_config_get_int(const qkv_config_kv *c, const char *key, long long lo, long long hi, long long *out) {
+    const char *text = qkv_config_get(c, key);
+    char *end = NULL;
+    errno = 0;
+    long long v = text ? strtoll(text, &end, 10) : 0;
+    if (!text || errno || end == text || *end || v < lo || v > hi) {
+        qkv_set_error("config \"%s\" is %s%s%s (expected an integer in %lld..%lld)", key, text ? "\"" : "missing",
+                      text ? text : "", text ? "\"" : "", lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int qkv_check_output_path(const char *path) {
     struct stat st;
     if (!*path) {

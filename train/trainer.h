@@ -67,6 +67,9 @@ typedef struct qkv_config_kv {
 void qkv_config_add(qkv_config_kv *c, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *qkv_config_get(const qkv_config_kv *c, const char *key);
+/* The integer value of key in lo..hi: 0, or -1 with qkv_last_error() naming the
+ * key, its text and the range (a checkpoint's config is input). */
+int qkv_config_get_int(const qkv_config_kv *c, const char *key, long long lo, long long hi, long long *out);
 
 typedef struct qkv_task {
     const char *name;                 /* "reverse" */
