@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "checks.h"
+#include "core/alloc.h"
 #include "core/ops.h"
 #include "detr.h"
 #include "patch.h"
@@ -39,11 +40,6 @@ typedef struct {
     qkv_perceiver_decoder decoder;
 } queries_module;
 
-static void away_from_kink(qkv_linear *l) {
-    for (size_t i = 0; i < l->weight->size; i++) l->weight->data[i] *= 0.25f;
-    for (int o = 0; o < l->out; o++) l->bias->data[o] = o % 2 ? -2.5f : 2.5f;
-}
-
 static void to_unit_scale(qkv_tensor *t) {
     for (size_t i = 0; i < t->size; i++) t->data[i] *= 50.0f;
 }
@@ -54,7 +50,7 @@ static qkv_block_config block_of(const queries_cfg *c) {
 }
 
 static void *queries_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
-    queries_module *m = calloc(1, sizeof *m);
+    queries_module *m = qkv_calloc(1, sizeof *m, "a gradient-check module");
     const queries_cfg *c = &m->cfg;
     m->cfg = *(const queries_cfg *)ctx;
     switch (c->kind) {
@@ -68,8 +64,7 @@ static void *queries_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
         qkv_detr_config dc = {.block = block_of(c), .n_layers = c->layers, .n_queries = c->n_queries,
                               .n_classes = c->n_classes};
         qkv_detr_init(&m->detr, params, "dec", &dc, rng);
-        away_from_kink(&m->detr.box_head.layers[0]);
-        away_from_kink(&m->detr.box_head.layers[1]);
+        qkv_check_mlp_away_from_kinks(&m->detr.box_head);
         break;
     }
     case PERCEIVER: {

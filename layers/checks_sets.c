@@ -50,35 +50,35 @@ static qkv_tensor *padding_mask(qkv_tape *tape, int b, int n) {
  * from 0: weights scaled by 1/4 and biases +2.5 and -2.5 on alternate units, so
  * each unit is clearly on or off for every input and every eps step (0 failures
  * in 60 seeds per case). Both branches are still checked: off units must pass 0. */
-static void away_from_kink(qkv_linear *l) {
+void qkv_check_away_from_kink(qkv_linear *l) {
     if (!l->weight) return;  /* a layer the module does not use */
     for (size_t i = 0; i < l->weight->size; i++) l->weight->data[i] *= 0.25f;
     for (int o = 0; o < l->out; o++) l->bias->data[o] = o % 2 ? -2.5f : 2.5f;
 }
 
-static void mlp_away_from_kinks(qkv_mlp *mlp) {
-    for (int i = 0; i + 1 < mlp->n_layers; i++) away_from_kink(&mlp->layers[i]);
+void qkv_check_mlp_away_from_kinks(qkv_mlp *mlp) {
+    for (int i = 0; i + 1 < mlp->n_layers; i++) qkv_check_away_from_kink(&mlp->layers[i]);
 }
 
 static void isab_away_from_kinks(qkv_isab *isab) {
-    away_from_kink(&isab->mab0.fc_o.fc);
-    away_from_kink(&isab->mab1.fc_o.fc);
+    qkv_check_away_from_kink(&isab->mab0.fc_o.fc);
+    qkv_check_away_from_kink(&isab->mab1.fc_o.fc);
 }
 
 static void pma_away_from_kinks(qkv_pma *pma) {
-    away_from_kink(&pma->rff.fc);
-    away_from_kink(&pma->mab.fc_o.fc);
+    qkv_check_away_from_kink(&pma->rff.fc);
+    qkv_check_away_from_kink(&pma->mab.fc_o.fc);
 }
 
 static void model_away_from_kinks(qkv_set_model *m) {
     for (int i = 0; i < QKV_SET_MODEL_MAX_LAYERS; i++) {
         isab_away_from_kinks(&m->isab[i]);
-        away_from_kink(&m->sab[i].mab.fc_o.fc);
+        qkv_check_away_from_kink(&m->sab[i].mab.fc_o.fc);
     }
     pma_away_from_kinks(&m->pma);
-    mlp_away_from_kinks(&m->phi);
-    mlp_away_from_kinks(&m->deepsets.phi);
-    mlp_away_from_kinks(&m->deepsets.rho);
+    qkv_check_mlp_away_from_kinks(&m->phi);
+    qkv_check_mlp_away_from_kinks(&m->deepsets.phi);
+    qkv_check_mlp_away_from_kinks(&m->deepsets.rho);
 }
 
 static void *sets_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
@@ -90,11 +90,11 @@ static void *sets_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
     switch (c->block) {
     case MAB:
         qkv_mab_init(&s->mab, params, "mab", c->d_q, c->d_k, &block, rng);
-        away_from_kink(&s->mab.fc_o.fc);
+        qkv_check_away_from_kink(&s->mab.fc_o.fc);
         break;
     case SAB:
         qkv_sab_init(&s->sab, params, "sab", c->d_q, &block, rng);
-        away_from_kink(&s->sab.mab.fc_o.fc);
+        qkv_check_away_from_kink(&s->sab.mab.fc_o.fc);
         break;
     case ISAB:
         qkv_isab_init(&s->isab, params, "isab", c->d_q, c->m, &block, rng);
@@ -109,8 +109,8 @@ static void *sets_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
     case DEEPSETS: {
         qkv_deepsets_config ds = {.d_in = c->d_q, .width = c->d, .d_out = 3, .pool = c->pool};
         qkv_deepsets_init(&s->deepsets, params, "ds", &ds, rng);
-        mlp_away_from_kinks(&s->deepsets.phi);
-        mlp_away_from_kinks(&s->deepsets.rho);
+        qkv_check_mlp_away_from_kinks(&s->deepsets.phi);
+        qkv_check_mlp_away_from_kinks(&s->deepsets.rho);
         break;
     }
     case MODEL: {
