@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/ops.h"
+#include "sets.h"
 
 /* A learned [n,d] query table, N(0, 0.02) as in the Perceiver's latent init. */
 static qkv_tensor *learned_queries(qkv_params *params, const char *name, const char *part, int n, int d,
@@ -54,8 +55,7 @@ static qkv_tensor *cross_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *q
 static qkv_tensor *read_context(qkv_tape *tape, const reader *r, qkv_tensor *queries, qkv_tensor *context,
                                 const qkv_tensor *key_padding) {
     int b = context->shape[0];
-    /* [n,d] as [B,n,d]: 0 (broadcast over B) + q; backward sums the B gradients. */
-    qkv_tensor *y = qkv_add(tape, qkv_tape_zeros(tape, 3, (int[]){b, 1, 1}), queries);
+    qkv_tensor *y = qkv_expand_batch(tape, queries, b);
     qkv_tensor *ctx = qkv_ln_forward(tape, r->ln_ctx, context);
     qkv_mha_kv kv = qkv_mha_project_kv(tape, r->attn, ctx, NULL, NULL);
     qkv_mha_call call = {.key_padding = key_padding};

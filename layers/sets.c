@@ -55,9 +55,7 @@ static qkv_tensor *mask_rows(qkv_tape *tape, const qkv_tensor *mask) {
     return rows;
 }
 
-/* A [n,d] tensor shared by every set, as [B,n,d]: 0 (broadcast over B) + t. The
- * add's backward sums the B gradients into t in a fixed order. */
-static qkv_tensor *expand_batch(qkv_tape *tape, qkv_tensor *t, int b) {
+qkv_tensor *qkv_expand_batch(qkv_tape *tape, qkv_tensor *t, int b) {
     return qkv_add(tape, qkv_tape_zeros(tape, 3, (int[]){b, 1, 1}), t);
 }
 
@@ -138,7 +136,7 @@ static qkv_tensor *mab_apply(qkv_tape *tape, const qkv_mab *mab, qkv_tensor *x, 
                              const qkv_tensor *y_mask) {
     int heads = mab->cfg.n_heads;
     qkv_tensor *q = qkv_linear_forward(tape, &mab->fc_q, x);
-    qkv_tensor *q_heads = qkv_split_heads(tape, q->ndim == 2 ? expand_batch(tape, q, y->shape[0]) : q, heads);
+    qkv_tensor *q_heads = qkv_split_heads(tape, q->ndim == 2 ? qkv_expand_batch(tape, q, y->shape[0]) : q, heads);
     qkv_tensor *k_heads = qkv_split_heads(tape, qkv_linear_forward(tape, &mab->fc_k, y), heads);
     qkv_tensor *v_heads = qkv_split_heads(tape, qkv_linear_forward(tape, &mab->fc_v, y), heads);
     qkv_attention_opts opts = {.scale = mab->cfg.scale, .key_padding = y_mask};
@@ -241,7 +239,7 @@ qkv_tensor *qkv_attn_pool_forward(qkv_tape *tape, const qkv_attn_pool *pool, qkv
     int b = x->shape[0];
     x = qkv_set_zero_padding(tape, x, mask);
     qkv_mha_call call = {.key_padding = mask, .weights = weights_out ? 2 : 0, .weights_out = weights_out};
-    qkv_tensor *pooled = qkv_mha_forward(tape, &pool->attn, expand_batch(tape, pool->query, b), x, &call);
+    qkv_tensor *pooled = qkv_mha_forward(tape, &pool->attn, qkv_expand_batch(tape, pool->query, b), x, &call);
     return qkv_reshape(tape, pooled, 2, (int[]){b, pool->d});
 }
 

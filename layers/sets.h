@@ -187,4 +187,9 @@ void qkv_deepsets_init(qkv_deepsets *ds, qkv_params *params, const char *name,
 qkv_tensor *qkv_deepsets_forward(qkv_tape *tape, const qkv_deepsets *ds, qkv_tensor *x,
                                  const qkv_tensor *mask);
 
+/* A learned [n,d] tensor shared by every item (inducing points, seeds, queries,
+ * latents) as [B,n,d]: 0 (broadcast over B) + t. The add's backward sums the B
+ * gradients into t in a fixed order. */
+qkv_tensor *qkv_expand_batch(qkv_tape *tape, qkv_tensor *t, int b);
+
 #endif
