@@ -12,6 +12,27 @@
 #include "fuzz_targets.h"
 #include "test_util.h"
 
+/* run(bytes, len) with stdout and stderr sent to /dev/null: the parsers'
+ * messages (the args harness prints them) are not the point here. Restored
+ * before anything can fail, so a failing check's report is seen. What is
+ * checked is that the target returns at all: no crash, and under test-asan no
+ * ASan or UBSan report. */
+static void run_quietly(qkv_fuzz_target run, const unsigned char *bytes, size_t len) {
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(1), saved_err = dup(2), null = open("/dev/null", O_WRONLY);
+    if (saved_out >= 0 && saved_err >= 0 && null >= 0) {
+        dup2(null, 1);
+        dup2(null, 2);
+    }
+    run(bytes, len);
+    fflush(stdout);
+    fflush(stderr);
+    if (saved_out >= 0) dup2(saved_out, 1), close(saved_out);
+    if (saved_err >= 0) dup2(saved_err, 2), close(saved_err);
+    if (null >= 0) close(null);
+}
+
 /* Runs every file of tests/fuzz/<name>/ through run; returns how many. */
 static int replay_dir(const char *name, qkv_fuzz_target run) {
     char dir[256];
@@ -26,7 +47,7 @@ static int replay_dir(const char *name, qkv_fuzz_target run) {
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         size_t len = 0;
         unsigned char *bytes = read_file_bytes(path, &len);
-        ck_assert_int_eq(run(bytes, len), 0);
+        run_quietly(run, bytes, len);
         free(bytes);
         count++;
     }
@@ -35,26 +56,11 @@ static int replay_dir(const char *name, qkv_fuzz_target run) {
 }
 
 START_TEST(committed_fuzz_inputs_replay_cleanly) {
-    /* The parsers' messages (the args harness prints them) are not the point here. */
-    fflush(stdout);
-    fflush(stderr);
-    int saved_out = dup(1), saved_err = dup(2), null = open("/dev/null", O_WRONLY);
-    ck_assert(saved_out >= 0 && saved_err >= 0 && null >= 0);
-    dup2(null, 1);
-    dup2(null, 2);
-    int counts[16] = {0};
-    for (int h = 0; h < qkv_fuzz_n_harnesses; h++)
-        counts[h] = replay_dir(qkv_fuzz_harnesses[h].name, qkv_fuzz_harnesses[h].run);
-    fflush(stdout);
-    fflush(stderr);
-    dup2(saved_out, 1);
-    dup2(saved_err, 2);
-    close(saved_out);
-    close(saved_err);
-    close(null);
-    for (int h = 0; h < qkv_fuzz_n_harnesses; h++)
-        ck_assert_msg(counts[h] >= 3, "%s: only %d inputs in tests/fuzz/%s", qkv_fuzz_harnesses[h].name,
-                      counts[h], qkv_fuzz_harnesses[h].name);
+    for (int h = 0; h < qkv_fuzz_n_harnesses; h++) {
+        int count = replay_dir(qkv_fuzz_harnesses[h].name, qkv_fuzz_harnesses[h].run);
+        ck_assert_msg(count >= 3, "%s: only %d inputs in tests/fuzz/%s", qkv_fuzz_harnesses[h].name, count,
+                      qkv_fuzz_harnesses[h].name);
+    }
 }
 END_TEST
 
