@@ -71,7 +71,7 @@ static void *queries_setup(qkv_params *params, qkv_rng *rng, const void *ctx) {
         qkv_perceiver_config pc = {.block = block_of(c), .d_input = c->d_input, .n_latents = c->n_latents,
                                    .n_self_layers = c->layers};
         qkv_perceiver_init(&m->perceiver, params, "perc", &pc, rng);
-        to_unit_scale(m->perceiver.latents);
+        to_unit_scale(m->perceiver.read.queries);
         break;
     }
     case PERCEIVER_IO: {

@@ -21,22 +21,20 @@ static void ln_part(qkv_ln *ln, qkv_params *params, const char *name, const char
     qkv_ln_init(ln, params, qkv_name_join(full, name, part), d);
 }
 
-/* The cross-attention, its FFN and their norms: shared by block and decoder. */
-typedef struct reader {
-    const qkv_block_config *cfg;
-    const qkv_ln *ln_q, *ln_ctx, *ln_ffn;
-    const qkv_mha *attn;
-    const qkv_ffn *ffn;
-} reader;
-
-static void reader_init(qkv_mha *attn, qkv_ffn *ffn, qkv_params *params, const char *name,
-                        const qkv_block_config *cfg, int d_ctx, qkv_rng *rng) {
+/* The reader's parameters: "<name>.cross_attn", ".ffn", ".<queries_part>" [n,D],
+ * ".<ctx_ln_part>" (width d_ctx), ".ln_q", ".ln_ffn", in that order. */
+static void reader_init(qkv_query_reader *r, qkv_params *params, const char *name, const char *queries_part, int n,
+                        const char *ctx_ln_part, const qkv_block_config *cfg, int d_ctx, qkv_rng *rng) {
     char full[QKV_NAME_MAX];
     qkv_block_config_check(name, cfg);
     QKV_CHECK(d_ctx >= 1, "%s: context width %d < 1", name, d_ctx);
-    qkv_mha_init(attn, params, qkv_name_join(full, name, "cross_attn"), cfg->d_model, cfg->n_heads, d_ctx, d_ctx,
-                 1, rng);
-    qkv_ffn_init(ffn, params, qkv_name_join(full, name, "ffn"), cfg->d_model, cfg->d_ff, cfg->activation, rng);
+    qkv_mha_init(&r->cross_attn, params, qkv_name_join(full, name, "cross_attn"), cfg->d_model, cfg->n_heads, d_ctx,
+                 d_ctx, 1, rng);
+    qkv_ffn_init(&r->ffn, params, qkv_name_join(full, name, "ffn"), cfg->d_model, cfg->d_ff, cfg->activation, rng);
+    r->queries = learned_queries(params, name, queries_part, n, cfg->d_model, rng);
+    ln_part(&r->ln_ctx, params, name, ctx_ln_part, d_ctx);
+    ln_part(&r->ln_q, params, name, "ln_q", cfg->d_model);
+    ln_part(&r->ln_ffn, params, name, "ln_ffn", cfg->d_model);
 }
 
 typedef struct {
@@ -50,18 +48,16 @@ static qkv_tensor *cross_sublayer(qkv_tape *tape, const void *ctx, qkv_tensor *q
     return qkv_mha_attend(tape, c->attn, q, c->kv, c->call);
 }
 
-/* queries [n,d] (shared by the batch) read context [B,T,d_ctx]:
- *   y = q + CrossAttn(LN_q(q), LN_ctx(context)),  y = y + FFN(LN_ffn(y)). */
-static qkv_tensor *read_context(qkv_tape *tape, const reader *r, qkv_tensor *queries, qkv_tensor *context,
-                                const qkv_tensor *key_padding) {
-    int b = context->shape[0];
-    qkv_tensor *y = qkv_expand_batch(tape, queries, b);
-    qkv_tensor *ctx = qkv_ln_forward(tape, r->ln_ctx, context);
-    qkv_mha_kv kv = qkv_mha_project_kv(tape, r->attn, ctx, NULL, NULL);
+/* r's queries read context [B,T,d_ctx] (qkv_query_reader has the formula). */
+static qkv_tensor *read_context(qkv_tape *tape, const qkv_block_config *cfg, const qkv_query_reader *r,
+                                qkv_tensor *context, const qkv_tensor *key_padding) {
+    qkv_tensor *y = qkv_expand_batch(tape, r->queries, context->shape[0]);
+    qkv_tensor *ctx = qkv_ln_forward(tape, &r->ln_ctx, context);
+    qkv_mha_kv kv = qkv_mha_project_kv(tape, &r->cross_attn, ctx, NULL, NULL);
     qkv_mha_call call = {.key_padding = key_padding};
-    cross_ctx cross = {r->attn, &kv, &call};
-    y = qkv_residual(tape, r->cfg, r->ln_q, y, cross_sublayer, &cross);
-    return qkv_residual(tape, r->cfg, r->ln_ffn, y, qkv_ffn_sublayer, r->ffn);
+    cross_ctx cross = {&r->cross_attn, &kv, &call};
+    y = qkv_residual(tape, cfg, &r->ln_q, y, cross_sublayer, &cross);
+    return qkv_residual(tape, cfg, &r->ln_ffn, y, qkv_ffn_sublayer, &r->ffn);
 }
 
 void qkv_perceiver_init(qkv_perceiver *p, qkv_params *params, const char *name, const qkv_perceiver_config *cfg,
@@ -72,11 +68,7 @@ void qkv_perceiver_init(qkv_perceiver *p, qkv_params *params, const char *name, 
               cfg->n_self_layers, QKV_PERCEIVER_MAX_LAYERS);
     char full[QKV_NAME_MAX];
     p->cfg = *cfg;
-    reader_init(&p->cross_attn, &p->ffn, params, name, b, cfg->d_input, rng);
-    p->latents = learned_queries(params, name, "latents", cfg->n_latents, b->d_model, rng);
-    ln_part(&p->ln_in, params, name, "ln_in", cfg->d_input);
-    ln_part(&p->ln_q, params, name, "ln_q", b->d_model);
-    ln_part(&p->ln_ffn, params, name, "ln_ffn", b->d_model);
+    reader_init(&p->read, params, name, "latents", cfg->n_latents, "ln_in", b, cfg->d_input, rng);
     for (int j = 0; j < cfg->n_self_layers; j++) {
         char self[QKV_NAME_MAX];
         qkv_name_join(self, name, "self");
@@ -101,8 +93,7 @@ static void check_context(const char *layer, const qkv_tensor *x, int width, con
 qkv_tensor *qkv_perceiver_forward(qkv_tape *tape, const qkv_perceiver *p, qkv_tensor *x,
                                   const qkv_tensor *key_padding) {
     check_context("perceiver", x, p->cfg.d_input, key_padding);
-    reader r = {&p->cfg.block, &p->ln_q, &p->ln_in, &p->ln_ffn, &p->cross_attn, &p->ffn};
-    qkv_tensor *z = read_context(tape, &r, p->latents, x, key_padding);
+    qkv_tensor *z = read_context(tape, &p->cfg.block, &p->read, x, key_padding);
     for (int j = 0; j < p->cfg.n_self_layers; j++) z = qkv_encoder_block_forward(tape, &p->self[j], z, NULL, NULL);
     return qkv_ln_forward(tape, &p->ln_out, z);
 }
@@ -114,18 +105,13 @@ void qkv_perceiver_decoder_init(qkv_perceiver_decoder *dec, qkv_params *params, 
               name, cfg->n_queries, cfg->d_out);
     char full[QKV_NAME_MAX];
     dec->cfg = *cfg;
-    reader_init(&dec->cross_attn, &dec->ffn, params, name, b, cfg->d_latent, rng);
-    dec->queries = learned_queries(params, name, "queries", cfg->n_queries, b->d_model, rng);
-    ln_part(&dec->ln_q, params, name, "ln_q", b->d_model);
-    ln_part(&dec->ln_latent, params, name, "ln_latent", cfg->d_latent);
-    ln_part(&dec->ln_ffn, params, name, "ln_ffn", b->d_model);
+    reader_init(&dec->read, params, name, "queries", cfg->n_queries, "ln_latent", b, cfg->d_latent, rng);
     ln_part(&dec->ln_out, params, name, "ln_out", b->d_model);
     qkv_linear_init(&dec->out, params, qkv_name_join(full, name, "out"), b->d_model, cfg->d_out, 1, rng);
 }
 
 qkv_tensor *qkv_perceiver_decoder_forward(qkv_tape *tape, const qkv_perceiver_decoder *dec, qkv_tensor *latents) {
     check_context("perceiver_decoder", latents, dec->cfg.d_latent, NULL);
-    reader r = {&dec->cfg.block, &dec->ln_q, &dec->ln_latent, &dec->ln_ffn, &dec->cross_attn, &dec->ffn};
-    qkv_tensor *y = read_context(tape, &r, dec->queries, latents, NULL);
+    qkv_tensor *y = read_context(tape, &dec->cfg.block, &dec->read, latents, NULL);
     return qkv_linear_forward(tape, &dec->out, qkv_ln_forward(tape, &dec->ln_out, y));
 }

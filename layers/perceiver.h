@@ -33,6 +33,16 @@
 
 #define QKV_PERCEIVER_MAX_LAYERS 8
 
+/* Learned queries [n,D], shared by the batch, that read a context [B,T,Dctx]:
+ *   y = q + CrossAttn(LN_q(q), LN_ctx(context)),  y = y + FFN(LN_ffn(y)).
+ * The part the Perceiver block and the Perceiver IO decoder have in common. */
+typedef struct qkv_query_reader {
+    qkv_tensor *queries;      /* [n,D]: the block's "latents", the decoder's "queries" */
+    qkv_ln ln_q, ln_ctx, ln_ffn;
+    qkv_mha cross_attn;       /* d_model D, kdim = vdim = Dctx */
+    qkv_ffn ffn;
+} qkv_query_reader;
+
 typedef struct qkv_perceiver_config {
     qkv_block_config block;   /* latent width D = block.d_model, heads, d_ff, ... */
     int d_input;              /* Din */
@@ -42,10 +52,8 @@ typedef struct qkv_perceiver_config {
 
 typedef struct qkv_perceiver {
     qkv_perceiver_config cfg;
-    qkv_tensor *latents;      /* [M,D] */
-    qkv_ln ln_in, ln_q, ln_ffn, ln_out;
-    qkv_mha cross_attn;       /* d_model D, kdim = vdim = Din */
-    qkv_ffn ffn;
+    qkv_query_reader read;    /* queries "latents" [M,D]; ln_ctx "ln_in"; context width Din */
+    qkv_ln ln_out;
     qkv_encoder_block self[QKV_PERCEIVER_MAX_LAYERS];
 } qkv_perceiver;
 
@@ -64,10 +72,8 @@ typedef struct qkv_perceiver_decoder_config {
 
 typedef struct qkv_perceiver_decoder {
     qkv_perceiver_decoder_config cfg;
-    qkv_tensor *queries;      /* [K,Dq] */
-    qkv_ln ln_q, ln_latent, ln_ffn, ln_out;
-    qkv_mha cross_attn;       /* d_model Dq, kdim = vdim = D */
-    qkv_ffn ffn;
+    qkv_query_reader read;    /* queries "queries" [K,Dq]; ln_ctx "ln_latent"; context width D */
+    qkv_ln ln_out;
     qkv_linear out;           /* Dq -> Dout */
 } qkv_perceiver_decoder;
 

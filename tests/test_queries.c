@@ -350,14 +350,14 @@ START_TEST(blip2_four_queries_read_64_then_256_features) {
         /* The queries read the features: different items give different outputs. */
         ck_assert(max_abs_diff(z->data, z->data + 4 * D, 4 * D) > 1e-3);
         backward_ones(tape, qkv_sum_all(tape, y));
-        ck_assert(qkv_sum_squares_fixed(q.latents->grad, q.latents->size) > 0);
+        ck_assert(qkv_sum_squares_fixed(q.read.queries->grad, q.read.queries->size) > 0);
     }
-    ck_assert_ptr_eq(qkv_params_find(&params, "perc.latents"), q.latents);
+    ck_assert_ptr_eq(qkv_params_find(&params, "perc.latents"), q.read.queries);
     ck_assert_ptr_nonnull(qkv_params_find(&params, "perc.self.0.attn.wq.weight"));
     ck_assert_ptr_nonnull(qkv_params_find(&params, "perc.cross_attn.wk.weight"));
     assert_shape(qkv_params_find(&params, "perc.cross_attn.wk.weight"), 2, (int[]){D, 24});
-    ck_assert_ptr_eq(qkv_params_find(&params, "io.queries"), io.queries);
-    assert_shape(io.queries, 2, (int[]){4, 8});
+    ck_assert_ptr_eq(qkv_params_find(&params, "io.queries"), io.read.queries);
+    assert_shape(io.read.queries, 2, (int[]){4, 8});
     qkv_tape_free(tape);
     qkv_params_free(&params);
 }
