@@ -2,9 +2,13 @@
 # System packages (Debian): check and libstb-dev, found through pkg-config.
 
 CC      ?= gcc
-OPT     ?= -O3 -march=native
+# No -march: one build runs on every CPU of its architecture. The hot kernels are
+# compiled once more per instruction set (ISAS below) and chosen at run time.
+# -ffp-contract=off: no multiply-add is fused unless the code says so, so a
+# result is the same float operations on every path (core/simd.h).
+OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
-CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=fast -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=off -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
 LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
 
 DEB_PACKAGES := check libstb-dev pkg-config
@@ -26,11 +30,31 @@ CFLAGS  += -DQKV_MPI
 endif
 $(shell mkdir -p $(B) && echo '$(CC) $(CFLAGS)' | cmp -s - $(B)/.flags || echo '$(CC) $(CFLAGS)' > $(B)/.flags)
 
+# Kernels per instruction set (core/kernels.h): core/kernel_*.c is compiled once
+# per path into $(B)/isa/<path>/ with that path's vector width and -m flags.
+# w16avx2 is the 16-float source built for AVX2 (the compiler splits each vector
+# in two): only the tests link it, so a machine without AVX-512 still checks the
+# 16-wide code's results.
+KERNEL_SRC := $(wildcard core/kernel_*.c)
+ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
+ISAS       := avx512 avx2 portable
+TEST_ISAS  := w16avx2
+else
+ISAS       := portable
+TEST_ISAS  :=
+endif
+ISA_FLAGS_avx512   := -DQKV_VW=16 -mavx512f -mavx512vl -mavx512bw -mavx512dq -mavx2 -mfma
+ISA_FLAGS_avx2     := -DQKV_VW=8 -mavx2 -mfma
+ISA_FLAGS_portable := -DQKV_VW=4
+ISA_FLAGS_w16avx2  := -DQKV_VW=16 -mavx2 -mfma -Wno-psabi
+KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/%.o))
+TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/%.o))
+
 LIB_DIRS := core layers optim data train
-LIB_SRC  := $(filter-out train/main.c,$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
-LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+LIB_SRC  := $(filter-out train/main.c $(KERNEL_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
 TEST_SRC := $(wildcard tests/*.c)
-TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o) $(TEST_KERNEL_OBJ)
 LIB      := $(B)/libqkv.a
 
 .PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-ci fuzz-build demo deps \
@@ -52,6 +76,13 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(STB_CFLAGS) -MMD -MP -c $< -o $@
+
+define isa_rule
+$(B)/isa/$(1)/%.o: core/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(ISA_FLAGS_$(1)) -DQKV_ISA_SUFFIX=$(1) -MMD -MP -c $$< -o $$@
+endef
+$(foreach i,$(ISAS) $(TEST_ISAS),$(eval $(call isa_rule,$(i))))
 
 $(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)

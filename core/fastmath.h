@@ -1,5 +1,10 @@
 /* fastmath.h — exp and tanh as straight-line float code the compiler vectorizes.
  *
+ * Plain multiplies and adds, no fused multiply-add: qkv is built with
+ * -ffp-contract=off, so each line below is the same float operations whatever
+ * vector width a loop around it is compiled for (core/simd.h), and a run gives the
+ * same bits on every instruction-set path.
+ *
  * libm's expf and tanhf are calls the vectorizer cannot inline; in a transformer
  * step the GELU's tanh alone took half the time. These are accurate to a few ulp
  * (tested in tests/test_elementwise.c against libm in double) and give the same
@@ -19,16 +24,16 @@
 static inline float qkv_fast_exp_nonpositive(float x) {
     const float magic = 12582912.0f;                        /* 1.5 * 2^23: x + magic - magic rounds x */
     float xc = x < -110.0f ? -110.0f : x;                   /* exp(-110) rounds to 0 anyway */
-    float n = fmaf(xc, 1.44269504088896341f, magic) - magic; /* round(x / ln 2), in [-159, 0] */
-    float r = fmaf(n, -0.693359375f, xc);                   /* r = x - n ln 2 (ln 2 in two parts) */
-    r = fmaf(n, 2.12194440e-4f, r);
+    float n = xc * 1.44269504088896341f + magic - magic;  /* round(x / ln 2), in [-159, 0] */
+    float r = xc - n * 0.693359375f;                      /* r = x - n ln 2 (ln 2 in two parts) */
+    r = r + n * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
-    p = fmaf(p, r, 1.3981999507e-3f);
-    p = fmaf(p, r, 8.3334519073e-3f);
-    p = fmaf(p, r, 4.1665795894e-2f);
-    p = fmaf(p, r, 1.6666665459e-1f);
-    p = fmaf(p, r, 5.0000001201e-1f);
-    p = fmaf(p * r, r, r) + 1.0f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
     int32_t bits = ((int32_t)n + 126 + 127) << 23;          /* 2^(n + 126): always a normal float */
     float two_pow;
     memcpy(&two_pow, &bits, sizeof two_pow);
@@ -43,16 +48,16 @@ static inline float qkv_fast_tanhf(float x) {
     float xc = x > limit ? limit : (x < -limit ? -limit : x);
     float x2 = xc * xc;
     float p = -2.76076847742355e-16f;
-    p = fmaf(p, x2, 2.00018790482477e-13f);
-    p = fmaf(p, x2, -8.60467152213735e-11f);
-    p = fmaf(p, x2, 5.12229709037114e-08f);
-    p = fmaf(p, x2, 1.48572235717979e-05f);
-    p = fmaf(p, x2, 6.37261928875436e-04f);
-    p = fmaf(p, x2, 4.89352455891786e-03f);
+    p = p * x2 + 2.00018790482477e-13f;
+    p = p * x2 - 8.60467152213735e-11f;
+    p = p * x2 + 5.12229709037114e-08f;
+    p = p * x2 + 1.48572235717979e-05f;
+    p = p * x2 + 6.37261928875436e-04f;
+    p = p * x2 + 4.89352455891786e-03f;
     float q = 1.19825839466702e-06f;
-    q = fmaf(q, x2, 1.18534705686654e-04f);
-    q = fmaf(q, x2, 2.26843463243900e-03f);
-    q = fmaf(q, x2, 4.89352518554385e-03f);
+    q = q * x2 + 1.18534705686654e-04f;
+    q = q * x2 + 2.26843463243900e-03f;
+    q = q * x2 + 4.89352518554385e-03f;
     float r = (p * xc) / q;
     return fabsf(x) < 4e-4f ? x : r;
 }

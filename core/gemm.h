@@ -12,9 +12,11 @@
  * With stride_c != 0 the batch's C matrices must not overlap: threads may write
  * different batch entries at the same time.
  *
- * Cache-blocked, with a register-tiled micro-kernel the compiler vectorizes, and
- * parallel over (batch, output tile) above the work threshold. Each element of C
- * is summed over K in the same order whatever the thread count.
+ * Cache-blocked, with a register-tiled micro-kernel for the vector width the CPU
+ * has (kernels.h, isa.h), and parallel over (batch, output tile) above the work
+ * threshold. Each element of C is one chain of fused multiply-adds over k in order,
+ *     c = beta ? C : 0;  for k: c = fma(alpha * a_k, b_k, c)
+ * (alpha * a_k rounded once), whatever the thread count and instruction set.
  */
 #ifndef QKV_GEMM_H
 #define QKV_GEMM_H

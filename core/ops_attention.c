@@ -21,9 +21,10 @@
  * is then [.., Tq, Tk] itself); weights are materialized only when asked for.
  *
  * Block products go through qkv_block_product (block_product.h), a register-
- * tiled kernel that reads the blocks in place. Each task runs on one thread in a fixed order, and
- * the kernel depends on the shapes only, so results are bitwise independent of
- * the thread count.
+ * tiled kernel that reads the blocks in place, and the row loops (max, exp, sum,
+ * scale) through the kernel table (kernels.h). Each task runs on one thread in a
+ * fixed order, and the kernels depend on the shapes only, so results are bitwise
+ * independent of the thread count and the instruction set.
  */
 #include <math.h>
 #include <omp.h>
@@ -34,6 +35,7 @@
 #include "error.h"
 #include "fastmath.h"
 #include "block_product.h"
+#include "kernels.h"
 #include "parallel.h"
 
 #define OP "attention"
@@ -222,28 +224,6 @@ static void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int
     }
 }
 
-/* Row reductions in 8 lanes (vectorized; a fixed order, so deterministic). */
-static float max_of(const float *x, int n) {
-    float lane[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY,
-                     -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    int j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int l = 0; l < 8; l++) lane[l] = x[j + l] > lane[l] ? x[j + l] : lane[l];
-    for (; j < n; j++) lane[0] = x[j] > lane[0] ? x[j] : lane[0];
-    float m = lane[0];
-    for (int l = 1; l < 8; l++) m = lane[l] > m ? lane[l] : m;
-    return m;
-}
-
-static float sum_of(const float *x, int n) {
-    float lane[8] = {0};
-    int j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int l = 0; l < 8; l++) lane[l] += x[j + l];
-    for (; j < n; j++) lane[0] += x[j];
-    return ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
-}
-
 /* The block's probabilities from the saved row statistics: P = exp(S - m) / l,
  * 0 where masked and on rows with no allowed key (m = -inf). */
 static void block_probs(const attn_ctx *c, const attn_block *blk, const float *row_max,
@@ -256,7 +236,9 @@ static void block_probs(const attn_ctx *c, const attn_block *blk, const float *r
             memset(row, 0, (size_t)blk->nk * sizeof(float));
             continue;
         }
-        for (int j = 0; j < blk->nk; j++) row[j] = qkv_fast_exp_nonpositive(row[j] - m) * inv;
+        const qkv_kernels *kern = qkv_kernels_active();
+        kern->row_exp_shifted(row, blk->nk, m);
+        kern->row_scale(row, blk->nk, inv);
     }
 }
 
@@ -273,6 +255,7 @@ typedef struct fwd_scratch {
 static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq, float *out,
                                 float *max_so_far, float *row_inv_sum, fwd_scratch *w) {
     const attn_dims *d = &c->d;
+    const qkv_kernels *kern = qkv_kernels_active();
     size_t head = head_index(c, b, h);
     float *o = out + (head * d->Tq + i0) * d->dv;
     memset(o, 0, (size_t)nq * d->dv * sizeof(float));
@@ -285,19 +268,16 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
         block_scores(c, &blk, w->s, BLOCK_K);
         for (int r = 0; r < nq; r++) {
-            float *row = w->s + r * BLOCK_K, m = max_of(row, blk.nk);
+            float *row = w->s + r * BLOCK_K, m = kern->row_max(row, blk.nk);
             m = m > max_so_far[r] ? m : max_so_far[r];
             if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
                 memset(row, 0, (size_t)blk.nk * sizeof(float));
                 continue;
             }
             float rescale = qkv_fast_exp_nonpositive(max_so_far[r] - m); /* 0 when m was -inf */
-            for (int j = 0; j < blk.nk; j++) row[j] = qkv_fast_exp_nonpositive(row[j] - m);
-            w->sum[r] = w->sum[r] * rescale + sum_of(row, blk.nk);
-            if (rescale != 1.0f) {
-                float *o_row = o + (size_t)r * d->dv;
-                for (int e = 0; e < d->dv; e++) o_row[e] *= rescale;
-            }
+            kern->row_exp_shifted(row, blk.nk, m);
+            w->sum[r] = w->sum[r] * rescale + kern->row_sum(row, blk.nk);
+            if (rescale != 1.0f) kern->row_scale(o + (size_t)r * d->dv, d->dv, rescale);
             max_so_far[r] = m;
         }
         qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, BLOCK_K,
@@ -306,8 +286,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
     for (int r = 0; r < nq; r++) {
         float inv = w->sum[r] > 0.0 ? (float)(1.0 / w->sum[r]) : 0.0f;
         row_inv_sum[r] = inv;
-        float *o_row = o + (size_t)r * d->dv;
-        for (int e = 0; e < d->dv; e++) o_row[e] *= inv;
+        kern->row_scale(o + (size_t)r * d->dv, d->dv, inv);
     }
 }
 

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/isa.h"
 #include "core/parallel.h"
 #include "train/commands.h"
 #include "train/dist.h"
@@ -27,6 +29,10 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
     qkv_default_wait_policy(argv); /* before any thread starts */
+    if (qkv_isa_init() != 0) {       /* QKV_ISA names a path this build or CPU lacks */
+        fprintf(stderr, "qkv: %s\n", qkv_last_error());
+        return 2;
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,0 +1,29 @@
+/* gemm_tiles.h — the gemm kernel's register tile and cache blocking for the
+ * vector width being compiled (simd.h's QKV_VW). Shared by kernel_gemm.c, which
+ * uses them, and kernel_table.c, which reports them. None of them changes a
+ * result (kernel_gemm.c: every element is one fma chain over k in order).
+ *
+ *   MR x NR  the tile of C held in registers: MR * NV vectors of QKV_VW floats
+ *   KC       the K block: an NR x KC panel of B stays in L1
+ *   MC_MAX   rows of packed A per block, in L2
+ */
+#ifndef QKV_GEMM_TILES_H
+#define QKV_GEMM_TILES_H
+
+#if QKV_VW == 16
+#define MR 12          /* 24 of the 32 zmm registers hold C */
+#define NV 2
+#define MC_MAX 192     /* 192 x 256 floats = 192 KB */
+#elif QKV_VW == 8
+#define MR 6           /* 12 of the 16 ymm registers */
+#define NV 2
+#define MC_MAX 144     /* 144 KB */
+#else
+#define MR 6           /* 24 of NEON's 32 registers */
+#define NV 4
+#define MC_MAX 144
+#endif
+#define NR (NV * QKV_VW)
+#define KC 256
+
+#endif

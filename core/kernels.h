@@ -1,0 +1,64 @@
+/* kernels.h — the table of hot kernels, one per instruction-set path.
+ *
+ * The files core/kernel_*.c are written once against simd.h and compiled once per
+ * path (AVX-512, AVX2+FMA, portable C; the Makefile's ISAS); each compilation
+ * fills one qkv_kernels table. isa.c picks the table when qkv starts (the widest
+ * path this CPU runs, or QKV_ISA) and qkv_kernels_active() returns it. Callers go
+ * through the public entry points (gemm.h, block_product.h, and the row helpers
+ * below), never through a table directly, except tests that compare paths.
+ *
+ * Every kernel computes each output element with the same sequence of float
+ * operations on every path (simd.h), so a run is bitwise the same whichever
+ * table is in use.
+ */
+#ifndef QKV_KERNELS_H
+#define QKV_KERNELS_H
+
+#include <stddef.h>
+
+/* One (batched) product as in gemm.h, arguments already checked. */
+typedef struct qkv_gemm_args {
+    int trans_a, trans_b, M, N, K;
+    float alpha, beta;
+    const float *A; int lda; size_t stride_a;
+    const float *B; int ldb; size_t stride_b;
+    float *C; int ldc; size_t stride_c;
+} qkv_gemm_args;
+
+typedef struct qkv_kernels {
+    const char *name;      /* the QKV_ISA value: "avx512", "avx2", "portable" */
+    const char *requires;  /* what the CPU must have, for messages */
+    int vector_width;      /* floats per vector */
+    int mr, nr, kc, mc;    /* gemm register tile and cache blocking */
+
+    /* gemm.h's product, batch matrices, K > 0, M > 0, N > 0. */
+    void (*gemm)(const qkv_gemm_args *g, int batch);
+    /* block_product.h's product on the calling thread (batch 1). */
+    void (*block_product)(const qkv_gemm_args *g);
+
+    /* Row helpers of the attention and softmax loops (kernel_rows.c). */
+    float (*row_max)(const float *x, int n);             /* -inf for n = 0 */
+    float (*row_sum)(const float *x, int n);             /* 16 partial sums, fixed tree */
+    void (*row_exp_shifted)(float *x, int n, float m);   /* x = exp(x - m), x <= m */
+    void (*row_scale)(float *x, int n, float s);         /* x *= s */
+
+    /* GFLOP/s of independent FMA chains on the calling thread, run for about
+     * `seconds`: the core's peak for this path's vectors (qkv bench). */
+    double (*fma_peak)(double seconds);
+} qkv_kernels;
+
+/* The tables this build has (isa.c lists them; kernel_table.c defines them). */
+extern const qkv_kernels qkv_kernels_portable;
+#if defined(__x86_64__)
+extern const qkv_kernels qkv_kernels_avx2;
+extern const qkv_kernels qkv_kernels_avx512;
+#endif
+
+/* The table in use (selected on first use; see isa.h). */
+const qkv_kernels *qkv_kernels_active(void);
+
+/* Uses table k from now on (tests: run a path the CPU has that QKV_ISA did not
+ * select, or a test-only build of a kernel). Not thread-safe: call between steps. */
+void qkv_kernels_install(const qkv_kernels *k);
+
+#endif
