@@ -7,7 +7,7 @@
 
 #define SUITES(X)                                                                           \
     X(dist)                                                                                 \
-    X(core) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
+    X(core) X(isa) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
     X(patch)                                                                                \
     X(queries)                                                                              \
     X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)          \

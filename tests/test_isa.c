@@ -1,0 +1,301 @@
+/* test_isa.c — the instruction-set paths (core/isa.h, core/kernels.h) give
+ * bitwise the same results: every kernel of every table this CPU runs against
+ * the portable one (which runs everywhere), including the 16-float source built
+ * for AVX2 (w16avx2, test-only) so that the AVX-512 code's results are checked
+ * on machines without AVX-512; whole training steps in-process under each table;
+ * checkpoints of ./qkv runs forced with QKV_ISA, byte for byte; and QKV_ISA's
+ * errors. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#include "core/block_product.h"
+#include "core/isa.h"
+#include "core/kernels.h"
+#include "train/seq_model.h"
+
+#if defined(__x86_64__)
+extern const qkv_kernels qkv_kernels_w16avx2;
+#endif
+
+/* The tables to compare with portable, and whether this CPU runs each. */
+typedef struct path_case {
+    const qkv_kernels *k;
+    const char *needs; /* the path whose CPU features it needs */
+} path_case;
+
+static const path_case cases[] = {
+#if defined(__x86_64__)
+    {&qkv_kernels_avx512, "avx512"},
+    {&qkv_kernels_avx2, "avx2"},
+    {&qkv_kernels_w16avx2, "avx2"},
+#endif
+    {&qkv_kernels_portable, "portable"},
+};
+#define N_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+static int runs(const path_case *c) { return qkv_isa_supported(c->needs); }
+
+/* ---- gemm and block products ------------------------------------------------------ */
+
+typedef struct product_shape {
+    int M, N, K, trans_a, trans_b;
+    float alpha, beta;
+} product_shape;
+
+/* Edge sizes around every path's tiles (MR 6 and 12, NR 16 and 32, KC 256), one
+ * K past a K block, and the shapes of attention blocks and linear layers. */
+static const product_shape shapes[] = {
+    {1, 1, 1, 0, 0, 1.0f, 0.0f},      {5, 7, 3, 0, 0, 1.0f, 0.0f},
+    {13, 33, 17, 0, 0, 1.0f, 1.0f},   {12, 32, 64, 0, 1, 0.125f, 0.0f},
+    {64, 64, 16, 0, 1, 0.25f, 0.0f},  {64, 64, 64, 1, 0, 1.0f, 1.0f},
+    {37, 70, 257, 1, 1, 0.5f, 1.0f},  {150, 45, 300, 0, 0, 1.0f, 0.0f},
+    {200, 96, 64, 0, 0, 1.0f, 1.0f},  {7, 300, 19, 1, 0, -2.0f, 0.0f},
+    {193, 129, 33, 0, 1, 1.0f, 0.0f}, {64, 40, 600, 0, 1, 1.0f, 1.0f},
+};
+#define N_SHAPES ((int)(sizeof shapes / sizeof shapes[0]))
+
+static float *random_floats(size_t n, uint64_t seed) {
+    float *x = qkv_malloc(n * sizeof(float), "test");
+    fill_normal_seeded(x, n, seed, 0.0f, 1.0f);
+    return x;
+}
+
+/* C for shape s under table k: gemm with batch 3 (and, once, stride_c 0, the
+ * batch summed into one C) and block_product, side by side in out. */
+static void products(const qkv_kernels *k, const product_shape *s, float *out, size_t per) {
+    qkv_kernels_install(k);
+    size_t a_n = (size_t)s->M * s->K, b_n = (size_t)s->K * s->N, c_n = (size_t)s->M * s->N;
+    float *A = random_floats(3 * a_n, 1), *B = random_floats(3 * b_n, 2);
+    int lda = s->trans_a ? s->M : s->K, ldb = s->trans_b ? s->K : s->N;
+    for (int part = 0; part < 3; part++) {
+        float *C = out + part * per;
+        fill_normal_seeded(C, per, 3, 0.0f, 1.0f); /* beta = 1 starts from these */
+        if (part == 0)
+            qkv_gemm_batched(3, s->trans_a, s->trans_b, s->M, s->N, s->K, s->alpha, A, lda, a_n, B,
+                             ldb, b_n, s->beta, C, s->N, c_n);
+        else if (part == 1)
+            qkv_gemm_batched(3, s->trans_a, s->trans_b, s->M, s->N, s->K, s->alpha, A, lda, a_n, B,
+                             ldb, b_n, s->beta, C, s->N, 0);
+        else
+            qkv_block_product(s->trans_a, s->trans_b, s->M, s->N, s->K, s->alpha, A, lda, B, ldb,
+                              s->beta, C, s->N);
+    }
+    free(A);
+    free(B);
+}
+
+START_TEST(products_are_the_same_on_every_path) {
+    const qkv_kernels *saved = qkv_kernels_active();
+    for (int t = 0; t < 2; t++) { /* 1 and 2 threads: the team splits run too */
+        qkv_set_threads(t + 1);
+        for (int i = 0; i < N_SHAPES; i++) {
+            const product_shape *s = &shapes[i];
+            size_t per = 3 * (size_t)s->M * s->N, n = 3 * per;
+            float *want = qkv_malloc(n * sizeof(float), "test"), *got = qkv_malloc(n * sizeof(float), "test");
+            products(&qkv_kernels_portable, s, want, per);
+            /* block_product gives qkv_gemm's bits (block_product.h) */
+            ck_assert_msg(memcmp(want, want + 2 * per, (size_t)s->M * s->N * sizeof(float)) == 0,
+                          "block_product != gemm for %dx%dx%d", s->M, s->N, s->K);
+            for (int c = 0; c < N_CASES; c++) {
+                if (!runs(&cases[c])) continue;
+                products(cases[c].k, s, got, per);
+                for (size_t e = 0; e < n; e++)
+                    ck_assert_msg(memcmp(&got[e], &want[e], sizeof(float)) == 0,
+                                  "%s: %dx%dx%d (trans %d %d, alpha %g, beta %g), %s, element %zu: "
+                                  "%.9g, portable %.9g",
+                                  cases[c].k->name, s->M, s->N, s->K, s->trans_a, s->trans_b,
+                                  (double)s->alpha, (double)s->beta,
+                                  e / per == 0 ? "batched" : e / per == 1 ? "summed batch" : "block",
+                                  e % per, (double)got[e], (double)want[e]);
+            }
+            free(want);
+            free(got);
+        }
+    }
+    qkv_set_threads(0);
+    qkv_kernels_install(saved);
+}
+END_TEST
+
+/* The gemm kernels also compute the product (not only the same bits). */
+START_TEST(products_match_the_reference) {
+    const qkv_kernels *saved = qkv_kernels_active();
+    const product_shape *s = &shapes[9]; /* alpha -2, beta 0, op(A) = A^T */
+    size_t per = 3 * (size_t)s->M * s->N;
+    float *got = qkv_malloc(3 * per * sizeof(float), "test");
+    float *want = qkv_malloc((size_t)s->M * s->N * sizeof(float), "test");
+    /* the same operands as products(): its first matrices */
+    float *A = random_floats(3 * (size_t)s->M * s->K, 1), *B = random_floats(3 * (size_t)s->K * s->N, 2);
+    qkv_gemm_reference(s->trans_a, s->trans_b, s->M, s->N, s->K, s->alpha, A, s->trans_a ? s->M : s->K,
+                       B, s->trans_b ? s->K : s->N, s->beta, want, s->N);
+    for (int c = 0; c < N_CASES; c++) {
+        if (!runs(&cases[c])) continue;
+        products(cases[c].k, s, got, per);
+        assert_floats_close(got, want, (size_t)s->M * s->N, 1e-5, cases[c].k->name);
+    }
+    free(A);
+    free(B);
+    free(got);
+    free(want);
+    qkv_kernels_install(saved);
+}
+END_TEST
+
+/* ---- row kernels ----------------------------------------------------------------- */
+
+START_TEST(row_kernels_are_the_same_on_every_path) {
+    const qkv_kernels *p = &qkv_kernels_portable;
+    for (int n = 0; n <= 70; n++) {
+        float *x = random_floats((size_t)n + 1, 10 + n);
+        float *e_want = copy_floats(x, n + 1), *e_got = copy_floats(x, n + 1);
+        float m = p->row_max(x, n), sum = p->row_sum(x, n);
+        if (n > 0) p->row_exp_shifted(e_want, n, m);
+        for (int c = 0; c < N_CASES; c++) {
+            if (!runs(&cases[c])) continue;
+            const qkv_kernels *k = cases[c].k;
+            float m2 = k->row_max(x, n), sum2 = k->row_sum(x, n);
+            ck_assert_msg(memcmp(&m, &m2, sizeof m) == 0 && memcmp(&sum, &sum2, sizeof sum) == 0,
+                          "%s: row max/sum of %d: %.9g %.9g, portable %.9g %.9g", k->name, n,
+                          (double)m2, (double)sum2, (double)m, (double)sum);
+            memcpy(e_got, x, ((size_t)n + 1) * sizeof(float));
+            if (n > 0) k->row_exp_shifted(e_got, n, m);
+            ck_assert_msg(memcmp(e_got, e_want, ((size_t)n + 1) * sizeof(float)) == 0,
+                          "%s: row exp of %d", k->name, n);
+        }
+        double exact = 0.0;
+        for (int j = 0; j < n; j++) exact += x[j];
+        ck_assert_msg(fabs(sum - exact) < 1e-5 * (1 + n), "row sum of %d: %g, want %g", n, (double)sum, exact);
+        free(x);
+        free(e_want);
+        free(e_got);
+    }
+}
+END_TEST
+
+/* ---- training steps ----------------------------------------------------------------- */
+
+/* 2 AdamW steps of a small reversal encoder with dropout: every parameter and
+ * the loss. */
+static size_t train_floats(float *out) {
+    qkv_seq_model_config config;
+    qkv_seq_model_default_config(&config);
+    config.test_size = 16;
+    config.batch = 16;
+    config.dropout = 0.1f;
+    qkv_seq_model model;
+    qkv_seq_model_init(&model, &config);
+    qkv_trainer_config tc = {.steps = 2, .quiet = 1, .seed = 7, .clip = 1.0f,
+                             .optim = {.kind = QKV_OPT_ADAMW, .lr = 3e-3f, .weight_decay = 0.01f}};
+    qkv_train_result result;
+    ck_assert_int_eq(qkv_train(&tc, &model.task, &result), 0);
+    size_t n = qkv_params_copy_values(model.task.params, out);
+    if (out) out[n] = result.final_loss;
+    qkv_seq_model_free(&model);
+    return n + 1;
+}
+
+START_TEST(training_is_the_same_on_every_path) {
+    const qkv_kernels *saved = qkv_kernels_active();
+    size_t n = train_floats(NULL);
+    float *want = qkv_malloc(n * sizeof(float), "test"), *got = qkv_malloc(n * sizeof(float), "test");
+    qkv_kernels_install(&qkv_kernels_portable);
+    train_floats(want);
+    for (int c = 0; c < N_CASES; c++) {
+        if (!runs(&cases[c]) || cases[c].k == &qkv_kernels_portable) continue;
+        qkv_kernels_install(cases[c].k);
+        train_floats(got);
+        for (size_t e = 0; e < n; e++)
+            ck_assert_msg(memcmp(&got[e], &want[e], sizeof(float)) == 0,
+                          "%s: trained value %zu of %zu: %.9g, portable %.9g", cases[c].k->name, e,
+                          n, (double)got[e], (double)want[e]);
+    }
+    free(want);
+    free(got);
+    qkv_kernels_install(saved);
+}
+END_TEST
+
+/* ---- QKV_ISA and ./qkv ------------------------------------------------------------- */
+
+/* ./qkv train reverse under QKV_ISA=path, checkpoint to file; its exit status. */
+static int train_cli(const char *path, const char *file) {
+    char args[512], env[64];
+    snprintf(args, sizeof args,
+             "train reverse --steps 2 --layers 1 --batch 16 --test-size 16 --dropout 0.1 --threads 2 "
+             "--quiet --save %s", file);
+    snprintf(env, sizeof env, "QKV_ISA=%s", path);
+    int status = wait_qkv(spawn_qkv(args, env, 0, NULL));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(forced_paths_write_the_same_checkpoint) {
+    ck_assert_int_eq(train_cli("portable", scratch_file("portable.safetensors")), 0);
+    size_t want_len, got_len;
+    unsigned char *want = read_file_bytes(scratch_file("portable.safetensors"), &want_len);
+    for (int i = 0; i < qkv_isa_count(); i++) {
+        const char *path = qkv_isa_path(i);
+        if (!qkv_isa_supported(path) || strcmp(path, "portable") == 0) continue;
+        ck_assert_int_eq(train_cli(path, scratch_file("other.safetensors")), 0);
+        unsigned char *got = read_file_bytes(scratch_file("other.safetensors"), &got_len);
+        ck_assert_msg(got_len == want_len && memcmp(got, want, want_len) == 0,
+                      "QKV_ISA=%s: the checkpoint differs from QKV_ISA=portable's", path);
+        free(got);
+    }
+    free(want);
+}
+END_TEST
+
+START_TEST(bad_qkv_isa_is_a_one_line_error) {
+    ck_assert_int_eq(train_cli("sse9", scratch_file("bad.safetensors")), 2);
+    ck_assert_int_eq(access(scratch_file("bad.safetensors"), F_OK), -1); /* nothing written */
+    const char *saved = qkv_isa_name();
+    ck_assert_int_eq(qkv_isa_select("sse9"), -1);
+    expect_last_error("QKV_ISA=sse9", "no such path");
+    for (int i = 0; i < qkv_isa_count(); i++) {
+        const char *path = qkv_isa_path(i);
+        if (qkv_isa_supported(path)) continue; /* a path this CPU lacks */
+        ck_assert_int_eq(train_cli(path, scratch_file("bad.safetensors")), 2);
+        ck_assert_int_eq(qkv_isa_select(path), -1);
+        expect_last_error(path, "this CPU lacks");
+    }
+    ck_assert_str_eq(qkv_isa_name(), saved); /* a refused choice changes nothing */
+    ck_assert_int_eq(qkv_isa_select("portable"), 0);
+    ck_assert_str_eq(qkv_isa_name(), "portable");
+    ck_assert_int_eq(qkv_isa_select(saved), 0);
+}
+END_TEST
+
+/* With QKV_ISA unset, the widest path the CPU runs is the one in use. */
+START_TEST(default_is_the_widest_path) {
+    if (getenv("QKV_ISA") && *getenv("QKV_ISA")) return;
+    const char *saved = qkv_isa_name();
+    ck_assert_int_eq(qkv_isa_init(), 0);
+    for (int i = 0; i < qkv_isa_count(); i++)
+        if (qkv_isa_supported(qkv_isa_path(i))) {
+            ck_assert_str_eq(qkv_isa_name(), qkv_isa_path(i));
+            break;
+        }
+    ck_assert_str_eq(qkv_isa_path(qkv_isa_count() - 1), "portable");
+    ck_assert_int_eq(qkv_isa_select(saved), 0);
+}
+END_TEST
+
+Suite *suite_isa(void) {
+    Suite *s = suite_create("isa");
+    TCase *tc = tcase_create("paths");
+    tcase_set_timeout(tc, 0);
+    tcase_add_checked_fixture(tc, scratch_dir_create, scratch_dir_remove);
+    tcase_add_test(tc, products_are_the_same_on_every_path);
+    tcase_add_test(tc, products_match_the_reference);
+    tcase_add_test(tc, row_kernels_are_the_same_on_every_path);
+    tcase_add_test(tc, training_is_the_same_on_every_path);
+    tcase_add_test(tc, forced_paths_write_the_same_checkpoint);
+    tcase_add_test(tc, bad_qkv_isa_is_a_one_line_error);
+    tcase_add_test(tc, default_is_the_widest_path);
+    suite_add_tcase(s, tc);
+    return s;
+}
