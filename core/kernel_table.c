@@ -12,10 +12,13 @@
 
 #if defined(__AVX512F__)
 #define REQUIRES "AVX-512 (F, VL, BW, DQ), AVX2 and FMA"
+#define LEVEL QKV_LEVEL_AVX512
 #elif defined(__FMA__)
 #define REQUIRES "AVX2 and FMA"
+#define LEVEL QKV_LEVEL_AVX2
 #else
 #define REQUIRES "nothing beyond the compiler's baseline"
+#define LEVEL QKV_LEVEL_PORTABLE
 #endif
 
 void QKV_ISA_FN(qkv_kernel_gemm)(const qkv_gemm_args *g, int batch);
@@ -53,6 +56,7 @@ const qkv_kernels QKV_ISA_FN(qkv_kernels) = {
     .name = STR(QKV_ISA_SUFFIX),
     .requires = REQUIRES,
     .vector_width = QKV_VW,
+    .level = LEVEL,
     .mr = MR, .nr = NR, .kc = KC, .mc = MC_MAX,
     .gemm = QKV_ISA_FN(qkv_kernel_gemm),
     .block_product = QKV_ISA_FN(qkv_kernel_block_product),

@@ -25,10 +25,13 @@ typedef struct qkv_gemm_args {
     float *C; int ldc; size_t stride_c;
 } qkv_gemm_args;
 
+enum { QKV_LEVEL_PORTABLE, QKV_LEVEL_AVX2, QKV_LEVEL_AVX512 };
+
 typedef struct qkv_kernels {
     const char *name;      /* the QKV_ISA value: "avx512", "avx2", "portable" */
     const char *requires;  /* what the CPU must have, for messages */
     int vector_width;      /* floats per vector */
+    int level;             /* QKV_LEVEL_*: the target of multiversion.h's copies */
     int mr, nr, kc, mc;    /* gemm register tile and cache blocking */
 
     /* gemm.h's product, batch matrices, K > 0, M > 0, N > 0. */

@@ -28,6 +28,7 @@
 
 #include "error.h"
 #include "fastmath.h"
+#include "multiversion.h"
 #include "parallel.h"
 
 #define ELEM_CHUNK 4096   /* elements per parallel work item */
@@ -174,7 +175,7 @@ static size_t row_offset(const bcast_plan *p, const size_t *s, size_t row) {
     return i0 * s[0] + i1 * s[1] + i2 * s[2];
 }
 
-static void map_pieces(const void *ctx, size_t begin, size_t end) {
+INLINE void map_pieces_body(const void *ctx, size_t begin, size_t end) {
     const map_job *j = ctx;
     size_t n = j->plan->shape[3];
     for (size_t t = begin; t < end; t++) {
@@ -185,6 +186,7 @@ static void map_pieces(const void *ctx, size_t begin, size_t end) {
                    j->out + row * n + col);
     }
 }
+QKV_MULTIVERSION(map_pieces, (const void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
 /* out = x op y over the plan's output shape; x, y are read with strides sx, sy. */
 static void bcast_map(enum binary_kind k, const bcast_plan *p, const float *x, const size_t *sx,
@@ -274,15 +276,17 @@ INLINE void unary_backward_run(enum unary_kind k, const unary_job *j, size_t beg
 #define FORWARD_CASE(name) case UNARY_##name: unary_forward_run(UNARY_##name, j, begin, end); break;
 #define BACKWARD_CASE(name) case UNARY_##name: unary_backward_run(UNARY_##name, j, begin, end); break;
 
-static void unary_forward_range(const void *ctx, size_t begin, size_t end) {
+INLINE void unary_forward_range_body(const void *ctx, size_t begin, size_t end) {
     const unary_job *j = ctx;
     switch (j->kind) { UNARY_OPS(FORWARD_CASE) }
 }
+QKV_MULTIVERSION(unary_forward_range, (const void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
-static void unary_backward_range(const void *ctx, size_t begin, size_t end) {
+INLINE void unary_backward_range_body(const void *ctx, size_t begin, size_t end) {
     const unary_job *j = ctx;
     switch (j->kind) { UNARY_OPS(BACKWARD_CASE) }
 }
+QKV_MULTIVERSION(unary_backward_range, (const void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
 static void unary_apply(range_fn fn, const unary_job *job, size_t n) {
     parallel_ranges(n, ELEM_CHUNK, n * unary_cost(job->kind), fn, job);

@@ -10,7 +10,10 @@
  *   long       attention forward + backward at T = 8192 with the peak resident
  *              memory; slow, so only when asked for (`qkv bench long`).
  * `all` (the default) runs matmul, attention and train. Every value is measured
- * on 1 thread and on all threads: the median of BENCH_SAMPLES samples. The table
+ * on 1 thread and on all threads: the median of BENCH_SAMPLES samples. The header
+ * names the instruction-set path in use (core/isa.h) and the core's FMA peak for
+ * its vectors, measured by a short probe (kernels.h: fma_peak); each GFLOP/s row
+ * gives its fraction of that peak (of threads x peak for all threads). The table
  * ends with the threads used and the peak resident memory; --json FILE also
  * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
  * times with the process's CPU clock instead of the wall clock. An unknown
@@ -31,6 +34,8 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/gemm.h"
+#include "core/isa.h"
+#include "core/kernels.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "train/args.h"
@@ -89,22 +94,34 @@ bench_row *bench_add(bench_table *t, const char *section, const char *name, cons
     return row;
 }
 
+/* The run's table: its peak is read when a row is printed. */
+static bench_table table;
+
 /* all / one for a rate, one / all for a time: > 1 means all threads are faster. */
 static double speedup(const bench_row *row) {
     return strcmp(row->unit, "ms") == 0 ? row->one / row->all : row->all / row->one;
 }
 
+/* A rate's fraction of the FMA peak of the cores it ran on; NAN for times. */
+static double peak_fraction(const bench_row *row, int all_threads) {
+    if (strcmp(row->unit, "GFLOP/s") != 0 || !(table.peak_gflops > 0)) return NAN;
+    return all_threads ? row->all / (table.peak_gflops * table.threads) : row->one / table.peak_gflops;
+}
+
 void bench_print_row(const bench_row *row) {
-    printf("%-9s | %-30s | %-7s | %10.2f | %10.2f | %6.2fx | %7.0f\n", row->section, row->name,
-           row->unit, row->one, row->all, speedup(row), row->peak_rss_mb);
+    char peak[32] = "";
+    if (!isnan(peak_fraction(row, 0)))
+        snprintf(peak, sizeof peak, "%.2f / %.2f", peak_fraction(row, 0), peak_fraction(row, 1));
+    printf("%-9s | %-30s | %-7s | %10.2f | %10.2f | %6.2fx | %7.0f | %s\n", row->section, row->name,
+           row->unit, row->one, row->all, speedup(row), row->peak_rss_mb, peak);
     fflush(stdout);
 }
 
 static void print_header(int threads) {
     char all_label[32];
     snprintf(all_label, sizeof all_label, "%d threads", threads);
-    printf("%-9s | %-30s | %-7s | %10s | %10s | %7s | %7s\n", "section", "case", "unit", "1 thread",
-           all_label, "speedup", "RSS MB");
+    printf("%-9s | %-30s | %-7s | %10s | %10s | %7s | %7s | %s\n", "section", "case", "unit", "1 thread",
+           all_label, "speedup", "RSS MB", "of peak");
 }
 
 /* ---- matmul --------------------------------------------------------------------- */
@@ -184,6 +201,8 @@ static int write_json(const char *path, const bench_table *t) {
     text[0] = 0;
     append(&text, &len, &cap, "{\n  \"program\": \"qkv\",\n  \"threads\": %d,\n  \"samples\": %d,\n",
            t->threads, BENCH_SAMPLES);
+    append(&text, &len, &cap, "  \"isa\": \"%s\",\n  \"fma_peak_gflops\": %.1f,\n", qkv_isa_name(),
+           t->peak_gflops);
     append(&text, &len, &cap, "  \"peak_rss_mb\": %.1f,\n  \"rows\": [\n", bench_peak_rss_mb());
     for (int i = 0; i < t->n; i++) {
         const bench_row *r = &t->rows[i];
@@ -191,7 +210,9 @@ static int write_json(const char *path, const bench_table *t) {
                r->section, r->name, r->unit);
         json_number(&text, &len, &cap, "one_thread", r->one, ", ");
         json_number(&text, &len, &cap, "all_threads", r->all, ", ");
-        json_number(&text, &len, &cap, "peak_rss_mb", r->peak_rss_mb, "");
+        json_number(&text, &len, &cap, "peak_rss_mb", r->peak_rss_mb, ", ");
+        json_number(&text, &len, &cap, "peak_fraction_one", peak_fraction(r, 0), ", ");
+        json_number(&text, &len, &cap, "peak_fraction_all", peak_fraction(r, 1), "");
         append(&text, &len, &cap, "}%s\n", i + 1 < t->n ? "," : "");
     }
     append(&text, &len, &cap, "  ]\n}\n");
@@ -235,10 +256,13 @@ int qkv_cmd_bench(int argc, char **argv) {
 
     bench_clock = clock_kind == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
     int previous_threads = omp_get_max_threads();
-    static bench_table table;
     table.n = 0;
     table.threads = omp_get_num_procs(); /* every core, busy or not */
     int all = strcmp(section, "all") == 0;
+    const qkv_kernels *kern = qkv_kernels_active();
+    table.peak_gflops = kern->fma_peak(0.2);
+    printf("qkv bench: path %s (%d-float vectors, %dx%d gemm tile), FMA peak %.1f GFLOP/s per core (probe)\n",
+           kern->name, kern->vector_width, kern->mr, kern->nr, table.peak_gflops);
     const char *wait_policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
     printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s\n",
            BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(unset)", spin ? spin : "(unset)");

@@ -22,6 +22,7 @@ typedef struct bench_table {
     bench_row rows[BENCH_MAX_ROWS];
     int n;
     int threads; /* "all threads" */
+    double peak_gflops; /* one core's FMA peak on the path in use (the probe) */
 } bench_table;
 
 /* Median seconds per call of fn(ctx) on `threads` threads: one warm-up call,
