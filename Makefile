@@ -199,10 +199,11 @@ bench: all
 	./qkv bench
 
 # Side by side with PyTorch and OpenBLAS (bench/compare.sh). OpenBLAS is linked
-# only into this measuring program, never into qkv.
-build/blas_bench: bench/blas_bench.c
+# only into this measuring program, never into qkv; the program links libqkv.a
+# too, to check that qkv_gemm and cblas_sgemm compute the same product.
+build/blas_bench: bench/blas_bench.c core/gemm.h core/isa.h build/libqkv.a
 	@mkdir -p build
-	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -o $@ $< -lopenblas
+	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -I. -o $@ $< -Lbuild -lqkv -lopenblas $(LDLIBS)
 
 bench-compare: all build/blas_bench
 	bench/compare.sh

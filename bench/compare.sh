@@ -14,7 +14,23 @@
 # (GOMP_SPINCOUNT=3000) when no other task is runnable, OMP_WAIT_POLICY=passive
 # when the machine is busy (spinning threads there made a 2-thread step 30x
 # slower than a 1-thread one). Set either variable to choose yourself.
+#
+# OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE, which this environment may set for old
+# OpenBLAS builds that misbehave on some CPUs, pin OpenBLAS to one kernel set and
+# cache size whatever this CPU is, which is not OpenBLAS at its best here: they
+# are unset for blas_bench and torch_bench.py only (a subshell per command; qkv
+# and the caller's environment keep them), and the header prints the core
+# OpenBLAS then picks, once for each of the two.
+#
+# Each program also checks one product after measuring (blas_bench: OpenBLAS
+# against qkv_gemm; torch_bench.py: float32 against float64); a failed check
+# exits non-zero and stops the run, so no table is printed for a wrong kernel.
 set -e
+# Runs "$@" with OpenBLAS free to choose its core for this CPU.
+without_openblas_pins() (
+    unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+    exec "$@"
+)
 if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then
     fewest=99
     for sample in 1 2 3; do
@@ -33,13 +49,17 @@ mkdir -p "$out"
 rm -f "$out"/*.json
 echo "load before: $(uptime)"
 echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-(unset)}"
+echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)}" \
+     "in the environment: unset for OpenBLAS and PyTorch, kept for qkv"
+without_openblas_pins build/blas_bench --core
+without_openblas_pins /usr/bin/python3 bench/torch_bench.py --core
 i=1
 while [ "$i" -le "$rounds" ]; do
     echo "== round $i of $rounds"
     ./qkv bench "$section" --json "$out/qkv.$i.json"
-    /usr/bin/python3 bench/torch_bench.py "$section" --json "$out/torch.$i.json"
+    without_openblas_pins /usr/bin/python3 bench/torch_bench.py "$section" --json "$out/torch.$i.json"
     if [ "$section" = all ] || [ "$section" = matmul ]; then
-        build/blas_bench --json "$out/openblas.$i.json"
+        without_openblas_pins build/blas_bench --json "$out/openblas.$i.json"
     fi
     i=$((i + 1))
 done

@@ -6,6 +6,13 @@ torch.set_num_threads for PyTorch's own loops, and openblas_set_num_threads for
 Debian's OpenBLAS, which runs torch.mm on its own pthreads and ignores the
 first (without it, the "1 thread" matmul used both cores).
 
+After measuring, one 256 x 256 float32 torch.mm is checked against the float64
+product of the same inputs: the largest |f32 - f64| / max(1, |f64|) is printed,
+and above 1e-4 the script exits 1, so a wrong kernel cannot pass unseen.
+--core prints which OpenBLAS core torch's matmul runs on (openblas_get_corename
+of the library torch loaded; OPENBLAS_CORETYPE decides it, and compare.sh unsets
+it for this script), or that torch's BLAS is not OpenBLAS, and exits.
+
   matmul     torch.mm of n x n float32, n = 64 ... 1024, GFLOP/s
   attention  softmax(q k^T / sqrt(d) [+ causal -inf]) v forward + backward
              (dq, dk, dv from a fixed dO), (B,H,T,d) = (8,4,64,16),
@@ -25,6 +32,7 @@ The long (T = 8192) attention is not run: the composed form needs 8 x 8192^2
 floats per score matrix (2 GB), several times over for backward.
 
 Usage: /usr/bin/python3 bench/torch_bench.py [all|matmul|attention|train] [--json FILE]
+       /usr/bin/python3 bench/torch_bench.py --core
 """
 import json
 import math
@@ -40,20 +48,67 @@ SAMPLES = 5
 
 
 def find_openblas():
-    """The OpenBLAS torch loaded (its openblas_set_num_threads), or None."""
+    """The OpenBLAS torch loaded (a ctypes library with openblas_set_num_threads)
+    and its path, or (None, None)."""
     import ctypes
     with open("/proc/self/maps") as maps:
         paths = {line.split()[-1] for line in maps if "libopenblas" in line}
     for path in sorted(paths):
         try:
             lib = ctypes.CDLL(path)
-            return lib.openblas_set_num_threads
+            lib.openblas_set_num_threads  # raises AttributeError if absent
+            return lib, path
         except (OSError, AttributeError):
             continue
-    return None
+    return None, None
 
 
-OPENBLAS_SET_THREADS = find_openblas()
+OPENBLAS, OPENBLAS_PATH = find_openblas()
+OPENBLAS_SET_THREADS = OPENBLAS.openblas_set_num_threads if OPENBLAS is not None else None
+
+
+def openblas_core():
+    """One line: the OpenBLAS core torch's matmul uses, or what torch's BLAS is."""
+    import ctypes
+    if OPENBLAS is None:
+        import re
+        blas = re.search(r"\bBLAS_INFO=[^,\s]*", torch.__config__.show())
+        return "torch's BLAS is not OpenBLAS (%s)" % (blas.group(0) if blas else "no BLAS_INFO")
+    try:
+        corename = OPENBLAS.openblas_get_corename
+    except AttributeError:
+        return "torch uses OpenBLAS %s, which has no openblas_get_corename" % OPENBLAS_PATH
+    corename.restype = ctypes.c_char_p
+    line = "torch's openblas core: %s" % corename().decode()
+    try:
+        config = OPENBLAS.openblas_get_config
+        config.restype = ctypes.c_char_p
+        line += " (%s)" % config().decode().strip()
+    except AttributeError:
+        pass
+    return line + ", " + OPENBLAS_PATH
+
+
+CHECK_N = 256
+CHECK_TOLERANCE = 1e-4
+
+
+def check_matmul(threads):
+    """0 if a float32 torch.mm agrees with the float64 product of the same inputs."""
+    set_threads(threads)
+    g = torch.Generator().manual_seed(3)
+    a = torch.rand(CHECK_N, CHECK_N, generator=g) * 2 - 1
+    b = torch.rand(CHECK_N, CHECK_N, generator=g) * 2 - 1
+    got = torch.mm(a, b).double()
+    want = torch.mm(a.double(), b.double())
+    worst = ((got - want).abs() / want.abs().clamp(min=1.0)).max().item()
+    print("check: C = A B, n = %d, %d threads: float32 torch.mm vs float64, "
+          "max |a-b|/max(1,|b|) = %.3g" % (CHECK_N, threads, worst), flush=True)
+    if not worst <= CHECK_TOLERANCE:  # a NaN fails too
+        print("check FAILED: torch's float32 matmul is off by %.3g > %g" % (worst, CHECK_TOLERANCE),
+              flush=True)
+        return 1
+    return 0
 
 
 def set_threads(threads):
@@ -231,12 +286,16 @@ def row(section, name, unit, one, two):
 def main(argv):
     section, json_path = "all", None
     args = list(argv)
+    if args == ["--core"]:
+        print(openblas_core())
+        return 0
     if args and not args[0].startswith("-"):
         section = args.pop(0)
     if len(args) == 2 and args[0] == "--json":
         json_path = args[1]
     elif args or section not in ("all", "matmul", "attention", "train"):
-        print("usage: torch_bench.py [all|matmul|attention|train] [--json FILE]", file=sys.stderr)
+        print("usage: torch_bench.py [all|matmul|attention|train] [--json FILE] | torch_bench.py --core",
+              file=sys.stderr)
         return 2
     threads = 2
     print("torch %s: median of %d samples; 1 thread and %d threads; OpenBLAS threads %s" %
@@ -249,6 +308,9 @@ def main(argv):
         bench_attention(rows, threads)
     if section in ("all", "train"):
         bench_train(rows, threads)
+    with torch.no_grad():
+        if check_matmul(threads) != 0:
+            return 1  # a failed check writes no results
     if json_path:
         with open(json_path, "w") as f:
             json.dump({"program": "torch " + torch.__version__, "threads": threads, "samples": SAMPLES,

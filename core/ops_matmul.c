@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "multiversion.h"
 #include "gemm.h"
 #include "ops.h"
 #include "parallel.h"
@@ -112,15 +113,16 @@ static void matmul_backward(qkv_node *node) {
     int ta = node->iarg[0], tb = node->iarg[1], batch = node->iarg[2];
     mat_view va = view_of(a->data, a, batch), vb = view_of(b->data, b, batch);
     mat_view grad_c = view_of(c->grad, c, 1);
-    if (a->requires_grad) {
-        float *grad_a = qkv_tensor_grad(a);
-        if (!ta) batched_product(batch, grad_c, 0, vb, !tb, grad_a, va.stride, 1.0f);
-        else batched_product(batch, vb, tb, grad_c, 1, grad_a, va.stride, 1.0f);
+    float beta;
+    if (a->requires_grad) { /* every element of dA is written: the first write assigns */
+        float *grad_a = qkv_tensor_grad_to_write(a, &beta);
+        if (!ta) batched_product(batch, grad_c, 0, vb, !tb, grad_a, va.stride, beta);
+        else batched_product(batch, vb, tb, grad_c, 1, grad_a, va.stride, beta);
     }
     if (b->requires_grad) {
-        float *grad_b = qkv_tensor_grad(b);
-        if (!tb) batched_product(batch, va, !ta, grad_c, 0, grad_b, vb.stride, 1.0f);
-        else batched_product(batch, grad_c, 1, va, ta, grad_b, vb.stride, 1.0f);
+        float *grad_b = qkv_tensor_grad_to_write(b, &beta);
+        if (!tb) batched_product(batch, va, !ta, grad_c, 0, grad_b, vb.stride, beta);
+        else batched_product(batch, grad_c, 1, va, ta, grad_b, vb.stride, beta);
     }
 }
 
@@ -146,29 +148,40 @@ qkv_tensor *qkv_matmul(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b, int trans_a
 
 #define BIAS_COLS 64 /* bias-gradient columns per work item */
 
+static inline __attribute__((always_inline)) void add_bias_row_body(float *restrict row,
+                                                                    const float *restrict b, int n) {
+    for (int j = 0; j < n; j++) row[j] = row[j] + b[j];
+}
+QKV_MULTIVERSION(add_bias_row, (float *restrict row, const float *restrict b, int n), (row, b, n))
+
 /* y[r, :] += b for every row r: the same float additions as qkv_add's broadcast. */
 static void add_bias_rows(float *y, const float *b, size_t rows, int n) {
     #pragma omp parallel for if (QKV_PARALLEL(rows * (size_t)n)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
-        float *row = y + r * (size_t)n;
-        for (int j = 0; j < n; j++) row[j] = row[j] + b[j];
-    }
+    for (size_t r = 0; r < rows; r++) add_bias_row(y + r * (size_t)n, b, n);
 }
 
 /* db[j] += (float) sum_r g[r, j], summed in double in row order: the order and
  * precision of qkv_add's broadcast reduction, so the two agree bitwise. Parallel
  * over blocks of BIAS_COLS columns, each summed by one thread. */
+static inline __attribute__((always_inline)) void bias_grad_block_body(float *db, const float *g,
+                                                                       size_t rows, int n, int j0,
+                                                                       int j1) {
+    double acc[BIAS_COLS] = {0};
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = g + r * (size_t)n;
+        for (int j = j0; j < j1; j++) acc[j - j0] += row[j];
+    }
+    for (int j = j0; j < j1; j++) db[j] += (float)acc[j - j0];
+}
+QKV_MULTIVERSION(bias_grad_block, (float *db, const float *g, size_t rows, int n, int j0, int j1),
+                 (db, g, rows, n, j0, j1))
+
 static void bias_grad(float *db, const float *g, size_t rows, int n) {
     int blocks = (n + BIAS_COLS - 1) / BIAS_COLS;
     #pragma omp parallel for if (QKV_PARALLEL(rows * (size_t)n)) schedule(static)
     for (int blk = 0; blk < blocks; blk++) {
         int j0 = blk * BIAS_COLS, j1 = j0 + BIAS_COLS < n ? j0 + BIAS_COLS : n;
-        double acc[BIAS_COLS] = {0};
-        for (size_t r = 0; r < rows; r++) {
-            const float *row = g + r * (size_t)n;
-            for (int j = j0; j < j1; j++) acc[j - j0] += row[j];
-        }
-        for (int j = j0; j < j1; j++) db[j] += (float)acc[j - j0];
+        bias_grad_block(db, g, rows, n, j0, j1);
     }
 }
 
@@ -180,8 +193,10 @@ static void affine_backward(qkv_node *node) {
     int N = w->shape[0], K = w->shape[1];
     size_t rows = x->size / (size_t)K;
     const float *g = y->grad;
-    if (x->requires_grad)
-        qkv_gemm(0, 0, (int)rows, K, N, 1.0f, g, N, w->data, K, 1.0f, qkv_tensor_grad(x), K);
+    if (x->requires_grad) { /* every element of dX is written: the first write assigns */
+        float beta, *dx = qkv_tensor_grad_to_write(x, &beta);
+        qkv_gemm(0, 0, (int)rows, K, N, 1.0f, g, N, w->data, K, beta, dx, K);
+    }
     if (w->requires_grad)
         qkv_gemm(1, 0, N, K, (int)rows, 1.0f, g, N, x->data, K, 1.0f, qkv_tensor_grad(w), K);
     if (b && b->requires_grad) bias_grad(qkv_tensor_grad(b), g, rows, N);

@@ -16,6 +16,7 @@
 #include <math.h>
 
 #include "error.h"
+#include "multiversion.h"
 #include "ops.h"
 #include "parallel.h"
 
@@ -44,7 +45,8 @@ static void check_affine(const char *what, const qkv_tensor *p, const qkv_tensor
 static double combine_lanes(const double *lane) { return (lane[0] + lane[1]) + (lane[2] + lane[3]); }
 
 /* Mean and 1 / sqrt(var + eps) of one row, two passes in double. */
-static void row_stats(const float *x, int D, float eps, float *mean, float *rstd) {
+static inline __attribute__((always_inline)) void row_stats_body(const float *x, int D, float eps,
+                                                                 float *mean, float *rstd) {
     double lane[LANES] = {0};
     int i = 0;
     for (; i + LANES <= D; i += LANES)
@@ -61,10 +63,12 @@ static void row_stats(const float *x, int D, float eps, float *mean, float *rstd
     *mean = (float)m;
     *rstd = (float)(1.0 / sqrt(combine_lanes(squares) / D + (double)eps));
 }
+QKV_MULTIVERSION(row_stats, (const float *x, int D, float eps, float *mean, float *rstd),
+                 (x, D, eps, mean, rstd))
 
 /* y = xhat * gamma + beta for one row, xhat = (x - mean) * rstd. */
-static void normalize_row(const float *x, int D, float mean, float rstd, const float *gamma,
-                          const float *beta, float *y) {
+static inline __attribute__((always_inline)) void normalize_row_body(
+    const float *x, int D, float mean, float rstd, const float *gamma, const float *beta, float *y) {
     for (int i = 0; i < D; i++) {
         float v = (x[i] - mean) * rstd;
         if (gamma) v *= gamma[i];
@@ -72,10 +76,12 @@ static void normalize_row(const float *x, int D, float mean, float rstd, const f
         y[i] = v;
     }
 }
+QKV_MULTIVERSION(normalize_row, (const float *x, int D, float mean, float rstd, const float *gamma,
+                                 const float *beta, float *y), (x, D, mean, rstd, gamma, beta, y))
 
 /* dx += rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) for one row, gh = g * gamma. */
-static void layer_norm_dx_row(const float *x, const float *g, const float *gamma, int D,
-                              float mean, float rstd, float *dx) {
+static inline __attribute__((always_inline)) void layer_norm_dx_row_body(
+    const float *x, const float *g, const float *gamma, int D, float mean, float rstd, float *dx) {
     double sum_gh[LANES] = {0}, sum_gh_xhat[LANES] = {0};
     int i = 0;
     for (; i + LANES <= D; i += LANES)
@@ -99,11 +105,15 @@ static void layer_norm_dx_row(const float *x, const float *g, const float *gamma
         dx[i] += rstd * (gh - mean_gh - xhat * mean_gh_xhat);
     }
 }
+QKV_MULTIVERSION(layer_norm_dx_row, (const float *x, const float *g, const float *gamma, int D,
+                                     float mean, float rstd, float *dx),
+                 (x, g, gamma, D, mean, rstd, dx))
 
 /* dgamma[d] += sum_r g[r,d] * xhat[r,d] and dbeta[d] += sum_r g[r,d] for the columns
  * [d0, d1) (at most COLUMN_BLOCK), summing rows in order. Either output may be NULL. */
-static void affine_grad_block(const float *x, const float *g, const layer_norm_saved *s, size_t rows,
-                              int D, int d0, int d1, float *dgamma, float *dbeta) {
+static inline __attribute__((always_inline)) void affine_grad_block_body(
+    const float *x, const float *g, const layer_norm_saved *s, size_t rows, int D, int d0, int d1,
+    float *dgamma, float *dbeta) {
     double sum_g_xhat[COLUMN_BLOCK] = {0}, sum_g[COLUMN_BLOCK] = {0};
     int width = d1 - d0;
     for (size_t r = 0; r < rows; r++) {
@@ -120,6 +130,9 @@ static void affine_grad_block(const float *x, const float *g, const layer_norm_s
         if (dbeta) dbeta[d0 + j] += (float)sum_g[j];
     }
 }
+QKV_MULTIVERSION(affine_grad_block, (const float *x, const float *g, const layer_norm_saved *s,
+                                     size_t rows, int D, int d0, int d1, float *dgamma, float *dbeta),
+                 (x, g, s, rows, D, d0, d1, dgamma, dbeta))
 
 /* dx (rows in parallel), then dgamma = sum_rows g * xhat and dbeta = sum_rows g
  * (column blocks in parallel). */

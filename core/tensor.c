@@ -126,6 +126,16 @@ float *qkv_tensor_grad(qkv_tensor *t) {
     return t->grad;
 }
 
+float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta) {
+    *beta = t->grad ? 1.0f : 0.0f;
+    if (!t->grad) {
+        QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
+                  t->name ? t->name : "");
+        t->grad = qkv_tape_alloc(t->tape, t->size * sizeof(float));
+    }
+    return t->grad;
+}
+
 void qkv_tensor_fill(qkv_tensor *t, float value) {
     for (size_t i = 0; i < t->size; i++) t->data[i] = value;
 }
