@@ -144,57 +144,69 @@ static void pack_b(int trans_b, const float *B, int ldb, int j0, int nc, int p0,
 
 /* C[0:rows, 0:cols] = (start ? C : 0) + sum over k of a(r, k) b(k, :), one fma
  * chain per element, with a(r, k) = a[r * a_row + k * a_k] for every r < MR and
- * b(k, j) = b[k * ldb + j] for every j < NR (packed panels, or B in place).
- * Inlined with constant strides for packed panels. */
-QKV_INLINE void micro_kernel(int kc, const float *restrict a, size_t a_row, size_t a_k,
+ * b(k, j) = b[k * ldb + j] for every j < nv * QKV_VW (packed panels, or B in
+ * place). nv is NV (the full tile) or 1 (a narrow panel: attention heads of 16
+ * columns on 16-float vectors); inlined with constant nv and, for packed panels,
+ * constant strides. */
+QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
                              const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
                              int rows, int cols, int start) {
     qkv_vf acc[MR][NV];
     float tile[MR][NR] __attribute__((aligned(64)));
-    int full = rows == MR && cols == NR;
+    int full = rows == MR && cols == nv * QKV_VW;
     if (!start) {
         for (int r = 0; r < MR; r++)
-            for (int v = 0; v < NV; v++) acc[r][v] = vf_zero();
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_zero();
         for (int r = 0; r < rows; r++) __builtin_prefetch(c + (size_t)r * ldc + cols - 1, 1, 3);
     } else if (full) {
         for (int r = 0; r < MR; r++)
-            for (int v = 0; v < NV; v++) acc[r][v] = vf_load(c + (size_t)r * ldc + v * QKV_VW);
-    } else {
-        memset(tile, 0, sizeof tile);
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_load(c + (size_t)r * ldc + v * QKV_VW);
+    } else { /* vector stores of zero, not a memset call */
+        for (int r = 0; r < MR; r++)
+            for (int v = 0; v < nv; v++) vf_store(&tile[r][v * QKV_VW], vf_zero());
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < cols; j++) tile[r][j] = c[(size_t)r * ldc + j];
         for (int r = 0; r < MR; r++)
-            for (int v = 0; v < NV; v++) acc[r][v] = vf_load(&tile[r][v * QKV_VW]);
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_load(&tile[r][v * QKV_VW]);
     }
     #pragma GCC unroll 4
     for (int k = 0; k < kc; k++, a += a_k, b += ldb) {
         qkv_vf bv[NV];
-        for (int v = 0; v < NV; v++) bv[v] = vf_load(b + v * QKV_VW);
+        for (int v = 0; v < nv; v++) bv[v] = vf_load(b + v * QKV_VW);
         for (int r = 0; r < MR; r++) {
             qkv_vf av = vf_splat(a[r * a_row]);
-            for (int v = 0; v < NV; v++) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
         }
     }
     if (full) {
         for (int r = 0; r < MR; r++)
-            for (int v = 0; v < NV; v++) vf_store(c + (size_t)r * ldc + v * QKV_VW, acc[r][v]);
+            for (int v = 0; v < nv; v++) vf_store(c + (size_t)r * ldc + v * QKV_VW, acc[r][v]);
         return;
     }
     for (int r = 0; r < MR; r++) /* vector stores (a memcpy here became a libc call) */
-        for (int v = 0; v < NV; v++) vf_store(&tile[r][v * QKV_VW], acc[r][v]);
+        for (int v = 0; v < nv; v++) vf_store(&tile[r][v * QKV_VW], acc[r][v]);
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < cols; j++) c[(size_t)r * ldc + j] = tile[r][j];
 }
 
 static void kernel_packed(int kc, const float *a, const float *b, float *c, size_t ldc, int rows,
                           int cols, int start) {
-    micro_kernel(kc, a, 1, MR, b, NR, c, ldc, rows, cols, start);
+    micro_kernel(NV, kc, a, 1, MR, b, NR, c, ldc, rows, cols, start);
 }
 
 static void kernel_general(int kc, const float *a, size_t a_row, size_t a_k, const float *b,
                            size_t ldb, float *c, size_t ldc, int rows, int cols, int start) {
-    micro_kernel(kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start);
+    micro_kernel(NV, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start);
 }
+
+#if NV > 1
+static void kernel_narrow(int kc, const float *a, size_t a_row, size_t a_k, const float *b,
+                          size_t ldb, float *c, size_t ldc, int rows, int cols, int start) {
+    micro_kernel(1, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start);
+}
+#else
+#define kernel_narrow kernel_general
+#endif
 
 /* ---- one K block of one matrix, split over a team ------------------------------ */
 
@@ -348,24 +360,32 @@ static void block_product_in_place(const qkv_gemm_args *g) {
     }
     float a_edge[MR * K] __attribute__((aligned(64)));
     float b_edge[NR * K] __attribute__((aligned(64)));
-    int start = g->beta != 0.0f, full_rows = M - M % MR;
-    if (M % MR) pack_a(a, 1.0f, full_rows, M % MR, 0, K, a_edge);
-    for (int j = 0; j < N; j += NR) {
-        int cols = min_int(NR, N - j);
+    int start = g->beta != 0.0f;
+    if (M % MR) pack_a(a, 1.0f, M - M % MR, M % MR, 0, K, a_edge);
+    for (int j = 0; j < N;) {
+        /* a full NR panel, else a one-vector panel: in place when whole, else copied */
+        int width = N - j >= NR ? NR : QKV_VW, cols = min_int(width, N - j);
         const float *b = B + j;
         size_t b_ld = ldb;
-        if (cols < NR) {
-            pack_b(0, B, (int)ldb, j, cols, 0, K, 0, 1, b_edge);
+        if (cols < width) {
+            for (int k = 0; k < K; k++)
+                for (int c = 0; c < width; c++) b_edge[k * width + c] = c < cols ? B[k * ldb + j + c] : 0.0f;
             b = b_edge;
-            b_ld = NR;
+            b_ld = (size_t)width;
         }
         float *c = g->C + j;
-        for (int i = 0; i < full_rows; i += MR)
-            kernel_general(K, a.A + (size_t)i * a.row, a.row, a.col, b, b_ld,
-                           c + (size_t)i * g->ldc, (size_t)g->ldc, MR, cols, start);
-        if (M % MR)
-            kernel_general(K, a_edge, 1, MR, b, b_ld, c + (size_t)full_rows * g->ldc,
-                           (size_t)g->ldc, M % MR, cols, start);
+        for (int i = 0; i < M; i += MR) {
+            int rows = min_int(MR, M - i);
+            const float *a_tile = rows == MR ? a.A + (size_t)i * a.row : a_edge;
+            size_t t_row = rows == MR ? a.row : 1, t_k = rows == MR ? a.col : MR;
+            if (width == NR)
+                kernel_general(K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc, (size_t)g->ldc,
+                               rows, cols, start);
+            else
+                kernel_narrow(K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc, (size_t)g->ldc,
+                              rows, cols, start);
+        }
+        j += cols;
     }
 }
 
