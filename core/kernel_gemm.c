@@ -13,9 +13,9 @@
  *           for each NR panel, for each MR panel: MR x NR micro-kernel
  *
  * The micro-kernel keeps an MR x NR tile of C in MR * NR / QKV_VW vector
- * registers and streams the panels: 12 x 32 with 16-float vectors (24 of the 32
+ * registers and streams the panels: 6 x 64 with 16-float vectors (24 of the 32
  * zmm registers), 6 x 16 with 8 floats (12 of 16 ymm), 6 x 16 with 4 floats (24
- * of NEON's 32). Packing pads edge panels with zeros, so the kernel always
+ * of NEON's 32); gemm_tiles.h. Packing pads edge panels with zeros, so the kernel always
  * computes a full tile; edge tiles go through a small buffer.
  *
  * Determinism: every element of C is one chain of fused multiply-adds over k in
@@ -46,7 +46,7 @@
 /* A product's flops are much cheaper than the elementwise "work" QKV_PARALLEL is
  * calibrated for. Measured here: a team of 2 starts to beat 1 thread near
  * 64x64x64 (0.5 MFLOP = 16 * QKV_PAR_MIN_WORK) and is 1.5x faster at 80x80x80. */
-#define FLOPS_PER_WORK 16
+#define FLOPS_PER_WORK 64
 /* Below this many flops per matrix, splitting one matrix across threads costs more
  * in barriers than it gains; prefer giving each thread whole matrices. */
 #define SMALL_MATRIX_FLOPS (1u << 22)
@@ -145,9 +145,9 @@ static void pack_b(int trans_b, const float *B, int ldb, int j0, int nc, int p0,
 /* C[0:rows, 0:cols] = (start ? C : 0) + sum over k of a(r, k) b(k, :), one fma
  * chain per element, with a(r, k) = a[r * a_row + k * a_k] for every r < MR and
  * b(k, j) = b[k * ldb + j] for every j < nv * QKV_VW (packed panels, or B in
- * place). nv is NV (the full tile) or 1 (a narrow panel: attention heads of 16
- * columns on 16-float vectors); inlined with constant nv and, for packed panels,
- * constant strides. */
+ * place). nv is NV for a full tile, fewer for a narrow panel (attention heads of
+ * 16 columns on 16-float vectors); inlined with constant nv and, for packed
+ * panels, constant strides. */
 QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
                              const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
                              int rows, int cols, int start) {
@@ -189,24 +189,43 @@ QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_r
         for (int j = 0; j < cols; j++) c[(size_t)r * ldc + j] = tile[r][j];
 }
 
-static void kernel_packed(int kc, const float *a, const float *b, float *c, size_t ldc, int rows,
-                          int cols, int start) {
-    micro_kernel(NV, kc, a, 1, MR, b, NR, c, ldc, rows, cols, start);
-}
-
-static void kernel_general(int kc, const float *a, size_t a_row, size_t a_k, const float *b,
-                           size_t ldb, float *c, size_t ldc, int rows, int cols, int start) {
-    micro_kernel(NV, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start);
-}
-
-#if NV > 1
-static void kernel_narrow(int kc, const float *a, size_t a_row, size_t a_k, const float *b,
-                          size_t ldb, float *c, size_t ldc, int rows, int cols, int start) {
-    micro_kernel(1, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start);
-}
+/* The tile for a panel of nv vectors (1 .. NV): one constant nv per case. */
+#define NV_CASES(call)                                                                          \
+    switch (nv) {                                                                               \
+    case 1: call(1); break;                                                                     \
+    NV_CASE_2(call) NV_CASE_3(call)                                                             \
+    default: call(NV); break;                                                                   \
+    }
+#if NV > 2
+#define NV_CASE_2(call) case 2: call(2); break;
 #else
-#define kernel_narrow kernel_general
+#define NV_CASE_2(call)
 #endif
+#if NV > 3
+#define NV_CASE_3(call) case 3: call(3); break;
+#else
+#define NV_CASE_3(call)
+#endif
+
+/* A from packed MR-row panels, B from packed NR-column panels. */
+static void kernel_packed(int nv, int kc, const float *a, const float *b, float *c, size_t ldc,
+                          int rows, int cols, int start) {
+#define PACKED(n) micro_kernel(n, kc, a, 1, MR, b, NR, c, ldc, rows, cols, start)
+    NV_CASES(PACKED)
+#undef PACKED
+}
+
+/* A and B with any strides (read in place). */
+static void kernel_general(int nv, int kc, const float *a, size_t a_row, size_t a_k,
+                           const float *b, size_t ldb, float *c, size_t ldc, int rows, int cols,
+                           int start) {
+#define GENERAL(n) micro_kernel(n, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start)
+    NV_CASES(GENERAL)
+#undef GENERAL
+}
+
+/* Vectors of a panel of cols columns (cols <= NR). */
+static int vectors_for(int cols) { return (cols + QKV_VW - 1) / QKV_VW; }
 
 /* ---- one K block of one matrix, split over a team ------------------------------ */
 
@@ -242,12 +261,13 @@ static void row_block(const qkv_gemm_args *g, a_view a, int a_in_place, const fl
         for (int r0 = 0; r0 < mc; r0 += MR) {
             int rows = min_int(MR, mc - r0);
             float *c = C + (size_t)(i0 + r0) * g->ldc + j;
+            int nv = vectors_for(cols);
             if (a_in_place && rows == MR)
-                kernel_general(kc, a.A + (size_t)(i0 + r0) * a.row + (size_t)pc * a.col, a.row,
+                kernel_general(nv, kc, a.A + (size_t)(i0 + r0) * a.row + (size_t)pc * a.col, a.row,
                                a.col, b_panel, NR, c, g->ldc, rows, cols, start);
             else
-                kernel_packed(kc, packed_a + (a_in_place ? 0 : (size_t)r0 * kc), b_panel, c, g->ldc,
-                              rows, cols, start);
+                kernel_packed(nv, kc, packed_a + (a_in_place ? 0 : (size_t)r0 * kc), b_panel, c,
+                              g->ldc, rows, cols, start);
         }
     }
 }
@@ -363,8 +383,9 @@ static void block_product_in_place(const qkv_gemm_args *g) {
     int start = g->beta != 0.0f;
     if (M % MR) pack_a(a, 1.0f, M - M % MR, M % MR, 0, K, a_edge);
     for (int j = 0; j < N;) {
-        /* a full NR panel, else a one-vector panel: in place when whole, else copied */
-        int width = N - j >= NR ? NR : QKV_VW, cols = min_int(width, N - j);
+        /* a full NR panel, else the fewest vectors that cover the rest: in place when
+         * whole, else copied with zeros past N */
+        int cols = min_int(NR, N - j), nv = vectors_for(cols), width = nv * QKV_VW;
         const float *b = B + j;
         size_t b_ld = ldb;
         if (cols < width) {
@@ -378,12 +399,8 @@ static void block_product_in_place(const qkv_gemm_args *g) {
             int rows = min_int(MR, M - i);
             const float *a_tile = rows == MR ? a.A + (size_t)i * a.row : a_edge;
             size_t t_row = rows == MR ? a.row : 1, t_k = rows == MR ? a.col : MR;
-            if (width == NR)
-                kernel_general(K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc, (size_t)g->ldc,
-                               rows, cols, start);
-            else
-                kernel_narrow(K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc, (size_t)g->ldc,
-                              rows, cols, start);
+            kernel_general(nv, K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc,
+                           (size_t)g->ldc, rows, cols, start);
         }
         j += cols;
     }
