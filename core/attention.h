@@ -3,6 +3,11 @@
  *
  * Shapes: q [B,H,Tq,dk], k [B,H,Tk,dk], v [B,H,Tk,dv] -> out [B,H,Tq,dv].
  * Tq may differ from Tk (cross-attention, decoding with a cache) and dk from dv.
+ * With opts->heads_last every one of them is [B,T,H,d] instead: a projection's
+ * output [B,T,H*d] seen per head, read in place, and the output in the layout
+ * the output projection reads, so no permute is copied forward or backward. The
+ * layout changes where rows are, never what is computed: both layouts give the
+ * same bits (the block products read rows with a stride).
  * Per (batch b, head h):
  *     S = scale * Q K^T + bias               logits [Tq,Tk]
  *     P = softmax of each row of S over the keys the row may attend to
@@ -61,6 +66,7 @@ typedef struct qkv_attention_opts {
     const qkv_tensor *keep;        /* [Tq,Tk] or [B,H,Tq,Tk]: 1 = may attend, 0 = masked; or NULL */
     qkv_tensor *bias;              /* additive, broadcastable to [B,H,Tq,Tk]; or NULL */
     int weights;                   /* 0: none; 1: per-head weights [B,H,Tq,Tk]; 2: head mean [B,Tq,Tk] */
+    int heads_last;                /* q, k, v and out are [B,T,H,d] (see above) */
 } qkv_attention_opts;
 
 /* opts may be NULL (defaults: scale 1/sqrt(dk), no mask, no bias, no weights).

@@ -3,7 +3,8 @@
  * padding; keep masks [Tq,Tk] and [B,H,Tq,Tk]; learned biases broadcast from
  * [1,H,Tq,Tk], [Tq,Tk], [B,1,1,Tk] and [Tk], and a fixed (data) bias; mask and bias
  * combinations; fully masked rows; Tq != Tk with dk != dv; B = H = 1 and T = 1
- * edges; custom scales; sequences longer than one 64-key block. Inputs are q, k, v (and the bias as input 3); the masks
+ * edges; custom scales; sequences longer than one 64-key block; the heads_last
+ * layout ([B,T,H,d]) with masks, a bias and several blocks. Inputs are q, k, v (and the bias as input 3); the masks
  * are data, rebuilt on the tape from the case's ctx at every evaluation.
  * (A bias constant along the keys, e.g. [H,Tq,1], has an exactly zero gradient,
  * since softmax ignores a per-row shift; it would check nothing, so none is here.) */
@@ -19,6 +20,7 @@ typedef struct attention_case {
     const float *keep;     /* [Tq,Tk] (keep_per_head 0) or [B,H,Tq,Tk] values, or NULL */
     int keep_per_head;
     int has_bias;          /* input 3 is the bias */
+    int heads_last;        /* q, k, v are [B,T,H,d] */
 } attention_case;
 
 static const qkv_tensor *mask_tensor(qkv_tape *tape, int ndim, const int *shape, const float *values) {
@@ -30,8 +32,9 @@ static const qkv_tensor *mask_tensor(qkv_tape *tape, int ndim, const int *shape,
 static qkv_tensor *attention_fn(qkv_tape *tape, qkv_tensor *const *in, const void *ctx) {
     static const attention_case plain = {0};
     const attention_case *c = ctx ? ctx : &plain;
-    const int B = in[0]->shape[0], H = in[0]->shape[1], Tq = in[0]->shape[2], Tk = in[1]->shape[2];
-    qkv_attention_opts opts = {.scale = c->scale, .causal = c->causal};
+    const int hl = c->heads_last, B = in[0]->shape[0], H = in[0]->shape[hl ? 2 : 1];
+    const int Tq = in[0]->shape[hl ? 1 : 2], Tk = in[1]->shape[hl ? 1 : 2];
+    qkv_attention_opts opts = {.scale = c->scale, .causal = c->causal, .heads_last = hl};
     if (c->padding) opts.key_padding = mask_tensor(tape, 2, (const int[]){B, Tk}, c->padding);
     if (c->keep && c->keep_per_head)
         opts.keep = mask_tensor(tape, 4, (const int[]){B, H, Tq, Tk}, c->keep);
@@ -69,6 +72,13 @@ static const float keep_2x2x3x3[] = {
     .fn = attention_fn, .n_inputs = 4, .ndim = {4, 4, 4, bias_ndim},                       \
     .shape = {{B, H, Tq, dk}, {B, H, Tk, dk}, {B, H, Tk, dv}, {__VA_ARGS__}}
 #define BIAS_IS_DATA .no_grad = {0, 0, 0, 1}
+/* heads_last: q [B,Tq,H,dk], k [B,Tk,H,dk], v [B,Tk,H,dv] (and a bias as input 3). */
+#define QKV_HL(B, H, Tq, Tk, dk, dv)                                                       \
+    .fn = attention_fn, .n_inputs = 3, .ndim = {4, 4, 4},                                  \
+    .shape = {{B, Tq, H, dk}, {B, Tk, H, dk}, {B, Tk, H, dv}}
+#define QKV_HL_BIAS(B, H, Tq, Tk, dk, dv, bias_ndim, ...)                                   \
+    .fn = attention_fn, .n_inputs = 4, .ndim = {4, 4, 4, bias_ndim},                       \
+    .shape = {{B, Tq, H, dk}, {B, Tk, H, dk}, {B, Tk, H, dv}, {__VA_ARGS__}}
 
 static const qkv_gradcheck_case cases[] = {
     {.name = "attention [2,2,3,4]", QKV(2, 2, 3, 3, 4, 4)},
@@ -119,6 +129,14 @@ static const qkv_gradcheck_case cases[] = {
      QKV_BIAS(1, 1, 66, 70, 2, 2, 2, 66, 70), CTX(.causal = 1, .has_bias = 1)},
     {.name = "attention multi-block causal [1,1,65,16] v [1,1,65,2]", QKV(1, 1, 65, 65, 16, 2),
      CTX(.causal = 1)},
+    {.name = "attention heads_last q [2,3,2,4]", QKV_HL(2, 2, 3, 3, 4, 4), CTX(.heads_last = 1)},
+    {.name = "attention heads_last causal+padding+bias q [2,3,2,4] k [2,4,2,4] v [2,4,2,3]",
+     QKV_HL_BIAS(2, 2, 3, 4, 4, 3, 4, 1, 2, 3, 4),
+     CTX(.causal = 1, .padding = padding_2x4, .has_bias = 1, .heads_last = 1)},
+    {.name = "attention heads_last keep [B,H,Tq,Tk] q [2,3,2,4]", QKV_HL(2, 2, 3, 3, 4, 4),
+     CTX(.keep = keep_2x2x3x3, .keep_per_head = 1, .heads_last = 1)},
+    {.name = "attention heads_last multi-block causal q [1,66,2,16] v [1,66,2,2]",
+     QKV_HL(1, 2, 66, 66, 16, 2), CTX(.causal = 1, .heads_last = 1)},
 };
 
 const qkv_gradcheck_group qkv_checks_attention = {"attention", cases,

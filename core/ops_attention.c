@@ -48,6 +48,7 @@
 
 typedef struct attn_dims {
     int B, H, Tq, Tk, dk, dv;
+    int heads_last; /* q, k, v, out (and their gradients) are [B,T,H,d], not [B,H,T,d] */
 } attn_dims;
 
 static size_t n_heads(const attn_dims *d) { return (size_t)d->B * d->H; }
@@ -77,7 +78,14 @@ typedef struct attn_masks {
 
 static char *shape_of(const qkv_tensor *t, char *buf) { return qkv_shape_str(t, buf, QKV_SHAPE_STR_LEN); }
 
-static attn_dims check_qkv(const qkv_tensor *q, const qkv_tensor *k, const qkv_tensor *v) {
+/* Dims of q, k, v as [B,H,T,d] whatever the layout: dim a of the [B,H,T,d] view. */
+static int dim_of(const qkv_tensor *t, int heads_last, int a) {
+    static const int from_bthd[4] = {0, 2, 1, 3};
+    return t->shape[heads_last ? from_bthd[a] : a];
+}
+
+static attn_dims check_qkv(const qkv_tensor *q, const qkv_tensor *k, const qkv_tensor *v,
+                           int heads_last) {
     char qs[QKV_SHAPE_STR_LEN], ks[QKV_SHAPE_STR_LEN], vs[QKV_SHAPE_STR_LEN];
     qkv_tensor_check_live(q, OP);
     qkv_tensor_check_live(k, OP);
@@ -85,17 +93,21 @@ static attn_dims check_qkv(const qkv_tensor *q, const qkv_tensor *k, const qkv_t
     shape_of(q, qs);
     shape_of(k, ks);
     shape_of(v, vs);
+    const char *layout = heads_last ? " (heads_last: [B,T,H,d])" : "";
     QKV_CHECK(q->ndim == 4 && k->ndim == 4 && v->ndim == 4,
-              OP ": q %s k %s v %s: q, k and v must be 4-D [B,H,T,d]", qs, ks, vs);
-    QKV_CHECK(q->shape[0] == k->shape[0] && q->shape[1] == k->shape[1],
-              OP ": q %s k %s: B,H %d,%d != %d,%d", qs, ks, q->shape[0], q->shape[1], k->shape[0],
-              k->shape[1]);
-    QKV_CHECK(q->shape[3] == k->shape[3], OP ": q %s k %s: dk %d != %d", qs, ks, q->shape[3],
-              k->shape[3]);
-    QKV_CHECK(k->shape[0] == v->shape[0] && k->shape[1] == v->shape[1] && k->shape[2] == v->shape[2],
-              OP ": k %s v %s: B,H,Tk %d,%d,%d != %d,%d,%d", ks, vs, k->shape[0], k->shape[1],
-              k->shape[2], v->shape[0], v->shape[1], v->shape[2]);
-    return (attn_dims){q->shape[0], q->shape[1], q->shape[2], k->shape[2], q->shape[3], v->shape[3]};
+              OP ": q %s k %s v %s: q, k and v must be 4-D %s", qs, ks, vs,
+              heads_last ? "[B,T,H,d] (heads_last)" : "[B,H,T,d]");
+#define QDIM(t, a) dim_of(t, heads_last, a)
+    QKV_CHECK(QDIM(q, 0) == QDIM(k, 0) && QDIM(q, 1) == QDIM(k, 1),
+              OP ": q %s k %s%s: B,H %d,%d != %d,%d", qs, ks, layout, QDIM(q, 0), QDIM(q, 1),
+              QDIM(k, 0), QDIM(k, 1));
+    QKV_CHECK(QDIM(q, 3) == QDIM(k, 3), OP ": q %s k %s: dk %d != %d", qs, ks, QDIM(q, 3), QDIM(k, 3));
+    QKV_CHECK(QDIM(k, 0) == QDIM(v, 0) && QDIM(k, 1) == QDIM(v, 1) && QDIM(k, 2) == QDIM(v, 2),
+              OP ": k %s v %s%s: B,H,Tk %d,%d,%d != %d,%d,%d", ks, vs, layout, QDIM(k, 0),
+              QDIM(k, 1), QDIM(k, 2), QDIM(v, 0), QDIM(v, 1), QDIM(v, 2));
+    attn_dims d = {QDIM(q, 0), QDIM(q, 1), QDIM(q, 2), QDIM(k, 2), QDIM(q, 3), QDIM(v, 3), heads_last};
+#undef QDIM
+    return d;
 }
 
 /* Masks are data: live tensors of exactly the documented shapes. */
@@ -181,7 +193,18 @@ typedef struct attn_block {
     int b, h, i0, nq, j0, nk;
 } attn_block;
 
+/* Head (b,h) in [B,H] order: its rows of the saved statistics, of dS and of the
+ * weights start at head_index * Tq. */
 static size_t head_index(const attn_ctx *c, int b, int h) { return (size_t)b * c->d.H + h; }
+
+/* Where row t of head (b,h) starts in q, k, v, out or a gradient of one (T rows
+ * of `width` floats per head), and the distance from one row to the next:
+ * [B,H,T,d] keeps a head's rows together, [B,T,H,d] interleaves the heads. */
+static size_t row_offset(const attn_dims *d, int b, int h, int T, int t, int width) {
+    return d->heads_last ? (((size_t)b * T + t) * d->H + h) * width
+                         : (((size_t)b * d->H + h) * T + t) * width;
+}
+static int row_stride(const attn_dims *d, int width) { return d->heads_last ? d->H * width : width; }
 
 /* Causal: the block has no allowed key when its first key is past the last key of
  * its last query. */
@@ -194,9 +217,10 @@ static int block_is_masked(const attn_ctx *c, const attn_block *blk) {
  * masked entries are then overwritten). */
 static void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int lds) {
     const attn_dims *d = &c->d;
-    size_t head = head_index(c, blk->b, blk->h);
-    qkv_block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale, c->q + (head * d->Tq + blk->i0) * d->dk,
-                  d->dk, c->k + (head * d->Tk + blk->j0) * d->dk, d->dk, 0.0f, s, lds);
+    qkv_block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale,
+                      c->q + row_offset(d, blk->b, blk->h, d->Tq, blk->i0, d->dk), row_stride(d, d->dk),
+                      c->k + row_offset(d, blk->b, blk->h, d->Tk, blk->j0, d->dk), row_stride(d, d->dk),
+                      0.0f, s, lds);
     const bias_view *bv = &c->bias;
     const int nk = blk->nk;
     for (int r = 0; r < blk->nq; r++) {
@@ -256,9 +280,9 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
                                 float *max_so_far, float *row_inv_sum, fwd_scratch *w) {
     const attn_dims *d = &c->d;
     const qkv_kernels *kern = qkv_kernels_active();
-    size_t head = head_index(c, b, h);
-    float *o = out + (head * d->Tq + i0) * d->dv;
-    memset(o, 0, (size_t)nq * d->dv * sizeof(float));
+    float *o = out + row_offset(d, b, h, d->Tq, i0, d->dv);
+    const int ldo = row_stride(d, d->dv);
+    for (int r = 0; r < nq; r++) memset(o + (size_t)r * ldo, 0, (size_t)d->dv * sizeof(float));
     for (int r = 0; r < nq; r++) {
         max_so_far[r] = -INFINITY;
         w->sum[r] = 0.0;
@@ -277,16 +301,17 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
             float rescale = qkv_fast_exp_nonpositive(max_so_far[r] - m); /* 0 when m was -inf */
             kern->row_exp_shifted(row, blk.nk, m);
             w->sum[r] = w->sum[r] * rescale + kern->row_sum(row, blk.nk);
-            if (rescale != 1.0f) kern->row_scale(o + (size_t)r * d->dv, d->dv, rescale);
+            if (rescale != 1.0f) kern->row_scale(o + (size_t)r * ldo, d->dv, rescale);
             max_so_far[r] = m;
         }
         qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, BLOCK_K,
-                      c->v + (head * d->Tk + j0) * d->dv, d->dv, 1.0f, o, d->dv);
+                          c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv), 1.0f, o,
+                          ldo);
     }
     for (int r = 0; r < nq; r++) {
         float inv = w->sum[r] > 0.0 ? (float)(1.0 / w->sum[r]) : 0.0f;
         row_inv_sum[r] = inv;
-        kern->row_scale(o + (size_t)r * d->dv, d->dv, inv);
+        kern->row_scale(o + (size_t)r * ldo, d->dv, inv);
     }
 }
 
@@ -412,17 +437,20 @@ typedef struct bwd_scratch {
 static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_grads *g,
                            const float *dsum, bwd_scratch *w) {
     const attn_dims *d = &c->d;
-    size_t head = head_index(c, blk->b, blk->h), qrow = head * d->Tq + blk->i0,
-           krow = head * d->Tk + blk->j0;
-    const float *dout = g->dout + qrow * d->dv;
+    const int b = blk->b, h = blk->h;
+    const size_t qrow = head_index(c, b, h) * d->Tq + blk->i0; /* statistics and dS */
+    const size_t q_at = row_offset(d, b, h, d->Tq, blk->i0, d->dk), k_at = row_offset(d, b, h, d->Tk, blk->j0, d->dk);
+    const size_t o_at = row_offset(d, b, h, d->Tq, blk->i0, d->dv), v_at = row_offset(d, b, h, d->Tk, blk->j0, d->dv);
+    const int ldk = row_stride(d, d->dk), ldv = row_stride(d, d->dv);
+    const float *dout = g->dout + o_at;
     block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, BLOCK_K);
     if (g->dv) /* dV_j += P^T dO_i */
-        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, BLOCK_K, dout, d->dv, 1.0f,
-                      g->dv + krow * d->dv, d->dv);
+        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, BLOCK_K, dout, ldv, 1.0f,
+                          g->dv + v_at, ldv);
     if (!g->dq && !g->dk && !g->dscores) return;
     /* dP = dO_i V_j^T, then dS = P * (dP - D_i) in place. */
-    qkv_block_product(0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, d->dv, c->v + krow * d->dv, d->dv,
-                  0.0f, w->ds, BLOCK_K);
+    qkv_block_product(0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, ldv, c->v + v_at, ldv, 0.0f, w->ds,
+                      BLOCK_K);
     for (int r = 0; r < blk->nq; r++) {
         float *ds = w->ds + r * BLOCK_K;
         const float *p = w->p + r * BLOCK_K;
@@ -431,11 +459,11 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
             memcpy(g->dscores + (qrow + r) * d->Tk + blk->j0, ds, (size_t)blk->nk * sizeof(float));
     }
     if (g->dq) /* dQ_i += scale dS K_j */
-        qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, BLOCK_K,
-                      c->k + krow * d->dk, d->dk, 1.0f, g->dq + qrow * d->dk, d->dk);
+        qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, BLOCK_K, c->k + k_at, ldk,
+                          1.0f, g->dq + q_at, ldk);
     if (g->dk) /* dK_j += scale dS^T Q_i */
-        qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, BLOCK_K,
-                      c->q + qrow * d->dk, d->dk, 1.0f, g->dk + krow * d->dk, d->dk);
+        qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, BLOCK_K, c->q + q_at, ldk,
+                          1.0f, g->dk + k_at, ldk);
 }
 
 /* All of head (b,h): dsum gets D_i = rowsum(dO_i * O_i), then the key blocks in
@@ -443,9 +471,9 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
 static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, float *dsum,
                           bwd_scratch *w) {
     const attn_dims *d = &c->d;
-    size_t first_row = head_index(c, b, h) * d->Tq;
     for (int i = 0; i < d->Tq; i++) {
-        const float *o = g->out + (first_row + i) * d->dv, *dout = g->dout + (first_row + i) * d->dv;
+        size_t at = row_offset(d, b, h, d->Tq, i, d->dv);
+        const float *o = g->out + at, *dout = g->dout + at;
         double dot = 0.0;
         for (int e = 0; e < d->dv; e++) dot += (double)o[e] * dout[e];
         dsum[i] = (float)dot;
@@ -473,7 +501,7 @@ static void attention_backward(qkv_node *node) {
     qkv_tape *tape = node->out->tape;
     const attn_saved *saved = node->saved;
     const attn_ctx c = {{node->iarg[0], node->iarg[1], node->iarg[2], node->iarg[3], node->iarg[4],
-                         node->iarg[5]},
+                         node->iarg[5], node->iarg[6]},
                         node->farg[0], saved->masks, view_bias(bias), q->data, k->data, v->data};
     const attn_dims *d = &c.d;
     /* Gradient buffers are allocated from the arena here, before the threads. */
@@ -512,7 +540,7 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
                           const qkv_attention_opts *opts, qkv_tensor **weights_out) {
     static const qkv_attention_opts defaults = {0};
     if (!opts) opts = &defaults;
-    const attn_dims d = check_qkv(q, k, v);
+    const attn_dims d = check_qkv(q, k, v, opts->heads_last != 0);
     const attn_masks masks = {opts->causal, opts->key_padding, opts->keep};
     check_masks(&masks, &d);
     check_bias(opts->bias, &d);
@@ -525,7 +553,8 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
     attn_saved *saved = qkv_tape_alloc(tape, sizeof *saved);
     saved->row_max = qkv_tape_alloc(tape, 2 * rows * sizeof(float));
     saved->row_inv_sum = saved->row_max + rows;
-    qkv_tensor *out = qkv_tape_tensor(tape, 4, (const int[]){d.B, d.H, d.Tq, d.dv});
+    qkv_tensor *out = d.heads_last ? qkv_tape_tensor(tape, 4, (const int[]){d.B, d.Tq, d.H, d.dv})
+                                   : qkv_tape_tensor(tape, 4, (const int[]){d.B, d.H, d.Tq, d.dv});
     attention_forward(tape, &c, out->data, saved->row_max, saved->row_inv_sum);
     if (opts->weights)
         *weights_out = attention_weights(tape, &c, saved->row_max, saved->row_inv_sum, opts->weights);
@@ -536,7 +565,7 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
         saved->masks = (attn_masks){masks.causal, keep_mask(tape, masks.key_padding),
                                     keep_mask(tape, masks.keep)};
         node->saved = saved;
-        const int dims[6] = {d.B, d.H, d.Tq, d.Tk, d.dk, d.dv};
+        const int dims[7] = {d.B, d.H, d.Tq, d.Tk, d.dk, d.dv, d.heads_last};
         memcpy(node->iarg, dims, sizeof dims);
         node->farg[0] = scale;
     }

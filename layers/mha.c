@@ -53,16 +53,27 @@ static void check_input(const char *what, const qkv_tensor *x, int width) {
               qkv_shape_str(x, shape, sizeof shape), width);
 }
 
-qkv_mha_kv qkv_mha_project_kv(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *ctx,
-                              qkv_tensor *value_ctx, const qkv_rope_opts *rope) {
+/* [B,T,H*dh] seen as [B,T,H,dh] (a reshape: no copy), or permuted to [B,H,T,dh]. */
+static qkv_tensor *heads(qkv_tape *tape, qkv_tensor *x, int n_heads, int heads_last) {
+    if (!heads_last) return qkv_split_heads(tape, x, n_heads);
+    return qkv_reshape(tape, x, 4, (int[]){x->shape[0], x->shape[1], n_heads, x->shape[2] / n_heads});
+}
+
+static qkv_mha_kv project_kv(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *ctx, qkv_tensor *value_ctx,
+                             const qkv_rope_opts *rope, int heads_last) {
     if (!value_ctx) value_ctx = ctx;
     check_input("key context", ctx, mha->kdim);
     check_input("value context", value_ctx, mha->vdim);
-    qkv_mha_kv kv;
-    kv.k = qkv_split_heads(tape, qkv_linear_forward(tape, &mha->wk, ctx), mha->n_heads);
+    qkv_mha_kv kv = {NULL, NULL, heads_last};
+    kv.k = heads(tape, qkv_linear_forward(tape, &mha->wk, ctx), mha->n_heads, heads_last);
     if (rope) kv.k = qkv_rope(tape, kv.k, rope);
-    kv.v = qkv_split_heads(tape, qkv_linear_forward(tape, &mha->wv, value_ctx), mha->n_heads);
+    kv.v = heads(tape, qkv_linear_forward(tape, &mha->wv, value_ctx), mha->n_heads, heads_last);
     return kv;
+}
+
+qkv_mha_kv qkv_mha_project_kv(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *ctx,
+                              qkv_tensor *value_ctx, const qkv_rope_opts *rope) {
+    return project_kv(tape, mha, ctx, value_ctx, rope, rope == NULL); /* RoPE rotates [B,H,T,d] */
 }
 
 static qkv_attention_opts attention_opts(const qkv_mha_call *call) {
@@ -80,9 +91,18 @@ static qkv_attention_opts attention_opts(const qkv_mha_call *call) {
 qkv_tensor *qkv_mha_attend(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, const qkv_mha_kv *kv,
                            const qkv_mha_call *call) {
     check_input("query input", x, mha->d_model);
-    qkv_tensor *q = qkv_split_heads(tape, qkv_linear_forward(tape, &mha->wq, x), mha->n_heads);
-    if (call && call->rope) q = qkv_rope(tape, q, call->rope);
+    const qkv_rope_opts *rope = call ? call->rope : NULL;
+    int heads_last = kv->heads_last && !rope;
+    qkv_mha_kv permuted;
+    if (kv->heads_last && !heads_last) { /* keys made without RoPE, queries rotated */
+        permuted = (qkv_mha_kv){qkv_permute(tape, kv->k, (int[]){0, 2, 1, 3}),
+                                qkv_permute(tape, kv->v, (int[]){0, 2, 1, 3}), 0};
+        kv = &permuted;
+    }
+    qkv_tensor *q = heads(tape, qkv_linear_forward(tape, &mha->wq, x), mha->n_heads, heads_last);
+    if (rope) q = qkv_rope(tape, q, rope);
     qkv_attention_opts opts = attention_opts(call);
+    opts.heads_last = heads_last;
     qkv_tensor **weights_out = call ? call->weights_out : NULL;
     if (mha->capture && !opts.weights) {
         opts.weights = 1;
@@ -90,7 +110,9 @@ qkv_tensor *qkv_mha_attend(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, co
     }
     qkv_tensor *o = qkv_attention(tape, q, kv->k, kv->v, &opts, weights_out);
     if (mha->capture && weights_out != mha->capture) *mha->capture = *weights_out;
-    return qkv_linear_forward(tape, &mha->wo, qkv_merge_heads(tape, o));
+    o = heads_last ? qkv_reshape(tape, o, 3, (int[]){o->shape[0], o->shape[1], o->shape[2] * o->shape[3]})
+                   : qkv_merge_heads(tape, o);
+    return qkv_linear_forward(tape, &mha->wo, o);
 }
 
 qkv_tensor *qkv_mha_forward(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, qkv_tensor *ctx,
@@ -147,12 +169,12 @@ qkv_tensor *qkv_mha_decode(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, qk
         shifted.offset += start;
         rope = &shifted;
     }
-    qkv_mha_kv fresh = qkv_mha_project_kv(tape, mha, x, NULL, rope);
+    qkv_mha_kv fresh = project_kv(tape, mha, x, NULL, rope, 0); /* the cache holds [B,H,T,dh] */
     cache_rows(cache, cache->k, fresh.k->data, start, tn, 1);
     cache_rows(cache, cache->v, fresh.v->data, start, tn, 1);
     cache->len = total;
 
-    qkv_mha_kv all;
+    qkv_mha_kv all = {NULL, NULL, 0};
     int shape[4] = {b, mha->n_heads, total, mha->d_head};
     all.k = qkv_tape_tensor(tape, 4, shape);
     all.v = qkv_tape_tensor(tape, 4, shape);

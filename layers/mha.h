@@ -2,9 +2,15 @@
  * key/value projections, and a key/value cache for incremental causal decoding.
  *
  *   Q = x Wq^T, K = ctx Wk^T, V = ctx Wv^T     (x [B,Tq,d_model], ctx [B,Tk,kdim|vdim])
- *   split into H heads of d_head = d_model / H:  [B,H,T,d_head]
+ *   split into H heads of d_head = d_model / H:  [B,T,H,d_head]
  *   O = attention(Q, K, V, masks)  (core/attention.h, one fused op)
- *   y = merge_heads(O) Wo^T                     [B,Tq,d_model]
+ *   y = O Wo^T                                  [B,Tq,d_model]
+ *
+ * The heads are read where the projections wrote them (attention's heads_last
+ * layout): splitting [B,T,H*d] into [B,T,H,d] is a reshape, not a copy, and O
+ * comes out in the layout Wo reads. With RoPE, and for the decoding cache, the
+ * heads are permuted to [B,H,T,d_head] instead (the rotation and the cache work
+ * per head); both layouts give the same results.
  *
  * Self-attention is ctx = x. Cross-attention lets kdim and vdim differ from
  * d_model (PyTorch's kdim/vdim): Wk is [d_model, kdim] and Wv [d_model, vdim].
@@ -51,9 +57,11 @@ typedef struct qkv_mha_call {
     qkv_tensor **weights_out;
 } qkv_mha_call;
 
-/* Heads of a projected context, [B,H,Tk,d_head] each. */
+/* Heads of a projected context: [B,Tk,H,d_head] each (heads_last), or
+ * [B,H,Tk,d_head] (with RoPE, and from the decoding cache). */
 typedef struct qkv_mha_kv {
     qkv_tensor *k, *v;
+    int heads_last;
 } qkv_mha_kv;
 
 /* kdim, vdim <= 0 mean d_model. Parameters "<name>.wq.weight", ... */

@@ -478,6 +478,96 @@ START_TEST(attention_is_thread_independent) {
 }
 END_TEST
 
+/* heads_last reads q, k, v as [B,T,H,d] and writes out as [B,T,H,d]: the same
+ * bits as the [B,H,T,d] op on the permuted tensors, forward and every gradient,
+ * with a causal mask, padding, a learned bias and more than one key block. */
+static void attention_layouts_run(int heads_last, const float *qkv_values[3], const int *dims,
+                                  float *out, float *grads[3], float *dbias) {
+    const int B = dims[0], H = dims[1], Tq = dims[2], Tk = dims[3], dk = dims[4], dv = dims[5];
+    const int T[3] = {Tq, Tk, Tk}, d[3] = {dk, dk, dv};
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *in[3];
+    for (int t = 0; t < 3; t++) {
+        int shape[4] = {B, H, T[t], d[t]};
+        if (heads_last) shape[1] = T[t], shape[2] = H;
+        in[t] = tensor_of(4, shape, NULL, 1);
+        /* element (b,h,i,e) of the [B,H,T,d] values, placed in this layout */
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int i = 0; i < T[t]; i++)
+                    for (int e = 0; e < d[t]; e++) {
+                        size_t from = (((size_t)b * H + h) * T[t] + i) * d[t] + e;
+                        size_t to = heads_last ? (((size_t)b * T[t] + i) * H + h) * d[t] + e : from;
+                        in[t]->data[to] = qkv_values[t][from];
+                    }
+    }
+    qkv_tensor *bias = random_tensor(4, (const int[]){1, H, Tq, Tk}, 11, 1);
+    float padding[2 * 70];
+    for (int i = 0; i < B * Tk; i++) padding[i] = i % 7 != 3;
+    qkv_tensor *padding_t = tensor_of(2, (const int[]){B, Tk}, padding, 0);
+    qkv_attention_opts opts = {.causal = 1, .key_padding = padding_t, .bias = bias, .heads_last = heads_last};
+    qkv_tensor *o = qkv_attention(tape, in[0], in[1], in[2], &opts, NULL);
+    float *seed = malloc(o->size * sizeof(float)), *placed = malloc(o->size * sizeof(float));
+    fill_normal_seeded(seed, o->size, 12, 0.0f, 1.0f); /* dL/dout in [B,H,Tq,dv] order */
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < Tq; i++)
+                for (int e = 0; e < dv; e++) {
+                    size_t at = (((size_t)b * H + h) * Tq + i) * dv + e;
+                    placed[heads_last ? (((size_t)b * Tq + i) * H + h) * dv + e : at] = seed[at];
+                }
+    qkv_backward_seeded(tape, o, placed);
+    free(seed);
+    free(placed);
+    for (int b = 0; b < B; b++) /* out and the gradients back in [B,H,T,d] order */
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < 4; t++) {
+                int rows = t == 0 ? Tq : T[t - 1], width = t == 0 ? dv : d[t - 1];
+                const float *src = t == 0 ? o->data : in[t - 1]->grad;
+                float *dst = t == 0 ? out : grads[t - 1];
+                for (int i = 0; i < rows; i++)
+                    for (int e = 0; e < width; e++) {
+                        size_t at = (((size_t)b * H + h) * rows + i) * width + e;
+                        size_t from = heads_last ? (((size_t)b * rows + i) * H + h) * width + e : at;
+                        dst[at] = src[from];
+                    }
+            }
+    memcpy(dbias, bias->grad, bias->size * sizeof(float));
+    for (int t = 0; t < 3; t++) qkv_tensor_free(in[t]);
+    qkv_tensor_free(bias);
+    qkv_tensor_free(padding_t);
+    qkv_tape_free(tape);
+}
+
+START_TEST(attention_heads_last_matches_heads_first) {
+    const int dims[6] = {2, 3, 67, 70, 16, 8}, B = 2, H = 3, Tq = 67, Tk = 70;
+    size_t nq = (size_t)B * H * Tq * 16, nk = (size_t)B * H * Tk * 16, nv = (size_t)B * H * Tk * 8;
+    size_t no = (size_t)B * H * Tq * 8, nb = (size_t)H * Tq * Tk;
+    float *values[3] = {malloc(nq * 4), malloc(nk * 4), malloc(nv * 4)};
+    fill_normal_seeded(values[0], nq, 1, 0, 1);
+    fill_normal_seeded(values[1], nk, 2, 0, 1);
+    fill_normal_seeded(values[2], nv, 3, 0, 1);
+    float *out[2], *grads[2][3], *dbias[2];
+    for (int l = 0; l < 2; l++) {
+        out[l] = malloc(no * 4);
+        grads[l][0] = malloc(nq * 4), grads[l][1] = malloc(nk * 4), grads[l][2] = malloc(nv * 4);
+        dbias[l] = malloc(nb * 4);
+        attention_layouts_run(l, (const float **)values, dims, out[l], grads[l], dbias[l]);
+    }
+    ck_assert_msg(memcmp(out[0], out[1], no * 4) == 0, "heads_last: out differs");
+    ck_assert_msg(memcmp(grads[0][1], grads[1][1], nk * 4) == 0, "heads_last: dk differs");
+    ck_assert_msg(memcmp(grads[0][2], grads[1][2], nv * 4) == 0, "heads_last: dv differs");
+    ck_assert_msg(memcmp(grads[0][0], grads[1][0], nq * 4) == 0, "heads_last: dq differs");
+    ck_assert_msg(memcmp(dbias[0], dbias[1], nb * 4) == 0, "heads_last: dbias differs");
+    for (int l = 0; l < 2; l++) {
+        free(out[l]);
+        free(dbias[l]);
+        for (int t = 0; t < 3; t++) free(grads[l][t]);
+    }
+    for (int t = 0; t < 3; t++) free(values[t]);
+}
+END_TEST
+
 Suite *suite_attention(void) {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("attention");
@@ -493,6 +583,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, attention_accumulates_and_respects_no_grad);
     tcase_add_test(tc, attention_bad_arguments_stop);
     tcase_add_test(tc, attention_is_thread_independent);
+    tcase_add_test(tc, attention_heads_last_matches_heads_first);
     suite_add_tcase(s, tc);
     return s;
 }
