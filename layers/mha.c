@@ -53,10 +53,22 @@ static void check_input(const char *what, const qkv_tensor *x, int width) {
               qkv_shape_str(x, shape, sizeof shape), width);
 }
 
-/* [B,T,H*dh] seen as [B,T,H,dh] (a reshape: no copy), or permuted to [B,H,T,dh]. */
-static qkv_tensor *heads(qkv_tape *tape, qkv_tensor *x, int n_heads, int heads_last) {
-    if (!heads_last) return qkv_split_heads(tape, x, n_heads);
+qkv_tensor *qkv_heads_view(qkv_tape *tape, qkv_tensor *x, int n_heads) {
+    char shape[QKV_SHAPE_STR_LEN];
+    QKV_CHECK(n_heads >= 1 && x->ndim == 3 && x->shape[2] % n_heads == 0, "heads_view: %s into %d heads",
+              qkv_shape_str(x, shape, sizeof shape), n_heads);
     return qkv_reshape(tape, x, 4, (int[]){x->shape[0], x->shape[1], n_heads, x->shape[2] / n_heads});
+}
+
+qkv_tensor *qkv_heads_join(qkv_tape *tape, qkv_tensor *x) {
+    char shape[QKV_SHAPE_STR_LEN];
+    QKV_CHECK(x->ndim == 4, "heads_join: %s must be [B,T,H,d_head]", qkv_shape_str(x, shape, sizeof shape));
+    return qkv_reshape(tape, x, 3, (int[]){x->shape[0], x->shape[1], x->shape[2] * x->shape[3]});
+}
+
+/* The heads of [B,T,H*dh]: [B,T,H,dh] in place, or permuted to [B,H,T,dh]. */
+static qkv_tensor *heads(qkv_tape *tape, qkv_tensor *x, int n_heads, int heads_last) {
+    return heads_last ? qkv_heads_view(tape, x, n_heads) : qkv_split_heads(tape, x, n_heads);
 }
 
 static qkv_mha_kv project_kv(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *ctx, qkv_tensor *value_ctx,
@@ -110,8 +122,7 @@ qkv_tensor *qkv_mha_attend(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, co
     }
     qkv_tensor *o = qkv_attention(tape, q, kv->k, kv->v, &opts, weights_out);
     if (mha->capture && weights_out != mha->capture) *mha->capture = *weights_out;
-    o = heads_last ? qkv_reshape(tape, o, 3, (int[]){o->shape[0], o->shape[1], o->shape[2] * o->shape[3]})
-                   : qkv_merge_heads(tape, o);
+    o = heads_last ? qkv_heads_join(tape, o) : qkv_merge_heads(tape, o);
     return qkv_linear_forward(tape, &mha->wo, o);
 }
 

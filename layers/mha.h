@@ -81,9 +81,12 @@ qkv_mha_kv qkv_mha_project_kv(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *ct
 qkv_tensor *qkv_mha_attend(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, const qkv_mha_kv *kv,
                            const qkv_mha_call *call);
 
-/* [B,T,H*dh] <-> [B,H,T,dh] */
+/* [B,T,H*dh] <-> [B,H,T,dh] (permutes: copies) */
 qkv_tensor *qkv_split_heads(qkv_tape *tape, qkv_tensor *x, int n_heads);
 qkv_tensor *qkv_merge_heads(qkv_tape *tape, qkv_tensor *x);
+/* [B,T,H*dh] <-> [B,T,H,dh], attention's heads_last layout (reshapes: no copy) */
+qkv_tensor *qkv_heads_view(qkv_tape *tape, qkv_tensor *x, int n_heads);
+qkv_tensor *qkv_heads_join(qkv_tape *tape, qkv_tensor *x);
 
 typedef struct qkv_kv_cache {
     int batch, n_heads, d_head, max_len, len;

@@ -129,18 +129,19 @@ static void check_mab_inputs(const qkv_mab *mab, const qkv_tensor *x, const qkv_
 }
 
 /* MAB(x, y) without checks or zeroing (see sets.h):
- *   q = fc_q(x); O = merge_heads(attention(q, fc_k(y), fc_v(y), key_padding))
+ *   q = fc_q(x); O = attention(q, fc_k(y), fc_v(y), key_padding) over heads in place
  *   H = LN0(R + O')  with O' = O, R = q (projected)  or  O' = wo(O), R = x (raw)
  *   out = LN1(H + relu(fc_o(H))) */
 static qkv_tensor *mab_apply(qkv_tape *tape, const qkv_mab *mab, qkv_tensor *x, qkv_tensor *y,
                              const qkv_tensor *y_mask) {
     int heads = mab->cfg.n_heads;
     qkv_tensor *q = qkv_linear_forward(tape, &mab->fc_q, x);
-    qkv_tensor *q_heads = qkv_split_heads(tape, q->ndim == 2 ? qkv_expand_batch(tape, q, y->shape[0]) : q, heads);
-    qkv_tensor *k_heads = qkv_split_heads(tape, qkv_linear_forward(tape, &mab->fc_k, y), heads);
-    qkv_tensor *v_heads = qkv_split_heads(tape, qkv_linear_forward(tape, &mab->fc_v, y), heads);
-    qkv_attention_opts opts = {.scale = mab->cfg.scale, .key_padding = y_mask};
-    qkv_tensor *o = qkv_merge_heads(tape, qkv_attention(tape, q_heads, k_heads, v_heads, &opts, NULL));
+    /* heads read where the projections wrote them (attention.h, heads_last) */
+    qkv_tensor *q_heads = qkv_heads_view(tape, q->ndim == 2 ? qkv_expand_batch(tape, q, y->shape[0]) : q, heads);
+    qkv_tensor *k_heads = qkv_heads_view(tape, qkv_linear_forward(tape, &mab->fc_k, y), heads);
+    qkv_tensor *v_heads = qkv_heads_view(tape, qkv_linear_forward(tape, &mab->fc_v, y), heads);
+    qkv_attention_opts opts = {.scale = mab->cfg.scale, .key_padding = y_mask, .heads_last = 1};
+    qkv_tensor *o = qkv_heads_join(tape, qkv_attention(tape, q_heads, k_heads, v_heads, &opts, NULL));
     qkv_tensor *h = mab->cfg.residual == QKV_MAB_RESIDUAL_RAW
                         ? qkv_add(tape, qkv_linear_forward(tape, &mab->wo, o), x)
                         : qkv_add(tape, o, q);
