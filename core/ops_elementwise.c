@@ -263,14 +263,20 @@ typedef struct unary_job {
     float c;
     const float *x, *y, *g;   /* input, output, output gradient */
     float *out;               /* forward: y; backward: the input's gradient */
+    int assign;               /* backward into a new gradient buffer: out = 0 + ..., no memset */
 } unary_job;
 
 INLINE void unary_forward_run(enum unary_kind k, const unary_job *j, size_t begin, size_t end) {
     for (size_t i = begin; i < end; i++) j->out[i] = unary_value(k, j->x[i], j->c);
 }
 
+/* out += g * slope, or into a new buffer out = 0 + g * slope: the bits a zeroed
+ * buffer would get (0 + -0 is +0), without the memset pass. */
 INLINE void unary_backward_run(enum unary_kind k, const unary_job *j, size_t begin, size_t end) {
-    for (size_t i = begin; i < end; i++) j->out[i] += j->g[i] * unary_slope(k, j->x[i], j->y[i], j->c);
+    if (j->assign)
+        for (size_t i = begin; i < end; i++) j->out[i] = 0.0f + j->g[i] * unary_slope(k, j->x[i], j->y[i], j->c);
+    else
+        for (size_t i = begin; i < end; i++) j->out[i] += j->g[i] * unary_slope(k, j->x[i], j->y[i], j->c);
 }
 
 #define FORWARD_CASE(name) case UNARY_##name: unary_forward_run(UNARY_##name, j, begin, end); break;
@@ -344,13 +350,14 @@ static void reduce_pieces(const void *ctx, size_t begin, size_t end) {
 /* grad(input) += sign * (contrib summed over the dims the input is broadcast along). */
 static void accumulate_to_input(const bcast_plan *p, enum operand which, qkv_tensor *input,
                                 const float *contrib, float sign) {
-    float *grad = qkv_tensor_grad(input);
     size_t out_size = p->shape[0] * p->shape[1] * p->shape[2] * p->shape[3];
     if (input->size == out_size) { /* not broadcast: grad += sign * contrib */
-        unary_job job = {UNARY_SCALE, sign, contrib, contrib, contrib, grad};
+        float beta, *grad = qkv_tensor_grad_to_write(input, &beta);
+        unary_job job = {UNARY_SCALE, sign, contrib, contrib, contrib, grad, beta == 0.0f};
         unary_apply(unary_backward_range, &job, out_size);
         return;
     }
+    float *grad = qkv_tensor_grad(input);
     reduce_job job = {p, p->stride[which], {0}, 0, contrib, sign, grad};
     for (int d = 0; d < 4; d++) job.in_shape[d] = job.s[d] ? p->shape[d] : 1;
     job.col_blocks = (job.in_shape[3] + REDUCE_COLS - 1) / REDUCE_COLS;
@@ -431,15 +438,16 @@ qkv_tensor *qkv_div(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b) { return binar
 /* dx += g * f'(x, y), with f' from unary_slope. */
 static void unary_backward(qkv_node *node) {
     qkv_tensor *x = node->inputs[0], *y = node->out;
+    float beta, *dx = qkv_tensor_grad_to_write(x, &beta);
     unary_job job = {(enum unary_kind)node->iarg[0], node->farg[0], x->data, y->data, y->grad,
-                     qkv_tensor_grad(x)};
+                     dx, beta == 0.0f};
     unary_apply(unary_backward_range, &job, x->size);
 }
 
 static qkv_tensor *unary_op(qkv_tape *tape, const char *op, enum unary_kind k, qkv_tensor *x, float c) {
     qkv_tensor_check_live(x, op);
     qkv_tensor *out = qkv_tape_tensor(tape, x->ndim, x->shape);
-    unary_job job = {k, c, x->data, NULL, NULL, out->data};
+    unary_job job = {k, c, x->data, NULL, NULL, out->data, 0};
     unary_apply(unary_forward_range, &job, x->size);
     qkv_node *node = qkv_tape_record(tape, op, out, unary_backward, 1, &x);
     if (node) {
