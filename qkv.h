@@ -17,6 +17,7 @@
 #include "core/gemm.h"
 #include "core/gradcheck.h"
 #include "core/hungarian.h"
+#include "core/isa.h"
 #include "core/npy.h"
 #include "core/png.h"
 #include "core/ops.h"

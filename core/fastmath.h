@@ -34,7 +34,8 @@ static inline float qkv_fast_exp_nonpositive(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 126 + 127) << 23;          /* 2^(n + 126): always a normal float */
+    float n_finite = n == n ? n : 0.0f;                     /* NaN in: p is NaN, and so is the result */
+    uint32_t bits = (uint32_t)((int32_t)n_finite + 126 + 127) << 23; /* 2^(n + 126): a normal float */
     float two_pow;
     memcpy(&two_pow, &bits, sizeof two_pow);
     return (p * two_pow) * 1.17549435e-38f;                 /* * 2^-126, one rounding (to 0 if tiny) */
