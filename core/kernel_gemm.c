@@ -15,8 +15,8 @@
  * The micro-kernel keeps an MR x NR tile of C in MR * NR / QKV_VW vector
  * registers and streams the panels: 6 x 64 with 16-float vectors (24 of the 32
  * zmm registers), 6 x 16 with 8 floats (12 of 16 ymm), 6 x 16 with 4 floats (24
- * of NEON's 32); gemm_tiles.h. Packing pads edge panels with zeros, so the kernel always
- * computes a full tile; edge tiles go through a small buffer.
+ * of NEON's 32); gemm_tiles.h. Packing pads edge panels with zeros, so the kernel
+ * always computes a full tile; edge tiles go through a small buffer.
  *
  * Determinism: every element of C is one chain of fused multiply-adds over k in
  * order,
@@ -44,14 +44,15 @@
 #define NC_MAX 2048      /* columns of B per packed block (256 x 2048 floats = 2 MB) */
 
 /* A product's flops are much cheaper than the elementwise "work" QKV_PARALLEL is
- * calibrated for. Measured here: a team of 2 starts to beat 1 thread near
- * 64x64x64 (0.5 MFLOP = 16 * QKV_PAR_MIN_WORK) and is 1.5x faster at 80x80x80. */
+ * calibrated for. With the 16-float kernel a team of 2 was still slower than one
+ * thread at 128x128x128 (0.86x, 4 MFLOP) and 1.4x faster at 256^3 (34 MFLOP):
+ * products below 64 * QKV_PAR_MIN_WORK = 8.4 MFLOP stay on one thread. */
 #define FLOPS_PER_WORK 64
 /* Below this many flops per matrix, splitting one matrix across threads costs more
  * in barriers than it gains; prefer giving each thread whole matrices. */
 #define SMALL_MATRIX_FLOPS (1u << 22)
 /* A is read in place (not packed) when alpha is 1 and a row block meets at most
- * this many NR panels: packing would cost one copy per this few tiles. */
+ * this many columns of C: packing would cost one copy per this few tiles. */
 #define IN_PLACE_MAX_COLS 256
 
 /* ---- scratch buffers: per thread, grown on demand, kept across calls ----------
