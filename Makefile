@@ -86,7 +86,7 @@ $(foreach i,$(ISAS) $(TEST_ISAS),$(eval $(call isa_rule,$(i))))
 
 $(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -DQKV_BUILD_ISAS='"$(ISAS)"' -MMD -MP -c $< -o $@
 
 # A change of flags rebuilds everything.
 $(LIB_OBJ) $(TEST_OBJ) $(B)/train/main.o: Makefile $(B)/.flags

@@ -14,7 +14,8 @@ typedef struct isa_path {
     int (*cpu_runs)(void);
 } isa_path;
 
-static int runs_anything(void) { return 1; }
+/* What the CPU must have for each path of QKV_ISA_PATHS (kernels.h). */
+static int runs_portable(void) { return 1; }
 
 #if defined(__x86_64__)
 static int runs_avx2(void) {
@@ -29,13 +30,9 @@ static int runs_avx512(void) {
 #endif
 
 /* Widest first: the default is the first one the CPU runs. */
-static const isa_path paths[] = {
-#if defined(__x86_64__)
-    {&qkv_kernels_avx512, runs_avx512},
-    {&qkv_kernels_avx2, runs_avx2},
-#endif
-    {&qkv_kernels_portable, runs_anything},
-};
+#define PATH(name) {&qkv_kernels_##name, runs_##name},
+static const isa_path paths[] = {QKV_ISA_PATHS(PATH)};
+#undef PATH
 #define N_PATHS ((int)(sizeof paths / sizeof paths[0]))
 
 static _Atomic(const qkv_kernels *) active;

@@ -50,12 +50,18 @@ typedef struct qkv_kernels {
     double (*fma_peak)(double seconds);
 } qkv_kernels;
 
-/* The tables this build has (isa.c lists them; kernel_table.c defines them). */
-extern const qkv_kernels qkv_kernels_portable;
+/* The paths this build has, widest first: the one list that isa.c (the choice),
+ * these declarations and the tests read. kernel_table.c defines
+ * qkv_kernels_<name> once per path; the Makefile's ISAS compiles the same names
+ * (test_isa.c checks that the two agree). */
 #if defined(__x86_64__)
-extern const qkv_kernels qkv_kernels_avx2;
-extern const qkv_kernels qkv_kernels_avx512;
+#define QKV_ISA_PATHS(X) X(avx512) X(avx2) X(portable)
+#else
+#define QKV_ISA_PATHS(X) X(portable)
 #endif
+#define QKV_DECLARE_KERNELS(name) extern const qkv_kernels qkv_kernels_##name;
+QKV_ISA_PATHS(QKV_DECLARE_KERNELS)
+#undef QKV_DECLARE_KERNELS
 
 /* The table in use (selected on first use; see isa.h). */
 const qkv_kernels *qkv_kernels_active(void);

@@ -27,14 +27,14 @@ typedef struct path_case {
     const char *needs; /* the path whose CPU features it needs */
 } path_case;
 
+#define PATH_CASE(name) {&qkv_kernels_##name, #name},
 static const path_case cases[] = {
+    QKV_ISA_PATHS(PATH_CASE)
 #if defined(__x86_64__)
-    {&qkv_kernels_avx512, "avx512"},
-    {&qkv_kernels_avx2, "avx2"},
     {&qkv_kernels_w16avx2, "avx2"},
 #endif
-    {&qkv_kernels_portable, "portable"},
 };
+#undef PATH_CASE
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
 static int runs(const path_case *c) { return qkv_isa_supported(c->needs); }
@@ -283,6 +283,15 @@ START_TEST(bad_qkv_isa_is_a_one_line_error) {
 }
 END_TEST
 
+/* The paths isa.c offers are the ones the Makefile compiled (ISAS), in order. */
+START_TEST(paths_are_the_ones_built) {
+    char names[256] = "";
+    for (int i = 0; i < qkv_isa_count(); i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? " " : "", qkv_isa_path(i));
+    ck_assert_str_eq(names, QKV_BUILD_ISAS);
+}
+END_TEST
+
 /* With QKV_ISA unset, the widest path the CPU runs is the one in use. */
 START_TEST(default_is_the_widest_path) {
     if (getenv("QKV_ISA") && *getenv("QKV_ISA")) return;
@@ -310,6 +319,7 @@ Suite *suite_isa(void) {
     tcase_add_test(tc, forced_paths_write_the_same_checkpoint);
     tcase_add_test(tc, bad_qkv_isa_is_a_one_line_error);
     tcase_add_test(tc, default_is_the_widest_path);
+    tcase_add_test(tc, paths_are_the_ones_built);
     suite_add_tcase(s, tc);
     return s;
 }
