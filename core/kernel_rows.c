@@ -1,4 +1,4 @@
-/* kernel_rows.c — the row loops of softmax and attention, compiled once per
+/* kernel_rows.c — the row loops of the attention op's softmax, compiled once per
  * vector width (simd.h; the table is kernels.h).
  *
  * Plain loops the compiler vectorizes for the path's width. Each element's value

@@ -39,7 +39,7 @@ typedef struct qkv_kernels {
     /* block_product.h's product on the calling thread (batch 1). */
     void (*block_product)(const qkv_gemm_args *g);
 
-    /* Row helpers of the attention and softmax loops (kernel_rows.c). */
+    /* Row helpers of the attention op's online softmax (kernel_rows.c). */
     float (*row_max)(const float *x, int n);             /* -inf for n = 0 */
     float (*row_sum)(const float *x, int n);             /* 16 partial sums, fixed tree */
     void (*row_exp_shifted)(float *x, int n, float m);   /* x = exp(x - m), x <= m */
