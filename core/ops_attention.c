@@ -186,6 +186,7 @@ typedef struct attn_ctx {
     attn_masks masks;
     bias_view bias;
     const float *q, *k, *v;
+    const qkv_kernels *kern; /* the path in use, read once per op (kernels.h) */
 } attn_ctx;
 
 /* A block of queries [i0, i0+nq) and keys [j0, j0+nk) of head (b,h). */
@@ -260,9 +261,8 @@ static void block_probs(const attn_ctx *c, const attn_block *blk, const float *r
             memset(row, 0, (size_t)blk->nk * sizeof(float));
             continue;
         }
-        const qkv_kernels *kern = qkv_kernels_active();
-        kern->row_exp_shifted(row, blk->nk, m);
-        kern->row_scale(row, blk->nk, inv);
+        c->kern->row_exp_shifted(row, blk->nk, m);
+        c->kern->row_scale(row, blk->nk, inv);
     }
 }
 
@@ -279,7 +279,7 @@ typedef struct fwd_scratch {
 static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq, float *out,
                                 float *max_so_far, float *row_inv_sum, fwd_scratch *w) {
     const attn_dims *d = &c->d;
-    const qkv_kernels *kern = qkv_kernels_active();
+    const qkv_kernels *kern = c->kern;
     float *o = out + row_offset(d, b, h, d->Tq, i0, d->dv);
     const int ldo = row_stride(d, d->dv);
     for (int r = 0; r < nq; r++) memset(o + (size_t)r * ldo, 0, (size_t)d->dv * sizeof(float));
@@ -502,7 +502,8 @@ static void attention_backward(qkv_node *node) {
     const attn_saved *saved = node->saved;
     const attn_ctx c = {{node->iarg[0], node->iarg[1], node->iarg[2], node->iarg[3], node->iarg[4],
                          node->iarg[5], node->iarg[6]},
-                        node->farg[0], saved->masks, view_bias(bias), q->data, k->data, v->data};
+                        node->farg[0], saved->masks, view_bias(bias), q->data, k->data, v->data,
+                        qkv_kernels_active()};
     const attn_dims *d = &c.d;
     /* Gradient buffers are allocated from the arena here, before the threads. */
     attn_grads g = {node->out->data, node->out->grad, saved->row_max, saved->row_inv_sum,
@@ -548,7 +549,8 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
     if (weights_out) *weights_out = NULL;
 
     const float scale = opts->scale != 0.0f ? opts->scale : 1.0f / sqrtf((float)d.dk);
-    const attn_ctx c = {d, scale, masks, view_bias(opts->bias), q->data, k->data, v->data};
+    const attn_ctx c = {d, scale, masks, view_bias(opts->bias), q->data, k->data, v->data,
+                        qkv_kernels_active()};
     size_t rows = n_heads(&d) * d.Tq;
     attn_saved *saved = qkv_tape_alloc(tape, sizeof *saved);
     saved->row_max = qkv_tape_alloc(tape, 2 * rows * sizeof(float));
