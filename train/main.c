@@ -23,7 +23,10 @@ static void usage(FILE *out) {
           "  bench [SECTION]   speed on 1 thread and all threads: matmul, attention, train (all); long\n"
           "  attn CKPT         attention maps of a sequence model on one --input, as a PNG grid\n"
           "  explain attention one attention computation step by step, forward and backward\n"
-          "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n",
+          "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n"
+          "environment:\n"
+          "  QKV_ISA=avx512|avx2|portable   kernels for this instruction set (default: the widest the\n"
+          "                    CPU runs; the results are the same bits on every one)\n",
           out);
 }
 
