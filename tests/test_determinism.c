@@ -45,17 +45,6 @@ START_TEST(sum_is_thread_independent) {
 }
 END_TEST
 
-/* Trains task for steps with the optimizer; writes the parameters and the final
- * loss to out (when not NULL) and returns how many floats that is. */
-static size_t train_and_dump(qkv_task *task, int steps, qkv_optimizer_config optim, float *out) {
-    qkv_trainer_config config = {.steps = steps, .quiet = 1, .seed = 7, .clip = 1.0f, .optim = optim};
-    qkv_train_result result;
-    ck_assert_int_eq(qkv_train(&config, task, &result), 0);
-    size_t off = qkv_params_copy_values(task->params, out);
-    if (out) out[off] = result.final_loss;
-    return off + 1;
-}
-
 /* 30 SGD steps of the MLP demo, with a batch large enough to run in parallel. */
 static size_t spirals_floats;
 static void spirals_training(float *out, void *ctx) {

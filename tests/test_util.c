@@ -316,3 +316,14 @@ void write_sparse_file(const char *path, const void *bytes, size_t len, size_t s
     write_file_bytes(path, bytes, len);
     ck_assert_msg(truncate(path, (off_t)size) == 0, "cannot extend %s to %zu bytes", path, size);
 }
+
+/* ---- training ---------------------------------------------------------------------- */
+
+size_t train_and_dump(qkv_task *task, int steps, qkv_optimizer_config optim, float *out) {
+    qkv_trainer_config config = {.steps = steps, .quiet = 1, .seed = 7, .clip = 1.0f, .optim = optim};
+    qkv_train_result result;
+    ck_assert_int_eq(qkv_train(&config, task, &result), 0);
+    size_t off = qkv_params_copy_values(task->params, out);
+    if (out) out[off] = result.final_loss;
+    return off + 1;
+}

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "qkv.h"
+#include "train/trainer.h"
 
 extern jmp_buf qkv_test_jump;
 extern char qkv_test_message[512];
@@ -162,5 +163,11 @@ int run_qkv(const char *args, char *line, size_t len);
  * child's pid; wait_qkv waits for it and returns the raw wait status. */
 pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path);
 int wait_qkv(pid_t pid);
+
+/* ---- training ---------------------------------------------------------------------- */
+
+/* Trains task for steps (seed 7, clip 1) with the optimizer; writes the parameters
+ * and the final loss to out (when not NULL) and returns how many floats that is. */
+size_t train_and_dump(qkv_task *task, int steps, qkv_optimizer_config optim, float *out);
 
 #endif
