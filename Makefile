@@ -50,9 +50,15 @@ ISA_FLAGS_w16avx2  := -DQKV_VW=16 -mavx2 -mfma -Wno-psabi
 KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/%.o))
 TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/%.o))
 
-LIB_DIRS := core layers optim data train
-LIB_SRC  := $(filter-out train/main.c $(KERNEL_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+# libqkv.a is the library a user links: everything below the command line.
+# The command line (train/cli/, and the bench command beside bench/'s scripts)
+# goes into $(B)/libqkv_cli.a, which only ./qkv and the tests link.
+LIB_DIRS := core layers optim data train train/tasks train/viz
+LIB_SRC  := $(filter-out $(KERNEL_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
+CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) $(wildcard train/experiments/*.c) bench/bench.c bench/models.c
+CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
+CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o) $(TEST_KERNEL_OBJ)
 LIB      := $(B)/libqkv.a
@@ -89,17 +95,21 @@ $(B)/tests/%.o: tests/%.c
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -DQKV_BUILD_ISAS='"$(ISAS)"' -MMD -MP -c $< -o $@
 
 # A change of flags rebuilds everything.
-$(LIB_OBJ) $(TEST_OBJ) $(B)/train/main.o: Makefile $(B)/.flags
+$(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(B)/train/cli/main.o: Makefile $(B)/.flags
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(B)/train/main.o $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
+$(CLI_LIB): $(CLI_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(B)/run_tests: $(TEST_OBJ) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -L$(B) -lqkv $(CHECK_LIBS) $(LDLIBS)
+$(BIN): $(B)/train/cli/main.o $(CLI_LIB) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv_cli -lqkv $(LDLIBS)
+
+$(B)/run_tests: $(TEST_OBJ) $(CLI_LIB) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -L$(B) -lqkv_cli -lqkv $(CHECK_LIBS) $(LDLIBS)
 
 $(B)/example: docs/example.c $(LIB)
 	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
@@ -172,8 +182,8 @@ FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno
 fuzz-build:
 	$(MAKE) B=build-fuzz CC=clang OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz_targets.c tests/fuzz_targets.h $(LIB)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz_targets.c -L$(B) -lqkv $(LDLIBS)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz_targets.c tests/fuzz_targets.h $(CLI_LIB) $(LIB)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz_targets.c -L$(B) -lqkv_cli -lqkv $(LDLIBS)
 
 fuzz: fuzz-build
 	@mkdir -p build-fuzz/crashes
@@ -213,4 +223,4 @@ bench-compare: all build/blas_bench
 clean:
 	rm -rf build build-asan build-valgrind build-fuzz qkv
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/train/main.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/train/cli/main.d

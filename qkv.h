@@ -47,7 +47,7 @@
 #include "data/off.h"
 #include "data/points.h"
 #include "data/sequence.h"
-#include "data/settoy.h"
+#include "data/maxreg.h"
 #include "data/spirals.h"
 
 #endif

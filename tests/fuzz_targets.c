@@ -9,8 +9,8 @@
 #include "data/detect.h"
 #include "data/image.h"
 #include "data/off.h"
-#include "train/args.h"
-#include "train/train_flags.h"
+#include "train/cli/args.h"
+#include "train/cli/train_flags.h"
 
 /* Reading every accepted value into here keeps the reads (and any overread) in. */
 static volatile float sink;

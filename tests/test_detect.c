@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "train/checkpoint.h"
-#include "train/detect_task.h"
+#include "train/tasks/detect_model.h"
 
 /* ---- metrics by hand ----------------------------------------------------------------- */
 

@@ -2,8 +2,8 @@
  * matmul, a whole-tensor sum, and full training steps of the demo model. */
 #include "test_util.h"
 
-#include "train/seq_model.h"
-#include "train/spirals_task.h"
+#include "train/tasks/sequence.h"
+#include "train/tasks/spirals.h"
 
 #define N 256
 static void matmul_forward_backward(float *out, void *ctx) {

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 
 #include "train/dist.h"
-#include "train/seq_model.h"
-#include "train/set_tasks.h"
-#include "train/spirals_task.h"
+#include "train/tasks/sequence.h"
+#include "train/tasks/sets.h"
+#include "train/tasks/spirals.h"
 
 /* ---- the tape's slices ------------------------------------------------------------------ */
 

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 
 #include "core/json.h"
-#include "train/experiments.h"
+#include "train/experiments/experiments.h"
 
 /* Parses path as JSON (failing the test otherwise); the caller frees both. */
 static unsigned char *parse_json_file(const char *path, qkv_json *doc) {

@@ -15,7 +15,7 @@
 #include "core/block_product.h"
 #include "core/isa.h"
 #include "core/kernels.h"
-#include "train/seq_model.h"
+#include "train/tasks/sequence.h"
 
 #if defined(__x86_64__)
 extern const qkv_kernels qkv_kernels_w16avx2;

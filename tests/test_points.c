@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "data/points.h"
-#include "data/settoy.h"
+#include "data/maxreg.h"
 
 enum { SPHERE, CUBE, CYLINDER, CONE, TORUS, PYRAMID, ELLIPSOID, CAPSULE, DISK, HELIX };
 

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "train/spirals_task.h"
+#include "train/tasks/spirals.h"
 
 START_TEST(spirals_are_deterministic_and_balanced) {
     float x1[200 * 2], x2[200 * 2];

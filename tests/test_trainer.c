@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "train/checkpoint.h"
-#include "train/seq_model.h"
+#include "train/tasks/sequence.h"
 
 static void small_config(qkv_seq_model_config *c, qkv_seq_arch arch) {
     qkv_seq_model_default_config(c);

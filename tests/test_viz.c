@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "train/canvas.h"
-#include "train/attn_maps.h"
-#include "train/plot.h"
+#include "train/viz/canvas.h"
+#include "train/viz/attn_maps.h"
+#include "train/viz/plot.h"
 
 static unsigned char *load_rgb(const char *path, int *w, int *h) {
     int c = 0;

@@ -1,5 +1,5 @@
 /* checkpoint.c — see checkpoint.h. */
-#include "checkpoint.h"
+#include "train/checkpoint.h"
 
 #include <errno.h>
 #include <inttypes.h>

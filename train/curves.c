@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "train/plot.h"
+#include "train/viz/plot.h"
 
 #define PANEL_W 560
 #define PANEL_H 400

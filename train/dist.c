@@ -1,5 +1,5 @@
 /* dist.c — data parallelism over MPI ranks, or single-process no-ops. See dist.h. */
-#include "dist.h"
+#include "train/dist.h"
 
 #include <omp.h>
 #include <stdio.h>

@@ -33,7 +33,7 @@
 #include "core/params.h"
 #include "core/tape.h"
 #include "optim/optimizer.h"
-#include "trainer.h"
+#include "train/trainer.h"
 
 /* MPI_Init when started by mpirun (its environment says so); else nothing. Ranks
  * other than 0 send stdout to /dev/null. Call once, before any other. */

@@ -1,7 +1,7 @@
 /* trainer.c — the shared training loop, progress output and run summaries.
  * See trainer.h. */
 #define _GNU_SOURCE /* open_memstream */
-#include "trainer.h"
+#include "train/trainer.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -13,13 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "train/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/json.h"
 #include "core/parallel.h"
-#include "dist.h"
+#include "train/dist.h"
 #include "train/curves.h"
 
 /* ---- metrics and config ------------------------------------------------------ */

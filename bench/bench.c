@@ -1,0 +1,281 @@
+/* bench.c — `qkv bench [all|matmul|attention|train|long] [--json FILE]`: speed
+ * measurements, never tests.
+ *
+ * Sections (bench.h for the table; bench_models.c for attention, train, long):
+ *   matmul     square sgemm C = A B through qkv_gemm, n = 64 ... 1024, GFLOP/s
+ *              (2 n^3 flops per product);
+ *   attention  qkv_attention forward + backward, ms (bench_models.c);
+ *   train      one training step of the reversal transformer and of the Set
+ *              Transformer, ms (bench_models.c);
+ *   long       attention forward + backward at T = 8192 with the peak resident
+ *              memory; slow, so only when asked for (`qkv bench long`).
+ * `all` (the default) runs matmul, attention and train. Every value is measured
+ * on 1 thread and on all threads: the median of BENCH_SAMPLES samples. The header
+ * names the instruction-set path in use (core/isa.h) and the core's FMA peak for
+ * its vectors, measured by a short probe (kernels.h: fma_peak); each GFLOP/s row
+ * gives its fraction of that peak (of threads x peak for all threads). The table
+ * ends with the threads used and the peak resident memory; --json FILE also
+ * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
+ * times with the process's CPU clock instead of the wall clock. An unknown
+ * section or flag prints one line and returns 2.
+ */
+#include "bench/bench.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/fileio.h"
+#include "core/gemm.h"
+#include "core/isa.h"
+#include "core/kernels.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "train/cli/args.h"
+#include "train/cli/commands.h"
+#include "train/trainer.h"
+
+/* ---- timing and the table ------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC (wall time) by default; --clock cpu: the process's CPU time,
+ * which on a loaded machine leaves out the time the process waited for a core
+ * (meaningful for 1-thread lines only: with threads it adds up their times). */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(bench_clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples) {
+    qkv_set_threads(threads);
+    double t0 = now_seconds();
+    fn(ctx); /* warm up: caches, packing buffers, the thread pool, the arena */
+    double once = now_seconds() - t0;
+    int reps = once >= min_seconds ? 1 : (int)(min_seconds / (once > 1e-7 ? once : 1e-7)) + 1;
+    double per_call[BENCH_SAMPLES];
+    if (samples < 1 || samples > BENCH_SAMPLES) samples = BENCH_SAMPLES;
+    for (int s = 0; s < samples; s++) {
+        t0 = now_seconds();
+        for (int r = 0; r < reps; r++) fn(ctx);
+        per_call[s] = (now_seconds() - t0) / reps;
+    }
+    qsort(per_call, (size_t)samples, sizeof per_call[0], compare_doubles);
+    return per_call[samples / 2];
+}
+
+double bench_peak_rss_mb(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return (double)usage.ru_maxrss / 1024.0; /* Linux: kilobytes */
+}
+
+bench_row *bench_add(bench_table *t, const char *section, const char *name, const char *unit) {
+    if (t->n == BENCH_MAX_ROWS) qkv_fatal("bench: more than %d rows", BENCH_MAX_ROWS);
+    bench_row *row = &t->rows[t->n++];
+    memset(row, 0, sizeof *row);
+    snprintf(row->section, sizeof row->section, "%s", section);
+    snprintf(row->name, sizeof row->name, "%s", name);
+    snprintf(row->unit, sizeof row->unit, "%s", unit);
+    row->one = row->all = NAN;
+    return row;
+}
+
+/* The run's table: its peak is read when a row is printed. */
+static bench_table table;
+
+/* all / one for a rate, one / all for a time: > 1 means all threads are faster. */
+static double speedup(const bench_row *row) {
+    return strcmp(row->unit, "ms") == 0 ? row->one / row->all : row->all / row->one;
+}
+
+/* A rate's fraction of the FMA peak of the cores it ran on; NAN for times. */
+static double peak_fraction(const bench_row *row, int all_threads) {
+    if (strcmp(row->unit, "GFLOP/s") != 0 || !(table.peak_gflops > 0)) return NAN;
+    return all_threads ? row->all / (table.peak_gflops * table.threads) : row->one / table.peak_gflops;
+}
+
+void bench_print_row(const bench_row *row) {
+    char peak[32] = "";
+    if (!isnan(peak_fraction(row, 0)))
+        snprintf(peak, sizeof peak, "%.2f / %.2f", peak_fraction(row, 0), peak_fraction(row, 1));
+    printf("%-9s | %-30s | %-7s | %10.2f | %10.2f | %6.2fx | %7.0f | %s\n", row->section, row->name,
+           row->unit, row->one, row->all, speedup(row), row->peak_rss_mb, peak);
+    fflush(stdout);
+}
+
+static void print_header(int threads) {
+    char all_label[32];
+    snprintf(all_label, sizeof all_label, "%d threads", threads);
+    printf("%-9s | %-30s | %-7s | %10s | %10s | %7s | %7s | %s\n", "section", "case", "unit", "1 thread",
+           all_label, "speedup", "RSS MB", "of peak");
+}
+
+/* ---- matmul --------------------------------------------------------------------- */
+
+typedef struct square_product {
+    int n;
+    const float *A, *B;
+    float *C;
+} square_product;
+
+static void run_square_product(void *ctx) {
+    square_product *p = ctx;
+    qkv_gemm(0, 0, p->n, p->n, p->n, 1.0f, p->A, p->n, p->B, p->n, 0.0f, p->C, p->n);
+}
+
+static void bench_matmul(bench_table *t) {
+    static const int sizes[] = {64, 128, 256, 512, 1024};
+    qkv_rng rng = qkv_rng_make(42);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        int n = sizes[i];
+        size_t count = (size_t)n * n;
+        float *A = qkv_malloc(count * sizeof *A, "bench matrices"), *B = qkv_malloc(count * sizeof *B, "bench matrices");
+        float *C = qkv_malloc(count * sizeof *C, "bench matrices");
+        qkv_fill_uniform(A, count, &rng, -1.0f, 1.0f);
+        qkv_fill_uniform(B, count, &rng, -1.0f, 1.0f);
+        square_product p = {n, A, B, C};
+        char name[32];
+        snprintf(name, sizeof name, "n=%d", n);
+        bench_row *row = bench_add(t, "matmul", name, "GFLOP/s");
+        double flops = 2.0 * n * n * (double)n;
+        row->one = flops / bench_seconds(run_square_product, &p, 1, 0.06, BENCH_SAMPLES) * 1e-9;
+        row->all = flops / bench_seconds(run_square_product, &p, t->threads, 0.06, BENCH_SAMPLES) * 1e-9;
+        row->peak_rss_mb = bench_peak_rss_mb();
+        bench_print_row(row);
+        free(A);
+        free(B);
+        free(C);
+    }
+}
+
+/* ---- output --------------------------------------------------------------------- */
+
+static int append(char **text, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int append(char **text, size_t *len, size_t *cap, const char *fmt, ...) {
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(*text + *len, *cap - *len, fmt, ap);
+        va_end(ap);
+        if (n < 0) return -1;
+        if ((size_t)n < *cap - *len) {
+            *len += (size_t)n;
+            return 0;
+        }
+        char *grown = realloc(*text, *cap * 2 + (size_t)n);
+        if (!grown) return -1;
+        *text = grown;
+        *cap = *cap * 2 + (size_t)n;
+    }
+}
+
+static void json_number(char **text, size_t *len, size_t *cap, const char *key, double value,
+                        const char *sep) {
+    if (isfinite(value))
+        append(text, len, cap, "\"%s\": %.4g%s", key, value, sep);
+    else
+        append(text, len, cap, "\"%s\": null%s", key, sep);
+}
+
+/* The table as JSON, written atomically (core/fileio.h). */
+static int write_json(const char *path, const bench_table *t) {
+    size_t len = 0, cap = 4096;
+    char *text = malloc(cap);
+    if (!text) return qkv_set_error("%s: out of memory", path), -1;
+    text[0] = 0;
+    append(&text, &len, &cap, "{\n  \"program\": \"qkv\",\n  \"threads\": %d,\n  \"samples\": %d,\n",
+           t->threads, BENCH_SAMPLES);
+    append(&text, &len, &cap, "  \"isa\": \"%s\",\n  \"fma_peak_gflops\": %.1f,\n", qkv_isa_name(),
+           t->peak_gflops);
+    append(&text, &len, &cap, "  \"peak_rss_mb\": %.1f,\n  \"rows\": [\n", bench_peak_rss_mb());
+    for (int i = 0; i < t->n; i++) {
+        const bench_row *r = &t->rows[i];
+        append(&text, &len, &cap, "    {\"section\": \"%s\", \"name\": \"%s\", \"unit\": \"%s\", ",
+               r->section, r->name, r->unit);
+        json_number(&text, &len, &cap, "one_thread", r->one, ", ");
+        json_number(&text, &len, &cap, "all_threads", r->all, ", ");
+        json_number(&text, &len, &cap, "peak_rss_mb", r->peak_rss_mb, ", ");
+        json_number(&text, &len, &cap, "peak_fraction_one", peak_fraction(r, 0), ", ");
+        json_number(&text, &len, &cap, "peak_fraction_all", peak_fraction(r, 1), "");
+        append(&text, &len, &cap, "}%s\n", i + 1 < t->n ? "," : "");
+    }
+    append(&text, &len, &cap, "  ]\n}\n");
+    int rc = qkv_write_file_atomic(path, text, len);
+    free(text);
+    return rc;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static const char *const section_names[] = {"all", "matmul", "attention", "train", "long", NULL};
+
+int qkv_cmd_bench(int argc, char **argv) {
+    const char *section = "all";
+    if (argc > 0 && argv[0][0] != '-') {
+        section = argv[0];
+        argc--;
+        argv++;
+    }
+    int known = 0;
+    for (int i = 0; section_names[i]; i++) known |= strcmp(section, section_names[i]) == 0;
+    if (!known) {
+        fprintf(stderr, "qkv bench: unknown section '%s' (available: all, matmul, attention, train, long)\n",
+                section);
+        return 2;
+    }
+    const char *json_path = NULL;
+    int clock_kind = 0;
+    static const char *const clock_names[] = {"wall", "cpu", NULL};
+    const qkv_arg args[] = {
+        QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
+        QKV_ARG_CHOICE_ROW("--clock", &clock_kind, clock_names,
+                           "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
+    };
+    int parsed = qkv_args_parse("bench [all|matmul|attention|train|long]", argc, argv, args, 2);
+    if (parsed != 0) return parsed > 0 ? 0 : 2;
+    if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
+        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
+        return 2;
+    }
+
+    bench_clock = clock_kind == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
+    int previous_threads = omp_get_max_threads();
+    table.n = 0;
+    table.threads = omp_get_num_procs(); /* every core, busy or not */
+    int all = strcmp(section, "all") == 0;
+    const qkv_kernels *kern = qkv_kernels_active();
+    table.peak_gflops = kern->fma_peak(0.2);
+    printf("qkv bench: path %s (%d-float vectors, %dx%d gemm tile), FMA peak %.1f GFLOP/s per core (probe)\n",
+           kern->name, kern->vector_width, kern->mr, kern->nr, table.peak_gflops);
+    const char *wait_policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+    printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s\n",
+           BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(unset)", spin ? spin : "(unset)");
+    print_header(table.threads);
+    if (all || strcmp(section, "matmul") == 0) bench_matmul(&table);
+    if (all || strcmp(section, "attention") == 0) bench_attention(&table);
+    if (all || strcmp(section, "train") == 0) bench_train(&table);
+    if (strcmp(section, "long") == 0) bench_long_attention(&table);
+    qkv_set_threads(previous_threads);
+    printf("threads: %d   peak RSS: %.1f MB\n", table.threads, bench_peak_rss_mb());
+    if (json_path && write_json(json_path, &table) != 0) {
+        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,82 @@
+/* args.c — see args.h. */
+#include "train/cli/args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_help(const char *command, const qkv_arg *args, int n_args) {
+    printf("usage: qkv %s [flags]\n", command);
+    for (int i = 0; i < n_args; i++) {
+        const char *value = args[i].kind == QKV_ARG_INT ? " N" : args[i].kind == QKV_ARG_FLOAT ? " X"
+                          : args[i].kind == QKV_ARG_FLAG ? "" : " S";
+        const qkv_arg *a = &args[i];
+        printf("  %s%-*s %s", a->flag, (int)(16 - strlen(a->flag)), value, a->help);
+        for (int c = 0; a->kind == QKV_ARG_CHOICE && a->choices[c]; c++)
+            printf("%s%s", c ? "|" : " (", a->choices[c]);
+        if (a->kind == QKV_ARG_CHOICE) printf(") [%s]", a->choices[*(const int *)a->target]);
+        if (a->kind == QKV_ARG_INT) printf(" [%d]", *(const int *)a->target);
+        if (a->kind == QKV_ARG_FLOAT) printf(" [%g]", *(const float *)a->target);
+        if (a->kind == QKV_ARG_STRING && *(const char *const *)a->target)
+            printf(" [%s]", *(const char *const *)a->target);
+        putchar('\n');
+    }
+}
+
+static int parse_value(const char *command, const qkv_arg *arg, const char *text) {
+    char *end = NULL;
+    errno = 0;
+    if (arg->kind == QKV_ARG_STRING) {
+        *(const char **)arg->target = text;
+        return 0;
+    }
+    if (arg->kind == QKV_ARG_CHOICE) {
+        char allowed[256] = "";
+        for (int i = 0; arg->choices[i]; i++) {
+            if (strcmp(text, arg->choices[i]) == 0) {
+                *(int *)arg->target = i;
+                return 0;
+            }
+            snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
+                     arg->choices[i]);
+        }
+        fprintf(stderr, "qkv %s: %s: unknown value '%s' (allowed: %s)\n", command, arg->flag, text, allowed);
+        return -1;
+    }
+    double v = arg->kind == QKV_ARG_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
+    if (errno || end == text || *end != '\0' || !(v >= arg->min && v <= arg->max)) {
+        fprintf(stderr, "qkv %s: %s: expected %s in [%g, %g], got '%s'\n", command, arg->flag,
+                arg->kind == QKV_ARG_INT ? "an integer" : "a number", arg->min, arg->max, text);
+        return -1;
+    }
+    if (arg->kind == QKV_ARG_INT) *(int *)arg->target = (int)v;
+    else *(float *)arg->target = (float)v;
+    return 0;
+}
+
+int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args) {
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_help(command, args, n_args);
+            return 1;
+        }
+        const qkv_arg *arg = NULL;
+        for (int j = 0; j < n_args && !arg; j++)
+            if (strcmp(argv[i], args[j].flag) == 0) arg = &args[j];
+        if (!arg) {
+            fprintf(stderr, "qkv %s: unknown flag '%s' (try --help)\n", command, argv[i]);
+            return -1;
+        }
+        if (arg->kind == QKV_ARG_FLAG) {
+            *(int *)arg->target = 1;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "qkv %s: %s needs a value\n", command, arg->flag);
+            return -1;
+        }
+        if (parse_value(command, arg, argv[++i]) != 0) return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,334 @@
+/* sequence.c — the sequence tasks as trainer tasks. See sequence.h. */
+#include "train/tasks/sequence.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "train/checkpoint.h"
+
+#define TEST_SEED_OFFSET 0x7e57ULL
+
+void qkv_seq_model_default_config(qkv_seq_model_config *c) {
+    memset(c, 0, sizeof *c);
+    c->data = (qkv_seq_config){QKV_TASK_REVERSE, QKV_ARCH_ENCODER, 10, 16, 16};
+    c->layers = 2;
+    c->heads = 4;
+    c->dim = 64;
+    c->ff = 256;
+    c->pos = QKV_POS_LEARNED;
+    c->batch = 64;
+    c->test_size = 1000;
+    c->seed = 1;
+}
+
+/* Longest stream the model reads: the source, or source SEP target. */
+static int longest_stream(const qkv_seq_model_config *c) { return qkv_seq_src_len(&c->data, c->data.max_len); }
+static int position_rows(const qkv_seq_model_config *c) { return c->max_pos > 0 ? c->max_pos : longest_stream(c); }
+
+int qkv_seq_model_check(const qkv_seq_model_config *c) {
+    const qkv_seq_config *d = &c->data;
+    if (d->vocab < 2 || d->vocab > 100000) return qkv_set_error("--vocab %d: expected 2..100000", d->vocab), -1;
+    if (d->min_len < 1 || d->max_len < d->min_len || d->max_len > 4096)
+        return qkv_set_error("--min-len %d / --max-len %d: expected 1 <= min <= max <= 4096", d->min_len, d->max_len), -1;
+    if (c->dim < 1 || c->heads < 1 || c->dim % c->heads != 0)
+        return qkv_set_error("--heads %d does not divide --dim %d", c->heads, c->dim), -1;
+    if (c->pos == QKV_POS_ROPE && (c->dim / c->heads) % 2 != 0)
+        return qkv_set_error("--pos rope needs an even head width, got --dim %d / --heads %d = %d", c->dim,
+                             c->heads, c->dim / c->heads), -1;
+    if (c->pos == QKV_POS_ALIBI && c->heads > 64) return qkv_set_error("--pos alibi supports at most 64 heads"), -1;
+    if (c->dim > 8192 || c->heads > 1024) return qkv_set_error("--dim %d / --heads %d: expected at most 8192 / 1024", c->dim, c->heads), -1;
+    if (c->layers < 1 || c->layers > 64) return qkv_set_error("--layers %d: expected 1..64", c->layers), -1;
+    if (c->ff < 1 || c->ff > 65536) return qkv_set_error("--ff %d: expected 1..65536", c->ff), -1;
+    if (c->batch < 1 || c->batch > 1000000) return qkv_set_error("--batch %d: expected 1..1000000", c->batch), -1;
+    if (c->test_size < 1 || c->test_size > 10000000)
+        return qkv_set_error("--test-size %d: expected 1..10000000", c->test_size), -1;
+    if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
+    if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
+    if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
+    if (c->pos == QKV_POS_LEARNED && c->max_pos > 0 && longest_stream(c) > c->max_pos)
+        return qkv_set_error("--max-len %d needs %d positions, beyond the learned table's --max-pos %d",
+                             d->max_len, longest_stream(c), c->max_pos), -1;
+    return 0;
+}
+
+/* ---- model ------------------------------------------------------------------------ */
+
+static qkv_tensor *ids_tensor_embed(qkv_tape *tape, const qkv_seq_model *t, const int32_t *ids, int b, int len) {
+    return qkv_embedding(tape, t->embed, ids, 2, (int[]){b, len});
+}
+
+/* The batch's mask as a tensor viewing its buffer (no copy: the batch outlives the step). */
+static qkv_tensor *mask_tensor(qkv_tape *tape, float *mask, int b, int len) {
+    return qkv_tape_view(tape, 2, (int[]){b, len}, mask);
+}
+
+/* Logits [B, T, tokens] for every position of a training batch (teacher forcing). */
+static qkv_tensor *batch_logits(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch) {
+    int b = batch->batch;
+    qkv_tensor *src_mask = mask_tensor(tape, batch->src_mask, b, batch->src_len);
+    qkv_tensor *h = qkv_encoder_forward(tape, &t->encoder, ids_tensor_embed(tape, t, batch->src, b, batch->src_len),
+                                        src_mask);
+    if (t->config.data.arch == QKV_ARCH_SEQ2SEQ) {
+        qkv_tensor *tgt_mask = mask_tensor(tape, batch->tgt_mask, b, batch->tgt_len);
+        qkv_tensor *y = ids_tensor_embed(tape, t, batch->tgt_in, b, batch->tgt_len);
+        h = qkv_decoder_forward(tape, &t->decoder, y, h, src_mask, tgt_mask);
+    }
+    return qkv_linear_forward(tape, &t->head, h);
+}
+
+/* The next token of each of the b rows of logits [b, 1, tokens]. */
+static void next_tokens(const qkv_tensor *logits, int32_t *out) {
+    int tokens = logits->shape[2];
+    for (int i = 0; i < logits->shape[0]; i++) out[i] = qkv_argmax(logits->data + (size_t)i * tokens, tokens);
+}
+
+static void predict_seq2seq(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred) {
+    int b = batch->batch, steps = batch->tgt_len, layers = t->config.layers;
+    qkv_tensor *src_mask = mask_tensor(tape, batch->src_mask, b, batch->src_len);
+    qkv_tensor *memory = qkv_encoder_forward(tape, &t->encoder,
+                                             ids_tensor_embed(tape, t, batch->src, b, batch->src_len), src_mask);
+    qkv_mha_kv *memory_kv = qkv_tape_alloc(tape, (size_t)layers * sizeof *memory_kv);
+    qkv_decoder_memory(tape, &t->decoder, memory, memory_kv);   /* once per source */
+    qkv_kv_cache *caches = qkv_calloc((size_t)layers, sizeof *caches, "the KV caches");
+    qkv_stack_caches_init(caches, layers, &t->decoder.blocks[0].self_attn, b, steps);
+    int32_t *token = qkv_tape_alloc(tape, (size_t)b * sizeof(int32_t));
+    for (int i = 0; i < b; i++) token[i] = QKV_SEQ_BOS;
+    for (int s = 0; s < steps; s++) {
+        qkv_tensor *y = qkv_decoder_decode(tape, &t->decoder, ids_tensor_embed(tape, t, token, b, 1), memory_kv,
+                                           src_mask, caches);
+        next_tokens(qkv_linear_forward(tape, &t->head, y), token);
+        for (int i = 0; i < b; i++) pred[(size_t)i * steps + s] = token[i];
+    }
+    qkv_stack_caches_free(caches, layers);
+    free(caches);
+}
+
+/* Decoder-only: examples of the same length share a prompt length, so each group
+ * is decoded together: the prompt "x SEP" in one call, then one token per call. */
+static void predict_decoder(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred) {
+    int b = batch->batch, width = t->config.data.max_len, layers = t->config.layers;
+    int32_t *rows = qkv_malloc((size_t)b * sizeof(int32_t), "the prompt rows");
+    for (int len = 1; len <= t->config.data.max_len; len++) {
+        int n = 0;
+        for (int i = 0; i < b; i++) if (batch->lengths[i] == len) rows[n++] = i;
+        if (n == 0) continue;
+        int32_t *prompt = qkv_tape_alloc(tape, (size_t)n * (len + 1) * sizeof(int32_t));
+        for (int r = 0; r < n; r++)
+            memcpy(prompt + (size_t)r * (len + 1), batch->src + (size_t)rows[r] * batch->src_len,
+                   (size_t)(len + 1) * sizeof(int32_t));
+        qkv_kv_cache *caches = qkv_calloc((size_t)layers, sizeof *caches, "the KV caches");
+        qkv_stack_caches_init(caches, layers, &t->encoder.blocks[0].attn, n, 2 * len + 1);
+        qkv_tensor *h = qkv_encoder_decode(tape, &t->encoder, ids_tensor_embed(tape, t, prompt, n, len + 1), caches);
+        qkv_tensor *last = qkv_slice(tape, h, 1, len, len + 1);
+        int32_t *token = qkv_tape_alloc(tape, (size_t)n * sizeof(int32_t));
+        for (int s = 0; s < len; s++) {
+            next_tokens(qkv_linear_forward(tape, &t->head, last), token);
+            for (int r = 0; r < n; r++) pred[(size_t)rows[r] * width + s] = token[r];
+            if (s + 1 < len) last = qkv_encoder_decode(tape, &t->encoder, ids_tensor_embed(tape, t, token, n, 1), caches);
+        }
+        qkv_stack_caches_free(caches, layers);
+        free(caches);
+    }
+    free(rows);
+}
+
+void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred) {
+    switch (t->config.data.arch) {
+    case QKV_ARCH_SEQ2SEQ: predict_seq2seq(t, tape, batch, pred); return;
+    case QKV_ARCH_DECODER: predict_decoder(t, tape, batch, pred); return;
+    default: {
+        qkv_tensor *logits = batch_logits(t, tape, batch);
+        int tokens = logits->shape[2];
+        for (int i = 0; i < batch->batch; i++)
+            for (int s = 0; s < batch->src_len; s++)
+                pred[(size_t)i * batch->src_len + s] =
+                    qkv_argmax(logits->data + ((size_t)i * batch->src_len + s) * tokens, tokens);
+    }
+    }
+}
+
+/* ---- trainer callbacks --------------------------------------------------------------- */
+
+/* Rows [first, first+n) of a batch, viewing its buffers: same padding as the whole. */
+static qkv_seq_batch batch_rows(const qkv_seq_batch *b, int first, int n) {
+    qkv_seq_batch rows = *b;
+    int tgt_width = b->tgt_len ? b->tgt_len : b->src_len;  /* tgt_out's row width */
+    rows.batch = n;
+    rows.src += (size_t)first * b->src_len;
+    rows.src_mask += (size_t)first * b->src_len;
+    rows.tgt_out += (size_t)first * tgt_width;
+    if (rows.tgt_in) rows.tgt_in += (size_t)first * b->tgt_len;
+    if (rows.tgt_mask) rows.tgt_mask += (size_t)first * b->tgt_len;
+    rows.lengths += first;
+    return rows;
+}
+
+/* The whole batch is made (cheap) and padded as one process would; the tape's
+ * slice of its rows is trained (data parallelism, train/dist.h). */
+static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
+    qkv_seq_model *t = self;
+    uint64_t first = (uint64_t)step * (uint64_t)t->config.batch;
+    qkv_seq_make_batch_wrapped(&t->config.data, t->config.seed, first, t->config.batch,
+                               (uint64_t)t->config.train_size, &t->batch);
+    int row, n;
+    qkv_tape_batch_slice(tape, t->config.batch, &row, &n);
+    qkv_seq_batch rows = batch_rows(&t->batch, row, n);
+    qkv_tensor *logits = batch_logits(t, tape, &rows);
+    size_t targets = (size_t)logits->size / (size_t)logits->shape[2], terms = 0;
+    for (size_t i = 0; i < targets; i++) terms += rows.tgt_out[i] != QKV_SEQ_IGNORE;
+    t->task.loss_terms = (double)terms;   /* the mean is over these: slices may differ */
+    return qkv_cross_entropy(tape, logits, rows.tgt_out, QKV_SEQ_IGNORE, NULL);
+}
+
+/* Where example i's target tokens sit in the prediction buffer and in tgt_out. */
+static int pred_width(const qkv_seq_model *t, const qkv_seq_batch *b) {
+    switch (t->config.data.arch) {
+    case QKV_ARCH_SEQ2SEQ: return b->tgt_len;
+    case QKV_ARCH_DECODER: return t->config.data.max_len;
+    default: return b->src_len;
+    }
+}
+
+static int32_t target_token(const qkv_seq_model *t, const qkv_seq_batch *b, int i, int s) {
+    int width = t->config.data.arch == QKV_ARCH_SEQ2SEQ ? b->tgt_len : b->src_len;
+    int offset = t->config.data.arch == QKV_ARCH_DECODER ? b->lengths[i] : 0; /* targets start at SEP */
+    return b->tgt_out[(size_t)i * width + offset + s];
+}
+
+static void task_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
+    qkv_seq_model *t = self;
+    uint64_t test_seed = t->config.seed ^ TEST_SEED_OFFSET;
+    long tokens = 0, tokens_right = 0, seqs_right = 0;
+    qkv_seq_batch batch = {0};
+    int32_t *pred = NULL;
+    for (int first = 0; first < t->config.test_size; first += t->config.batch) {
+        int n = t->config.test_size - first < t->config.batch ? t->config.test_size - first : t->config.batch;
+        qkv_seq_make_batch(&t->config.data, test_seed, (uint64_t)first, n, &batch);
+        int width = pred_width(t, &batch);
+        pred = qkv_realloc(pred, (size_t)n * width * sizeof(int32_t), "the predictions");
+        qkv_seq_model_predict(t, tape, &batch, pred);
+        for (int i = 0; i < n; i++) {
+            int all = 1;
+            for (int s = 0; s < batch.lengths[i]; s++) {
+                int right = pred[(size_t)i * width + s] == target_token(t, &batch, i, s);
+                tokens_right += right;
+                all &= right;
+            }
+            tokens += batch.lengths[i];
+            seqs_right += all;
+        }
+        qkv_tape_reset(tape);
+    }
+    free(pred);
+    qkv_seq_batch_free(&batch);
+    qkv_metrics_set(metrics, "token_acc", (double)tokens_right / (double)tokens);
+    qkv_metrics_set(metrics, "seq_acc", (double)seqs_right / (double)t->config.test_size);
+}
+
+static void task_describe(void *self, qkv_config_kv *out) {
+    const qkv_seq_model_config *c = &((qkv_seq_model *)self)->config;
+    qkv_config_add(out, "task", "%s", qkv_seq_task_name(c->data.task));
+    qkv_config_add(out, "arch", "%s", qkv_seq_arch_name(c->data.arch));
+    qkv_config_add(out, "vocab", "%d", c->data.vocab);
+    qkv_config_add(out, "min_len", "%d", c->data.min_len);
+    qkv_config_add(out, "max_len", "%d", c->data.max_len);
+    qkv_config_add(out, "layers", "%d", c->layers);
+    qkv_config_add(out, "heads", "%d", c->heads);
+    qkv_config_add(out, "dim", "%d", c->dim);
+    qkv_config_add(out, "ff", "%d", c->ff);
+    qkv_config_add(out, "pos", "%s", qkv_pos_kind_name(c->pos));
+    qkv_config_add(out, "max_pos", "%d", position_rows(c));
+    qkv_config_add(out, "dropout", "%g", c->dropout);
+    qkv_config_add(out, "batch", "%d", c->batch);
+    qkv_config_add(out, "test_size", "%d", c->test_size);
+    qkv_config_add(out, "train_size", "%d", c->train_size);
+    qkv_config_add(out, "seed", "%llu", c->seed);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------ */
+
+void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
+    memset(t, 0, sizeof *t);
+    t->config = *config;
+    QKV_CHECK(qkv_seq_model_check(config) == 0, "seq_model_init: %s", qkv_last_error());
+    qkv_rng rng = qkv_rng_make(config->seed);
+    int tokens = qkv_seq_token_count(&config->data);
+    t->embed = qkv_params_new(&t->params, "embed.weight", 2, (int[]){tokens, config->dim});
+    qkv_fill_normal(t->embed->data, t->embed->size, &rng, 0.0f, 1.0f);
+    qkv_stack_config stack = {{config->dim, config->heads, config->ff, QKV_ACT_GELU, 0, config->dropout},
+                              config->layers, config->pos, position_rows(config)};
+    qkv_encoder_init(&t->encoder, &t->params, "enc", &stack, config->data.arch == QKV_ARCH_DECODER, &rng);
+    if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
+    qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);
+    t->task = (qkv_task){qkv_seq_task_name(config->data.task), t, &t->params, task_loss, task_evaluate,
+                         task_describe, config->batch, 0};
+}
+
+void qkv_seq_model_free(qkv_seq_model *t) {
+    qkv_encoder_free(&t->encoder);
+    qkv_decoder_free(&t->decoder);
+    qkv_seq_batch_free(&t->batch);
+    qkv_params_free(&t->params);
+}
+
+int qkv_seq_model_config_from(const qkv_config_kv *d, qkv_seq_model_config *c) {
+    qkv_seq_model_default_config(c);
+    const char *task = qkv_config_get(d, "task"), *arch = qkv_config_get(d, "arch"), *pos = qkv_config_get(d, "pos");
+    int task_id = task ? qkv_seq_task_parse(task) : -1, arch_id = arch ? qkv_seq_arch_parse(arch) : -1;
+    int pos_id = pos ? qkv_pos_kind_parse(pos) : -1;
+    if (task_id < 0 || arch_id < 0 || pos_id < 0) {
+        qkv_set_error("config task/arch/pos missing or unknown (\"%.20s\", \"%.20s\", \"%.20s\")", task ? task : "",
+                      arch ? arch : "", pos ? pos : "");
+        return -1;
+    }
+    long long v[11];
+    const char *keys[11] = {"vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos",
+                            "batch", "test_size", "train_size"};
+    for (int i = 0; i < 11; i++)
+        if (qkv_config_get_int(d, keys[i], 0, 1LL << 30, &v[i]) != 0) return -1;
+    long long seed;
+    if (qkv_config_get_int(d, "seed", 0, 0x7fffffffffffffffLL, &seed) != 0) return -1;
+    c->data = (qkv_seq_config){task_id, arch_id, (int)v[0], (int)v[1], (int)v[2]};
+    c->layers = (int)v[3];
+    c->heads = (int)v[4];
+    c->dim = (int)v[5];
+    c->ff = (int)v[6];
+    c->max_pos = (int)v[7];
+    c->batch = (int)v[8];
+    c->test_size = (int)v[9];
+    c->train_size = (int)v[10];
+    c->seed = (unsigned long long)seed;
+    c->pos = pos_id;
+    const char *dropout = qkv_config_get(d, "dropout");
+    c->dropout = dropout ? strtof(dropout, NULL) : 0.0f;
+    return qkv_seq_model_check(c);
+}
+
+int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step) {
+    qkv_config_kv description;
+    qkv_seq_model_config config;
+    if (qkv_checkpoint_read_config(path, &description) != 0) return -1;
+    const char *task = qkv_config_get(&description, "task");
+    if (task && qkv_seq_task_parse(task) < 0) {
+        qkv_set_error("%s: a %.20s checkpoint, not one of the sequence tasks (reverse, copy, sort)", path, task);
+        return -1;
+    }
+    if (qkv_seq_model_config_from(&description, &config) != 0) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "%s", qkv_last_error());
+        qkv_set_error("%s: %s", path, reason);
+        return -1;
+    }
+    qkv_seq_model_init(t, &config);
+    long loaded_step = 0;
+    if (qkv_checkpoint_load(path, &t->params, NULL, &loaded_step, NULL) != 0) {
+        qkv_seq_model_free(t);
+        return -1;
+    }
+    if (step) *step = loaded_step;
+    return 0;
+}

@@ -1,0 +1,68 @@
+/* sequence.h — reverse, copy and sort as trainable tasks, with three models:
+ *
+ *   encoder  tokens -> embedding -> encoder stack -> linear head: one prediction
+ *            per source position (non-causal, sees the whole input).
+ *   seq2seq  encoder over the source; a causal decoder over BOS + target, with
+ *            cross-attention to the encoder's output, trained by teacher forcing.
+ *            Evaluation decodes greedily with the decoder's K/V cache and the
+ *            cross-attention K/V computed once per source.
+ *   decoder  one causal stack over "source SEP target"; the loss is on the target
+ *            part. Evaluation generates the target greedily after SEP with a K/V
+ *            cache per layer.
+ *
+ * Training step s uses examples [s*batch, (s+1)*batch) of the training stream
+ * (seed), or, with train_size > 0, those indices modulo train_size (a fixed
+ * training set, so that epochs mean something). The test set is test_size
+ * examples of a stream with a different seed.
+ *
+ * Metrics: token_acc (share of target tokens right) and seq_acc (share of
+ * sequences entirely right), on the test set, with greedy decoding.
+ */
+#ifndef QKV_SEQ_MODEL_H
+#define QKV_SEQ_MODEL_H
+
+#include "data/sequence.h"
+#include "layers/transformer.h"
+#include "train/trainer.h"
+
+typedef struct qkv_seq_model_config {
+    qkv_seq_config data;
+    int layers, heads, dim, ff;
+    qkv_pos_kind pos;
+    int max_pos;               /* rows of a learned position table: 0 = longest training stream */
+    float dropout;
+    int batch, test_size, train_size;
+    unsigned long long seed;   /* model init and the training stream */
+} qkv_seq_model_config;
+
+typedef struct qkv_seq_model {
+    qkv_seq_model_config config;
+    qkv_params params;
+    qkv_tensor *embed;         /* [tokens, dim] */
+    qkv_encoder encoder;       /* causal for the decoder arch */
+    qkv_decoder decoder;       /* seq2seq only */
+    qkv_linear head;           /* dim -> tokens */
+    qkv_seq_batch batch;
+    qkv_task task;             /* the trainer's view of this */
+} qkv_seq_model;
+
+void qkv_seq_model_default_config(qkv_seq_model_config *config);
+/* Checks a config; returns 0 or -1 with a one-line qkv_last_error() naming the
+ * flag (--heads, --len, --max-pos, ...). */
+int qkv_seq_model_check(const qkv_seq_model_config *config);
+void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config);
+void qkv_seq_model_free(qkv_seq_model *t);
+/* Rebuilds a config from a checkpoint's description; -1 with an error if a value
+ * is missing or out of range. */
+int qkv_seq_model_config_from(const qkv_config_kv *description, qkv_seq_model_config *config);
+
+/* Builds the model a checkpoint describes and loads its parameters (the
+ * optimizer state is ignored); step, if not NULL, receives the checkpoint's step.
+ * 0, or -1 with a one-line qkv_last_error() naming path (also for a checkpoint of
+ * another task); t is then not initialized. */
+int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step);
+
+/* Greedy predictions for the examples of a batch: pred [batch, max target len]. */
+void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred);
+
+#endif
