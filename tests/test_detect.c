@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 
 #include "train/checkpoint.h"
-#include "train/tasks/detect_model.h"
+#include "train/tasks/detect.h"
+#include "train/tasks/registry.h"
 
 /* ---- metrics by hand ----------------------------------------------------------------- */
 
@@ -92,20 +93,22 @@ START_TEST(count_matches_greedily_by_class_and_iou) {
 END_TEST
 
 START_TEST(model_config_round_trips_through_a_checkpoint_config) {
-    qkv_detect_model_config c, back;
-    qkv_detect_model_default_config(&c);
-    c.width = 32;
-    c.queries = 5;
-    c.dropout = 0.25f;
+    const qkv_task_kind *kind = &qkv_task_kind_detect;
+    qkv_detect_task_config c, back;
+    qkv_detect_task_default_config(&c);
+    c.model.width = 32;
+    c.model.queries = 5;
+    c.model.dropout = 0.25f;
     qkv_config_kv kv = {0};
-    qkv_detect_model_describe(&c, &kv);
-    ck_assert_int_eq(qkv_detect_model_config_from(&kv, &back), 0);
-    ck_assert_int_eq(memcmp(&c, &back, sizeof c), 0);
-    strcpy(kv.value[3], "x64"); /* width */
-    ck_assert_int_eq(qkv_detect_model_config_from(&kv, &back), -1);
+    qkv_task_kind_describe(kind, &c, &kv);
+    qkv_detect_task_default_config(&back);
+    ck_assert_int_eq(qkv_fields_parse(kind->fields, kind->n_fields, &kv, &back), 0);
+    ck_assert_int_eq(memcmp(&c.model, &back.model, sizeof c.model), 0);
+    snprintf((char *)qkv_config_get(&kv, "width"), QKV_CONFIG_VALUE_LEN, "x64");
+    ck_assert_int_eq(qkv_fields_parse(kind->fields, kind->n_fields, &kv, &back), -1);
     expect_last_error("width", "x64");
-    c.heads = 3;
-    ck_assert_int_eq(qkv_detect_model_check(&c), -1);
+    c.model.heads = 3;
+    ck_assert_int_eq(qkv_detect_model_check(&c.model), -1);
     expect_last_error("--heads", "--width");
 }
 END_TEST

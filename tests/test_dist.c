@@ -8,7 +8,8 @@
 
 #include "train/dist.h"
 #include "train/tasks/sequence.h"
-#include "train/tasks/sets.h"
+#include "train/tasks/points.h"
+#include "train/tasks/maxreg.h"
 #include "train/tasks/spirals.h"
 
 /* ---- the tape's slices ------------------------------------------------------------------ */

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "train/tasks/sets.h"
+#include "train/tasks/points.h"
+#include "train/tasks/maxreg.h"
 
 static const char tetrahedron[] = "OFF\n4 4 0\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n3 0 1 2\n3 0 1 3\n3 0 2 3\n3 1 2 3\n";
 static const char cube[] = "OFF8 6 0\n" /* the glued variant */

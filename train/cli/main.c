@@ -11,12 +11,10 @@
 static void usage(FILE *out) {
     fputs("usage: qkv <command> [flags]   (qkv <command> --help for its flags)\n"
           "commands:\n"
-          "  train reverse     train a transformer to reverse sequences (also: copy, sort)\n"
-          "  train points      classify point clouds with a Set Transformer (or --data DIR of OFF meshes)\n"
-          "  train maxreg      predict the maximum of a set (--compare: pooling baselines vs SAB+PMA)\n"
-          "  train spirals     train an MLP on two spirals with SGD\n"
-          "  train detect      train a DETR-style detector on synthetic shapes (or --data DIR)\n"
-          "  detect CKPT IMG   print and draw (--out boxes.png) the boxes a detect checkpoint predicts\n"
+          "  train TASK        train a model on one of these tasks:\n",
+          out);
+    qkv_print_task_list(out, "                      ");
+    fputs("  detect CKPT IMG   print and draw (--out boxes.png) the boxes a detect checkpoint predicts\n"
           "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
           "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n"
           "  gradcheck         finite-difference check of every op and layer\n"

@@ -1,5 +1,6 @@
-/* detect_model.h — object detection as a trainer task: a patch encoder and a DETR
- * decoder trained with the Hungarian set loss on a detection set (data/detect.h).
+/* detect_model.h — the detection model: a patch encoder and a DETR decoder,
+ * trained with the Hungarian set loss (the task: train/tasks/detect.h), and its
+ * predictions and metrics.
  *
  * Model, images [B,3,S,S] -> per decoder layer (class logits, boxes):
  *   tokens = patch_embed(images)      P x P patches, width D, 2-D sinusoidal
@@ -11,11 +12,6 @@
  *                                     boxes [B,N,4] (cx, cy, w, h in (0, 1))
  * Parameters: "patch.*", "enc.*", "dec.*".
  *
- * Training (the task): loss of step s = qkv_set_loss_layers over every decoder
- * layer (DETR's weights) on batch s: image i of the batch is training image
- * rng_at(seed', s*B + i) mod n_train, flipped left-right (cx -> 1 - cx) when bit 0
- * of rng_at(seed'', s*B + i) is set and flip is on: a pure function of (seed, s).
- *
  * Predictions: the last layer's queries whose no-object probability is below a
  * threshold (0.5 in evaluation); class = argmax over the real classes, score =
  * its probability. Metrics (qkv_detect_count over the held-out images): taking
@@ -24,8 +20,8 @@
  * positive). precision = TP / predictions (0 with none), recall = TP / objects,
  * f1 = 2PR / (P + R) (0 when both are 0), miou = mean IoU of the matched pairs.
  */
-#ifndef QKV_DETECT_TASK_H
-#define QKV_DETECT_TASK_H
+#ifndef QKV_TASKS_DETECT_MODEL_H
+#define QKV_TASKS_DETECT_MODEL_H
 
 #include "data/detect.h"
 #include "layers/detr.h"
@@ -50,7 +46,8 @@ typedef struct qkv_detect_model {
     qkv_detr decoder;
 } qkv_detect_model;
 
-/* 32x32 images, 4x4 patches, width 64, 4 heads, ff 128, 2 + 2 layers, 8 queries. */
+/* 32x32 images, 4x4 patches, width 64, 4 heads, ff 128, 2 + 2 layers, 8 queries
+ * (the detect task's field table, train/tasks/detect.c). */
 void qkv_detect_model_default_config(qkv_detect_model_config *c);
 /* 0, or -1 with a one-line qkv_last_error() naming the setting that does not fit. */
 int qkv_detect_model_check(const qkv_detect_model_config *c);
@@ -58,10 +55,6 @@ void qkv_detect_model_init(qkv_detect_model *m, const qkv_detect_model_config *c
 void qkv_detect_model_free(qkv_detect_model *m);
 /* images [B,3,S,S] -> every decoder layer's logits and boxes. */
 qkv_detr_out qkv_detect_model_forward(qkv_tape *tape, const qkv_detect_model *m, qkv_tensor *images);
-/* The model's entries of a checkpoint config, and back (-1 with qkv_last_error()
- * for a missing or bad entry). */
-void qkv_detect_model_describe(const qkv_detect_model_config *c, qkv_config_kv *out);
-int qkv_detect_model_config_from(const qkv_config_kv *kv, qkv_detect_model_config *c);
 
 /* ---- predictions and metrics ------------------------------------------------------- */
 
@@ -88,35 +81,5 @@ void qkv_detect_count(const qkv_detection *pred, int n_pred, const int32_t *clas
                       int n_objects, qkv_detect_counts *counts);
 /* precision, recall, f1, miou (see the top of this file). */
 void qkv_detect_counts_metrics(const qkv_detect_counts *c, qkv_metrics *metrics);
-
-/* ---- the task ---------------------------------------------------------------------- */
-
-typedef struct qkv_detect_task_config {
-    qkv_detect_model_config model;
-    int batch, flip;
-    float eos_coef;                /* set loss: weight of "no object" rows (DETR: 0.1) */
-    unsigned long long seed;
-    /* Where the data came from, for the checkpoint config (enough to reload the
-     * test set: qkv eval); data "generated" or a directory. */
-    char data[QKV_CONFIG_VALUE_LEN];
-    int n_train, n_test, min_objects, max_objects;
-} qkv_detect_task_config;
-
-typedef struct qkv_detect_task {
-    qkv_detect_task_config config;
-    qkv_detect_model model;
-    qkv_detect_set train, test;
-    float *pixels, *boxes, *packed_boxes;   /* one batch */
-    int32_t *n_objects, *classes, *packed_classes;
-    int *counts;
-    qkv_task task;
-} qkv_detect_task;
-
-/* Takes ownership of train and test (zeroed in the caller); train may be empty
- * (evaluation only). Their image size must be the model's (a programmer error
- * otherwise: commands check it first). */
-void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *config, qkv_detect_set *train,
-                          qkv_detect_set *test);
-void qkv_detect_task_free(qkv_detect_task *t);
 
 #endif

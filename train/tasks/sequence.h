@@ -18,8 +18,8 @@
  * Metrics: token_acc (share of target tokens right) and seq_acc (share of
  * sequences entirely right), on the test set, with greedy decoding.
  */
-#ifndef QKV_SEQ_MODEL_H
-#define QKV_SEQ_MODEL_H
+#ifndef QKV_TASKS_SEQUENCE_H
+#define QKV_TASKS_SEQUENCE_H
 
 #include "data/sequence.h"
 #include "layers/transformer.h"
@@ -52,9 +52,17 @@ void qkv_seq_model_default_config(qkv_seq_model_config *config);
 int qkv_seq_model_check(const qkv_seq_model_config *config);
 void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config);
 void qkv_seq_model_free(qkv_seq_model *t);
-/* Rebuilds a config from a checkpoint's description; -1 with an error if a value
- * is missing or out of range. */
+/* Rebuilds a config from a checkpoint's description (the registry's field
+ * table); -1 with an error if a value is missing or out of range. */
 int qkv_seq_model_config_from(const qkv_config_kv *description, qkv_seq_model_config *config);
+
+/* The registry's config of reverse, copy and sort (train/tasks/registry.h): the
+ * model's, and two conveniences of the command line. */
+typedef struct qkv_seq_task_config {
+    qkv_seq_model_config model;
+    int len;       /* --len: min_len = max_len = len */
+    int epochs;    /* --epochs: passes over --train-size (sets --steps) */
+} qkv_seq_task_config;
 
 /* Builds the model a checkpoint describes and loads its parameters (the
  * optimizer state is ignored); step, if not NULL, receives the checkpoint's step.

@@ -8,12 +8,24 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/spirals.h"
+#include "train/tasks/registry.h"
 
 #define N_CLASSES 2
 #define TEST_SEED_OFFSET 1000003
 
+typedef qkv_spirals_config C;
+static const qkv_field fields[] = {   /* the checkpoint description's order */
+    QKV_INT_FIELD("--batch", "batch", C, batch, 1, 65536, 128, "minibatch size"),
+    QKV_INT_FIELD("--hidden", "hidden", C, hidden, 1, 4096, 64, "hidden width of the 3-layer MLP"),
+    QKV_INT_FIELD("--points", "points", C, n_per_class, 2, 1e6, 500, "points per spiral"),
+    QKV_FLOAT_FIELD("--noise", "noise", C, noise, 0, 10, 0.1, "angular noise of the spirals"),
+    QKV_SEED_FIELD(C, seed, "seed for data, init and batches"),
+};
+#define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
+
 void qkv_spirals_default_config(qkv_spirals_config *config) {
-    *config = (qkv_spirals_config){.batch = 128, .hidden = 64, .n_per_class = 500, .seed = 1, .noise = 0.1f};
+    memset(config, 0, sizeof *config);
+    qkv_fields_defaults(fields, N_FIELDS, config);
 }
 
 /* Logits for n rows of x [n, 2]; x is viewed, not copied (it outlives the step). */
@@ -57,13 +69,7 @@ static void task_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
 }
 
 static void task_describe(void *self, qkv_config_kv *out) {
-    const qkv_spirals_config *c = &((qkv_spirals_task *)self)->config;
-    qkv_config_add(out, "task", "spirals");
-    qkv_config_add(out, "batch", "%d", c->batch);
-    qkv_config_add(out, "hidden", "%d", c->hidden);
-    qkv_config_add(out, "points", "%d", c->n_per_class);
-    qkv_config_add(out, "noise", "%g", c->noise);
-    qkv_config_add(out, "seed", "%d", c->seed);
+    qkv_task_kind_describe(&qkv_task_kind_spirals, &((qkv_spirals_task *)self)->config, out);
 }
 
 void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config) {
@@ -88,3 +94,37 @@ void qkv_spirals_task_free(qkv_spirals_task *t) {
     qkv_params_free(&t->params);
     free(t->train_x); free(t->test_x); free(t->train_y); free(t->test_y); free(t->batch_y);
 }
+
+/* ---- the registry's entry ------------------------------------------------------------ */
+
+static void spirals_defaults(void *config) { qkv_spirals_default_config(config); }
+
+static int spirals_check(void *config, qkv_trainer_config *trainer) {
+    (void)config, (void)trainer;   /* every field's range is all there is to check */
+    return 0;
+}
+
+static qkv_task *spirals_create(const void *config, int for_eval) {
+    (void)for_eval;   /* both sets are small */
+    qkv_spirals_task *t = qkv_malloc(sizeof *t, "the spirals task");
+    qkv_spirals_task_init(t, config);
+    return &t->task;
+}
+
+static void spirals_destroy(qkv_task *task) {
+    qkv_spirals_task_free(task->self);
+    free(task->self);
+}
+
+static void spirals_banner(const qkv_task *task, const qkv_trainer_config *trainer, int threads) {
+    const qkv_spirals_config *c = &((const qkv_spirals_task *)task->self)->config;
+    printf("two spirals: MLP 2-%d-%d-2, %s lr %g momentum %g, batch %d, %d steps, %d thread%s\n", c->hidden,
+           c->hidden, qkv_opt_kind_name(trainer->optim.kind), trainer->optim.lr, trainer->optim.momentum, c->batch,
+           trainer->steps, threads, threads == 1 ? "" : "s");
+}
+
+const qkv_task_kind qkv_task_kind_spirals = {
+    "spirals", "an MLP learns two spirals with SGD (the first demo)", sizeof(qkv_spirals_config), spirals_defaults, fields, N_FIELDS,
+    {.steps = 2000, .log_every = 200, .target_key = "test_acc",
+     .optim = {.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f}, .schedule = {.kind = QKV_SCHED_CONSTANT}},
+    spirals_check, spirals_create, spirals_destroy, spirals_banner, NULL};

@@ -6,8 +6,8 @@
  * function of (seed, s), so resumed runs see the same batches. Metrics:
  * train_acc and test_acc (argmax of the logits).
  */
-#ifndef QKV_SPIRALS_TASK_H
-#define QKV_SPIRALS_TASK_H
+#ifndef QKV_TASKS_SPIRALS_H
+#define QKV_TASKS_SPIRALS_H
 
 #include <stdint.h>
 
@@ -15,8 +15,9 @@
 #include "train/trainer.h"
 
 typedef struct qkv_spirals_config {
-    int batch, hidden, n_per_class, seed;
+    int batch, hidden, n_per_class;
     float noise;
+    unsigned long long seed;
 } qkv_spirals_config;
 
 typedef struct qkv_spirals_task {

@@ -1,0 +1,81 @@
+/* fields.h — a task's config as one table of fields, read by everything that
+ * names a setting: the command line's flags and their --help, the defaults, the
+ * checkpoint's description (`__metadata__`) and its parsing back.
+ *
+ * A field is one member of the task's config struct (at `offset`) with
+ *   flag   "--heads" on the command line, or NULL: a value the task works out
+ *          itself (the image size of a detection set) and only writes down;
+ *   key    "heads" in the checkpoint's description, or NULL: a command-line
+ *          convenience that is not part of the model (--len sets --min-len and
+ *          --max-len; --compare trains four models);
+ *   a kind, a range [min, max] for numbers, a default, and a help line.
+ * Kinds and their C types and texts in a description:
+ *   INT int "%d"; FLOAT float "%g"; CHOICE int, an index into `choices`, written
+ *   as its name; SEED unsigned long long "%llu" (its flag takes 0..max, a
+ *   description any 64-bit value);
+ *   FLAG int 0/1, a flag without a value, never in a description; TEXT
+ *   const char *, written as is, NULL written as `none` ("synthetic").
+ *
+ * The description lists the fields with a key in table order, so the table's
+ * order is the checkpoint's. A field marked QKV_FIELD_OPTIONAL is written only
+ * when it differs from its default and reads back as the default when absent:
+ * a setting added after checkpoints without it were written.
+ */
+#ifndef QKV_TASKS_FIELDS_H
+#define QKV_TASKS_FIELDS_H
+
+#include <stddef.h>
+
+#include "train/trainer.h"
+
+typedef enum {
+    QKV_FIELD_INT,
+    QKV_FIELD_FLOAT,
+    QKV_FIELD_CHOICE,
+    QKV_FIELD_SEED,
+    QKV_FIELD_FLAG,
+    QKV_FIELD_TEXT,
+} qkv_field_kind;
+
+#define QKV_FIELD_OPTIONAL 1
+
+typedef struct qkv_field {
+    const char *flag;               /* "--heads", or NULL */
+    const char *key;                /* "heads", or NULL */
+    qkv_field_kind kind;
+    size_t offset;                  /* of the member in the config struct */
+    double min, max;                /* INT, FLOAT, SEED */
+    double fallback;                /* the default: a number, CHOICE's index, FLAG's 0/1 */
+    const char *const *choices;     /* CHOICE: NULL-terminated names */
+    const char *none;               /* TEXT: how NULL is written ("synthetic") */
+    const char *help;
+    int options;                    /* QKV_FIELD_OPTIONAL */
+} qkv_field;
+
+/* Rows, one macro per kind; T is the config struct's type, M its member. */
+#define QKV_INT_FIELD(flag, key, T, M, lo, hi, def, help) \
+    {flag, key, QKV_FIELD_INT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0}
+#define QKV_FLOAT_FIELD(flag, key, T, M, lo, hi, def, help) \
+    {flag, key, QKV_FIELD_FLOAT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0}
+#define QKV_CHOICE_FIELD(flag, key, T, M, names, def, help) \
+    {flag, key, QKV_FIELD_CHOICE, offsetof(T, M), 0, 0, def, names, NULL, help, 0}
+#define QKV_SEED_FIELD(T, M, help) \
+    {"--seed", "seed", QKV_FIELD_SEED, offsetof(T, M), 0, 2147483647, 1, NULL, NULL, help, 0}
+#define QKV_FLAG_FIELD(flag, T, M, help) \
+    {flag, NULL, QKV_FIELD_FLAG, offsetof(T, M), 0, 1, 0, NULL, NULL, help, 0}
+#define QKV_TEXT_FIELD(flag, key, T, M, none, help) \
+    {flag, key, QKV_FIELD_TEXT, offsetof(T, M), 0, 0, 0, NULL, none, help, 0}
+
+/* Every field of config takes its default (members outside the table are left). */
+void qkv_fields_defaults(const qkv_field *fields, int n, void *config);
+/* Appends the fields with a key to out, in table order. */
+void qkv_fields_describe(const qkv_field *fields, int n, const void *config, qkv_config_kv *out);
+/* Reads the fields with a key back from a description into config: 0, or -1 with
+ * a one-line qkv_last_error() naming the key, its text and what was expected (a
+ * checkpoint is input). TEXT members then point into in, which must outlive
+ * config. */
+int qkv_fields_parse(const qkv_field *fields, int n, const qkv_config_kv *in, void *config);
+/* The field with this key, or NULL. */
+const qkv_field *qkv_fields_find_key(const qkv_field *fields, int n, const char *key);
+
+#endif

@@ -1,0 +1,204 @@
+/* maxreg.c — max regression, and --compare. See maxreg.h. */
+#include "train/tasks/maxreg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/fileio.h"
+#include "core/json.h"
+#include "train/dist.h"
+#include "train/tasks/registry.h"
+#include "train/tasks/set_fields.h"
+
+#define TEST_SEED_OFFSET 0x5e75ULL
+
+/* ---- maxreg ------------------------------------------------------------------------------ */
+
+typedef qkv_maxreg_task_config C;
+static const qkv_field fields[] = {   /* the checkpoint description's order */
+    QKV_INT_FIELD("--min-size", "min_size", C, data.min_size, 1, 1 << 20, 1, "smallest set"),
+    QKV_INT_FIELD("--max-size", "max_size", C, data.max_size, 1, 1 << 20, 10, "largest set"),
+    QKV_SET_MODEL_FIELDS(C, QKV_SET_MODEL_SAB, 64, 4, 2, 16, 0),
+    QKV_INT_FIELD("--batch", "batch", C, batch, 1, 1 << 20, 128, "sets per batch"),
+    QKV_INT_FIELD("--test-size", "test_size", C, test_size, 1, 1 << 24, 1000, "held-out sets"),
+    QKV_SEED_FIELD(C, seed, "seed for data, init and batches"),
+    QKV_FLAG_FIELD("--compare", C, compare, "train mean, sum, max pooling and SAB+PMA; print a table"),
+};
+#define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
+
+void qkv_maxreg_task_default_config(qkv_maxreg_task_config *c) {
+    memset(c, 0, sizeof *c);
+    c->data = qkv_maxreg_config_default();   /* the value range: not a setting */
+    c->model.d_in = 1;
+    c->model.n_outputs = 1;
+    qkv_fields_defaults(fields, N_FIELDS, c);
+}
+
+/* Predictions [b, 1] for examples first.. of the data set with this seed. */
+static qkv_tensor *maxreg_predict(qkv_maxreg_task *t, qkv_tape *tape, uint64_t seed, uint64_t first, int b) {
+    int n = t->config.data.max_size;
+    qkv_maxreg_batch(&t->config.data, seed, first, b, t->x, t->mask, t->targets, NULL);
+    qkv_tensor *x = qkv_tape_view(tape, 3, (int[]){b, n, 1}, t->x);
+    qkv_tensor *mask = qkv_tape_view(tape, 2, (int[]){b, n}, t->mask);
+    return qkv_set_model_forward(tape, &t->model, x, mask);
+}
+
+/* Mean absolute error: mean |prediction - target|. */
+static qkv_tensor *maxreg_loss(void *self, qkv_tape *tape, long step) {
+    qkv_maxreg_task *t = self;
+    int first, b;   /* this tape's examples [first, first+b) of the batch */
+    qkv_tape_batch_slice(tape, t->config.batch, &first, &b);
+    uint64_t example0 = (uint64_t)step * (uint64_t)t->config.batch + (uint64_t)first;
+    qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed, example0, b);
+    qkv_tensor *target = qkv_tape_view(tape, 2, (int[]){b, 1}, t->targets);
+    return qkv_mean_all(tape, qkv_abs(tape, qkv_sub(tape, pred, target)));
+}
+
+static void maxreg_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
+    qkv_maxreg_task *t = self;
+    double total = 0.0;
+    for (int first = 0; first < t->config.test_size; first += t->config.batch) {
+        int b = t->config.test_size - first < t->config.batch ? t->config.test_size - first : t->config.batch;
+        qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed ^ TEST_SEED_OFFSET, (uint64_t)first, b);
+        for (int i = 0; i < b; i++) total += fabs((double)pred->data[i] - (double)t->targets[i]);
+        qkv_tape_reset(tape);
+    }
+    qkv_metrics_set(metrics, "test_mae", total / t->config.test_size);
+}
+
+static void maxreg_describe(void *self, qkv_config_kv *out) {
+    qkv_task_kind_describe(&qkv_task_kind_maxreg, &((qkv_maxreg_task *)self)->config, out);
+}
+
+void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *config) {
+    memset(t, 0, sizeof *t);
+    t->config = *config;
+    size_t n = (size_t)config->batch * config->data.max_size;
+    t->x = qkv_malloc(n * sizeof(float), "the batch");
+    t->mask = qkv_malloc(n * sizeof(float), "the batch mask");
+    t->targets = qkv_malloc((size_t)config->batch * sizeof(float), "the batch targets");
+    qkv_rng rng = qkv_rng_make(config->seed);
+    qkv_set_model_init(&t->model, &t->params, "set", &config->model, &rng);
+    t->task = (qkv_task){"maxreg", t, &t->params, maxreg_loss, maxreg_evaluate, maxreg_describe, config->batch, 0};
+}
+
+void qkv_maxreg_task_free(qkv_maxreg_task *t) {
+    qkv_params_free(&t->params);
+    free(t->x);
+    free(t->mask);
+    free(t->targets);
+}
+
+/* ---- --compare: the paper's table ------------------------------------------------------ */
+
+/* The paper's test MAE (Lee et al. 2019, table 1). */
+static const struct { qkv_set_model_kind kind; const char *label; double paper; } baselines[] = {
+    {QKV_SET_MODEL_DEEPSETS_MEAN, "rFF + mean pooling", 2.133},
+    {QKV_SET_MODEL_DEEPSETS_SUM, "rFF + sum pooling", 1.902},
+    {QKV_SET_MODEL_DEEPSETS_MAX, "rFF + max pooling", 0.1355},
+    {QKV_SET_MODEL_SAB, "SAB + PMA", 0.2085},
+};
+#define N_BASELINES ((int)(sizeof baselines / sizeof baselines[0]))
+
+static int write_compare_json(const char *path, const double *mae, const double *seconds) {
+    qkv_json_out out = {0};
+    qkv_json_out_text(&out, "{\"task\": \"maxreg\", \"models\": [");
+    for (int i = 0; i < N_BASELINES; i++) {
+        char numbers[160];
+        qkv_json_out_text(&out, i ? ", {\"model\": " : "{\"model\": ");
+        qkv_json_out_string(&out, qkv_set_model_kind_name(baselines[i].kind));
+        snprintf(numbers, sizeof numbers, ", \"test_mae\": %.6g, \"paper_mae\": %.6g, \"seconds\": %.3f}", mae[i],
+                 baselines[i].paper, seconds[i]);
+        qkv_json_out_text(&out, numbers);
+    }
+    qkv_json_out_text(&out, "]}\n");
+    int rc = out.failed ? -1 : qkv_write_file_atomic(path, out.data, out.len);
+    qkv_json_out_free(&out);
+    return rc;
+}
+
+static void print_compare_table(const double *mae, int steps, int batch) {
+    printf("\nmax regression, %d steps of batch %d, test MAE (lower is better):\n", steps, batch);
+    printf("%-20s | %10s | %10s\n", "model", "qkv", "paper");
+    for (int i = 0; i < N_BASELINES; i++) printf("%-20s | %10.4f | %10.4f\n", baselines[i].label, mae[i], baselines[i].paper);
+    printf("final: task=maxreg steps=%d mean_mae=%.4f sum_mae=%.4f max_mae=%.4f sab_pma_mae=%.4f\n", steps, mae[0],
+           mae[1], mae[2], mae[3]);
+}
+
+/* Trains each baseline with the same data, steps and seed; 0, or -1 with qkv_last_error(). */
+static int compare_baselines(const qkv_maxreg_task_config *base, qkv_trainer_config trainer) {
+    const char *json_path = trainer.json_path;
+    trainer.json_path = NULL;
+    trainer.quiet = 1;
+    double mae[N_BASELINES], seconds[N_BASELINES];
+    for (int i = 0; i < N_BASELINES; i++) {
+        qkv_maxreg_task_config config = *base;
+        config.model.kind = baselines[i].kind;
+        qkv_maxreg_task task;
+        qkv_train_result result;
+        qkv_maxreg_task_init(&task, &config);
+        int rc = qkv_train(&trainer, &task.task, &result);
+        qkv_maxreg_task_free(&task);
+        if (rc != 0) return -1;
+        const double *test_mae = qkv_metrics_get(&result.metrics, "test_mae");
+        mae[i] = test_mae ? *test_mae : NAN;   /* MPI: only rank 0 evaluates */
+        seconds[i] = result.seconds;
+        printf("%-20s trained: test MAE %.4f in %.1f s\n", baselines[i].label, mae[i], seconds[i]);
+        fflush(stdout);
+    }
+    print_compare_table(mae, trainer.steps, base->batch);
+    if (json_path && qkv_dist_rank() == 0 && write_compare_json(json_path, mae, seconds) != 0) return -1;
+    return 0;
+}
+
+/* ---- the registry's entry ------------------------------------------------------------ */
+
+static void maxreg_defaults(void *config) { qkv_maxreg_task_default_config(config); }
+
+static int maxreg_check(void *config, qkv_trainer_config *trainer) {
+    qkv_maxreg_task_config *c = config;
+    c->model.d_in = c->model.n_outputs = 1;
+    if (qkv_set_model_fields_check(&c->model) != 0) return -1;
+    if (c->data.min_size > c->data.max_size)
+        return qkv_set_error("--min-size %d exceeds --max-size %d", c->data.min_size, c->data.max_size), -1;
+    if (trainer && c->compare && (trainer->save_path || trainer->resume_path || trainer->csv_path))
+        return qkv_set_error("--compare trains four models: --save, --resume and --csv do not apply"), -1;
+    return 0;
+}
+
+static qkv_task *maxreg_create(const void *config, int for_eval) {
+    (void)for_eval;   /* the data is made on the fly */
+    qkv_maxreg_task *t = qkv_malloc(sizeof *t, "the maxreg task");
+    qkv_maxreg_task_init(t, config);
+    return &t->task;
+}
+
+static void maxreg_destroy(qkv_task *task) {
+    qkv_maxreg_task_free(task->self);
+    free(task->self);
+}
+
+static void maxreg_banner(const qkv_task *task, const qkv_trainer_config *trainer, int threads) {
+    const qkv_maxreg_task_config *c = &((const qkv_maxreg_task *)task->self)->config;
+    printf("maxreg: sets of %d..%d reals, %s width %d, %d heads, %s lr %g, batch %d, %d steps, %d thread%s\n",
+           c->data.min_size, c->data.max_size, qkv_set_model_kind_name(c->model.kind), c->model.width,
+           c->model.n_heads, qkv_opt_kind_name(trainer->optim.kind), trainer->optim.lr, c->batch, trainer->steps,
+           threads, threads == 1 ? "" : "s");
+}
+
+static int maxreg_run(const void *config, const qkv_trainer_config *trainer) {
+    const qkv_maxreg_task_config *c = config;
+    return c->compare ? compare_baselines(c, *trainer) : 1;
+}
+
+const qkv_task_kind qkv_task_kind_maxreg = {
+    "maxreg", "a set model predicts the maximum of a set (--compare: pooling baselines vs SAB+PMA)",
+    sizeof(qkv_maxreg_task_config), maxreg_defaults, fields, N_FIELDS,
+    {.steps = 20000, .eval_every = 2000, .log_every = 1000, .target_key = "test_mae", .lower_is_better = 1,
+     .optim = {.kind = QKV_OPT_ADAM, .lr = 1e-3f}, .schedule = {.kind = QKV_SCHED_CONSTANT}},
+    maxreg_check, maxreg_create, maxreg_destroy, maxreg_banner, maxreg_run};

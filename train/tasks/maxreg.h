@@ -1,0 +1,34 @@
+/* maxreg.h — the Set Transformer paper's toy as a trainer task: predict the
+ * maximum of 1..10 reals in [0, 100) (data/maxreg.h) with a mean-absolute-error
+ * loss. Metric: test_mae (lower is better). `qkv train maxreg --compare` trains
+ * mean, sum and max pooling and SAB+PMA and prints them beside the paper's table.
+ * Every step is a pure function of (seed, step), so --resume is bitwise exact.
+ */
+#ifndef QKV_TASKS_MAXREG_H
+#define QKV_TASKS_MAXREG_H
+
+#include "data/maxreg.h"
+#include "layers/set_models.h"
+#include "train/trainer.h"
+
+typedef struct qkv_maxreg_task_config {
+    qkv_set_model_config model;     /* d_in 1, n_outputs 1 */
+    qkv_maxreg_config data;
+    int batch, test_size;
+    unsigned long long seed;
+    int compare;                    /* --compare: train the four baselines instead */
+} qkv_maxreg_task_config;
+
+typedef struct qkv_maxreg_task {
+    qkv_maxreg_task_config config;
+    qkv_params params;
+    qkv_set_model model;
+    float *x, *mask, *targets;      /* one batch */
+    qkv_task task;
+} qkv_maxreg_task;
+
+void qkv_maxreg_task_default_config(qkv_maxreg_task_config *config);
+void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *config);
+void qkv_maxreg_task_free(qkv_maxreg_task *t);
+
+#endif

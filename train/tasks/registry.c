@@ -1,0 +1,106 @@
+/* registry.c — the list of task kinds and what every kind shares: configs with
+ * their defaults, descriptions, reopening a checkpoint. See registry.h. */
+#include "train/tasks/registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "train/checkpoint.h"
+
+#define QKV_TASK_KIND_ENTRY(name) &qkv_task_kind_##name,
+static const qkv_task_kind *const kinds[] = {QKV_TASK_KINDS(QKV_TASK_KIND_ENTRY)};
+#define N_KINDS ((int)(sizeof kinds / sizeof kinds[0]))
+
+int qkv_task_kind_count(void) { return N_KINDS; }
+
+const qkv_task_kind *qkv_task_kind_at(int i) { return i >= 0 && i < N_KINDS ? kinds[i] : NULL; }
+
+const qkv_task_kind *qkv_task_kind_find(const char *name) {
+    for (int i = 0; i < N_KINDS; i++)
+        if (strcmp(kinds[i]->name, name) == 0) return kinds[i];
+    return NULL;
+}
+
+const char *qkv_task_kind_names(void) {
+    static char names[256];
+    if (!names[0])
+        for (int i = 0; i < N_KINDS; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", kinds[i]->name);
+    return names;
+}
+
+void *qkv_task_config_new(const qkv_task_kind *kind) {
+    void *config = qkv_calloc(1, kind->config_size, "a task config");
+    kind->defaults(config);
+    return config;
+}
+
+void qkv_task_kind_describe(const qkv_task_kind *kind, const void *config, qkv_config_kv *out) {
+    if (!qkv_fields_find_key(kind->fields, kind->n_fields, "task")) qkv_config_add(out, "task", "%s", kind->name);
+    qkv_fields_describe(kind->fields, kind->n_fields, config, out);
+}
+
+unsigned long long qkv_task_config_seed(const qkv_task_kind *kind, const void *config) {
+    const qkv_field *f = qkv_fields_find_key(kind->fields, kind->n_fields, "seed");
+    return f && f->kind == QKV_FIELD_SEED ? *(const unsigned long long *)((const char *)config + f->offset) : 0;
+}
+
+/* Prefixes qkv_last_error() with "path: ". */
+static int fail_with_path(const char *path) {
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", qkv_last_error());
+    qkv_set_error("%s: %s", path, reason);
+    return -1;
+}
+
+int qkv_task_checkpoint_read(const char *path, const char *data, qkv_task_checkpoint *out) {
+    memset(out, 0, sizeof *out);
+    if (qkv_checkpoint_read_config(path, &out->description) != 0) return -1;   /* names path */
+    const char *name = qkv_config_get(&out->description, "task");
+    out->kind = name ? qkv_task_kind_find(name) : NULL;
+    if (!out->kind) {
+        qkv_set_error("%s: a checkpoint of task \"%.40s\", not one of qkv's (%s)", path, name ? name : "",
+                      qkv_task_kind_names());
+        return -1;
+    }
+    out->config = qkv_task_config_new(out->kind);
+    if (qkv_fields_parse(out->kind->fields, out->kind->n_fields, &out->description, out->config) != 0) {
+        qkv_task_checkpoint_free(out);
+        return fail_with_path(path);
+    }
+    if (data) {
+        const qkv_field *data_field = qkv_fields_find_key(out->kind->fields, out->kind->n_fields, "data");
+        if (!data_field || data_field->kind != QKV_FIELD_TEXT) {
+            qkv_set_error("--data: %s is a %s model, trained on data it makes itself", path, out->kind->name);
+            qkv_task_checkpoint_free(out);
+            return -1;
+        }
+        *(const char **)((char *)out->config + data_field->offset) = data;
+    }
+    if (out->kind->check(out->config, NULL) != 0) {
+        qkv_task_checkpoint_free(out);
+        return fail_with_path(path);
+    }
+    return 0;
+}
+
+qkv_task *qkv_task_checkpoint_open(const char *path, qkv_task_checkpoint *ckpt, int for_eval) {
+    qkv_task *task = ckpt->kind->create(ckpt->config, for_eval);
+    if (!task) {
+        fail_with_path(path);
+        return NULL;
+    }
+    if (qkv_checkpoint_load(path, task->params, NULL, &ckpt->step, NULL) != 0) {   /* names path */
+        ckpt->kind->destroy(task);
+        return NULL;
+    }
+    return task;
+}
+
+void qkv_task_checkpoint_free(qkv_task_checkpoint *ckpt) {
+    free(ckpt->config);
+    ckpt->config = NULL;
+}

@@ -1,0 +1,86 @@
+/* registry.h — every trainable task, in one list that `qkv train`, `qkv eval`,
+ * their --help and their error messages all read.
+ *
+ * A task kind is one file in train/tasks/ that defines one qkv_task_kind (the
+ * sequence tasks define three, one per name) and one X(name) line in
+ * QKV_TASK_KINDS below. The kind holds:
+ *   name, summary     `qkv train NAME`, and a line of `qkv train --help`;
+ *   the field table   its config (fields.h): flags, --help, defaults, the
+ *                     checkpoint's description and its parsing back;
+ *   defaults          fills a zeroed config: the table's defaults
+ *                     (qkv_fields_defaults) and the members outside it;
+ *   trainer           the trainer's defaults for it (steps, lr, optimizer, ...);
+ *   check             derived settings and checks that span fields, after the
+ *                     flags (trainer set: it may change steps, as --epochs does)
+ *                     or after a checkpoint's description (trainer NULL);
+ *   create, destroy   data and model: the qkv_task the trainer runs (for_eval:
+ *                     only what evaluation needs, the held-out data);
+ *   banner            the line printed before training;
+ *   run               optional: runs before the usual training run; 0 (done)
+ *                     or -1 (error) replaces it, 1 goes on with it (maxreg
+ *                     --compare trains four models and returns 0).
+ * A task's describe callback writes "task" = its name, then its fields
+ * (qkv_task_kind_describe), so that any checkpoint can be reopened by name.
+ */
+#ifndef QKV_TASKS_REGISTRY_H
+#define QKV_TASKS_REGISTRY_H
+
+#include "train/tasks/fields.h"
+#include "train/trainer.h"
+
+typedef struct qkv_task_kind {
+    const char *name;
+    const char *summary;
+    size_t config_size;
+    void (*defaults)(void *config);
+    const qkv_field *fields;
+    int n_fields;
+    qkv_trainer_config trainer;
+    int (*check)(void *config, qkv_trainer_config *trainer);       /* 0, or -1 with qkv_last_error() */
+    qkv_task *(*create)(const void *config, int for_eval);        /* NULL with qkv_last_error() */
+    void (*destroy)(qkv_task *task);
+    void (*banner)(const qkv_task *task, const qkv_trainer_config *trainer, int threads);
+    int (*run)(const void *config, const qkv_trainer_config *trainer);   /* NULL: train once */
+} qkv_task_kind;
+
+/* The list: one line per kind, in the order --help and messages name them. */
+#define QKV_TASK_KINDS(X) X(reverse) X(copy) X(sort) X(points) X(maxreg) X(spirals) X(detect)
+
+#define QKV_DECLARE_TASK_KIND(name) extern const qkv_task_kind qkv_task_kind_##name;
+QKV_TASK_KINDS(QKV_DECLARE_TASK_KIND)
+#undef QKV_DECLARE_TASK_KIND
+
+int qkv_task_kind_count(void);
+const qkv_task_kind *qkv_task_kind_at(int i);
+/* NULL if no kind has this name. */
+const qkv_task_kind *qkv_task_kind_find(const char *name);
+/* "reverse, copy, ..." for messages. */
+const char *qkv_task_kind_names(void);
+
+/* A config of kind with its defaults. Free with free(). */
+void *qkv_task_config_new(const qkv_task_kind *kind);
+/* "task" = the kind's name unless a field has key "task", then every field. */
+void qkv_task_kind_describe(const qkv_task_kind *kind, const void *config, qkv_config_kv *out);
+/* The field of seed (key "seed"), or NULL: the trainer's dropout stream takes it. */
+unsigned long long qkv_task_config_seed(const qkv_task_kind *kind, const void *config);
+
+/* A checkpoint reopened: its kind, its description (TEXT fields point into it),
+ * its config and its step. */
+typedef struct qkv_task_checkpoint {
+    const qkv_task_kind *kind;
+    qkv_config_kv description;
+    void *config;
+    long step;
+} qkv_task_checkpoint;
+
+/* Reads path's description, finds its kind and parses the config back (and runs
+ * the kind's check). data, if not NULL, replaces the config's "data" field (a
+ * set to evaluate on instead). 0, or -1 with a one-line qkv_last_error() naming
+ * path; free with qkv_task_checkpoint_free. */
+int qkv_task_checkpoint_read(const char *path, const char *data, qkv_task_checkpoint *out);
+/* Creates the task (for_eval) and loads the checkpoint's parameters into it:
+ * the task, or NULL with a one-line qkv_last_error() naming path. */
+qkv_task *qkv_task_checkpoint_open(const char *path, qkv_task_checkpoint *ckpt, int for_eval);
+void qkv_task_checkpoint_free(qkv_task_checkpoint *ckpt);
+
+#endif
