@@ -282,9 +282,9 @@ START_TEST(cli_trains_saves_evaluates_and_summarizes) {
     ck_assert_int_eq(rows, 1 + 5); /* header, step 1, 5, 10, 15, 20 */
     snprintf(args, sizeof args, "eval %s", path);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    snprintf(args, sizeof args, "eval %s --data /tmp", path); /* only detect models take another set */
+    snprintf(args, sizeof args, "eval %s --data /tmp", path); /* only tasks that read a data set take another */
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
-    ck_assert_msg(strstr(line, "--data") && strstr(line, "is a copy model; only detect models are evaluated on another set"), "%s", line);
+    ck_assert_msg(strstr(line, "--data") && strstr(line, "is a copy model, trained on data it makes itself"), "%s", line);
     /* Resuming needs the same run's config and more steps than the checkpoint has. */
     snprintf(args, sizeof args, "train reverse --steps 30 --len 4 --dim 16 --heads 2 --ff 16 --layers 1 "
              "--test-size 16 --quiet --resume %s", path);

@@ -1,4 +1,5 @@
-/* main.c — ./qkv: dispatches to the subcommands in commands.h. */
+/* main.c — ./qkv: one table of the subcommands (commands.h), which both the
+ * dispatch and the usage text read. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,21 +9,35 @@
 #include "train/cli/commands.h"
 #include "train/dist.h"
 
+static const struct {
+    const char *name, *usage;   /* usage: "  NAME ARGS   what it does" */
+    int (*run)(int argc, char **argv);
+    int under_mpi;              /* under mpirun: one rank of a data-parallel run (train/dist.h) */
+} commands[] = {
+    {"train", "  train TASK        train a model on one of these tasks:\n", qkv_cmd_train, 1},
+    {"detect", "  detect CKPT IMG   print and draw (--out boxes.png) the boxes a detect checkpoint predicts\n",
+     qkv_cmd_detect, 0},
+    {"eval", "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n", qkv_cmd_eval, 0},
+    {"data", "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n",
+     qkv_cmd_data, 0},
+    {"gradcheck", "  gradcheck         finite-difference check of every op and layer\n", qkv_cmd_gradcheck, 0},
+    {"bench", "  bench [SECTION]   speed on 1 thread and all threads: matmul, attention, train (all); long\n",
+     qkv_cmd_bench, 0},
+    {"attn", "  attn CKPT         attention maps of a sequence model on one --input, as a PNG grid\n", qkv_cmd_attn, 0},
+    {"explain", "  explain attention one attention computation step by step, forward and backward\n",
+     qkv_cmd_explain, 0},
+    {"experiment", "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n",
+     qkv_cmd_experiment, 0},
+};
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
 static void usage(FILE *out) {
-    fputs("usage: qkv <command> [flags]   (qkv <command> --help for its flags)\n"
-          "commands:\n"
-          "  train TASK        train a model on one of these tasks:\n",
-          out);
-    qkv_print_task_list(out, "                      ");
-    fputs("  detect CKPT IMG   print and draw (--out boxes.png) the boxes a detect checkpoint predicts\n"
-          "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n"
-          "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n"
-          "  gradcheck         finite-difference check of every op and layer\n"
-          "  bench [SECTION]   speed on 1 thread and all threads: matmul, attention, train (all); long\n"
-          "  attn CKPT         attention maps of a sequence model on one --input, as a PNG grid\n"
-          "  explain attention one attention computation step by step, forward and backward\n"
-          "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n"
-          "environment:\n"
+    fputs("usage: qkv <command> [flags]   (qkv <command> --help for its flags)\ncommands:\n", out);
+    for (int i = 0; i < N_COMMANDS; i++) {
+        fputs(commands[i].usage, out);
+        if (commands[i].run == qkv_cmd_train) qkv_print_task_list(out, "    ");
+    }
+    fputs("environment:\n"
           "  QKV_ISA=avx512|avx2|portable   kernels for this instruction set (default: the widest the\n"
           "                    CPU runs; the results are the same bits on every one)\n",
           out);
@@ -39,18 +54,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *command = argv[1];
-    if (strcmp(command, "train") == 0) { /* under mpirun: one rank of a data-parallel run (train/dist.h) */
+    for (int i = 0; i < N_COMMANDS; i++) {
+        if (strcmp(command, commands[i].name) != 0) continue;
+        if (!commands[i].under_mpi) return commands[i].run(argc - 2, argv + 2);
         qkv_dist_init(&argc, &argv);
-        return qkv_dist_finish(qkv_cmd_train(argc - 2, argv + 2));
+        return qkv_dist_finish(commands[i].run(argc - 2, argv + 2));
     }
-    if (strcmp(command, "detect") == 0) return qkv_cmd_detect(argc - 2, argv + 2);
-    if (strcmp(command, "eval") == 0) return qkv_cmd_eval(argc - 2, argv + 2);
-    if (strcmp(command, "gradcheck") == 0) return qkv_cmd_gradcheck(argc - 2, argv + 2);
-    if (strcmp(command, "data") == 0) return qkv_cmd_data(argc - 2, argv + 2);
-    if (strcmp(command, "experiment") == 0) return qkv_cmd_experiment(argc - 2, argv + 2);
-    if (strcmp(command, "bench") == 0) return qkv_cmd_bench(argc - 2, argv + 2);
-    if (strcmp(command, "attn") == 0) return qkv_cmd_attn(argc - 2, argv + 2);
-    if (strcmp(command, "explain") == 0) return qkv_cmd_explain(argc - 2, argv + 2);
     if (strcmp(command, "help") == 0 || strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
         usage(stdout);
         return 0;
