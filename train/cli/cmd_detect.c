@@ -63,6 +63,62 @@ static int read_model_config(const char *path, qkv_detect_model_config *mc) {
     return rc;
 }
 
+/* IMAGE as a [3, S, S] tensor for a model of S x S images: the tensor, or NULL with
+ * qkv_last_error(). */
+static qkv_tensor *load_image_for(const char *path, int size) {
+    qkv_tensor *image = qkv_image_load(path, 3);
+    if (image && (image->shape[1] != size || image->shape[2] != size)) {
+        qkv_set_error("%s: %dx%d pixels, but the model takes %dx%d images", path, image->shape[2], image->shape[1],
+                      size, size);
+        qkv_tensor_free(image);
+        return NULL;
+    }
+    return image;
+}
+
+/* The last decoder layer's detections for one image (det holds `queries` entries); how many. */
+static int predict(const qkv_detect_model *model, const qkv_tensor *image, float threshold, qkv_detection *det) {
+    qkv_tape *tape = qkv_tape_create(0);
+    qkv_tape_set_grad(tape, 0);
+    qkv_tape_set_training(tape, 0);
+    int s = model->cfg.image_size;
+    qkv_detr_out o = qkv_detect_model_forward(tape, model, qkv_tape_view(tape, 4, (int[]){1, 3, s, s}, image->data));
+    int n = qkv_detect_decode(o.logits[o.n_layers - 1]->data, o.boxes[o.n_layers - 1]->data, model->cfg.queries,
+                              QKV_DETECT_CLASSES, threshold, det);
+    qkv_tape_free(tape);
+    return n;
+}
+
+static void print_detections(const char *image_path, const qkv_detection *det, int n, int s) {
+    printf("%s: %d box%s (pixels)\n%-8s  %5s  %6s %6s %6s %6s\n", image_path, n, n == 1 ? "" : "es", "class", "score",
+           "cx", "cy", "w", "h");
+    for (int i = 0; i < n; i++)
+        printf("%-8s  %5.3f  %6.2f %6.2f %6.2f %6.2f\n", qkv_detect_class_names[det[i].cls], det[i].score,
+               det[i].box[0] * s, det[i].box[1] * s, det[i].box[2] * s, det[i].box[3] * s);
+}
+
+/* Predicts, prints and draws (out, if not NULL): 0, or -1 with qkv_last_error(). */
+static int detect_image(const char *ckpt, const char *image_path, const char *out, float threshold, int scale) {
+    qkv_detect_model_config mc;
+    if (read_model_config(ckpt, &mc) != 0) return -1;
+    qkv_tensor *image = load_image_for(image_path, mc.image_size);
+    if (!image) return -1;
+    qkv_detect_model model;
+    qkv_detect_model_init(&model, &mc, 0);
+    int rc = qkv_checkpoint_load(ckpt, &model.params, NULL, NULL, NULL);
+    if (rc == 0) {
+        qkv_detection *det = qkv_malloc((size_t)mc.queries * sizeof *det, "detect: decoded boxes");
+        int n = predict(&model, image, threshold, det);
+        print_detections(image_path, det, n, mc.image_size);
+        if (out && (rc = draw_detections(out, image, det, n, scale)) == 0)
+            printf("wrote %s (%dx%d)\n", out, mc.image_size * scale, mc.image_size * scale);
+        free(det);
+    }
+    qkv_detect_model_free(&model);
+    qkv_tensor_free(image);
+    return rc;
+}
+
 int qkv_cmd_detect(int argc, char **argv) {
     const char *out = NULL;
     float threshold = 0.5f;
@@ -89,52 +145,9 @@ int qkv_cmd_detect(int argc, char **argv) {
         return 2;
     }
     qkv_set_threads(threads);
-    qkv_detect_model_config mc;
-    if (read_model_config(argv[0], &mc) != 0) {
+    if (detect_image(argv[0], argv[1], out, threshold, scale) != 0) {
         fprintf(stderr, "qkv detect: %s\n", qkv_last_error());
         return 2;
     }
-    qkv_tensor *image = qkv_image_load(argv[1], 3);
-    if (!image) {
-        fprintf(stderr, "qkv detect: %s\n", qkv_last_error());
-        return 2;
-    }
-    if (image->shape[1] != mc.image_size || image->shape[2] != mc.image_size) {
-        fprintf(stderr, "qkv detect: %s: %dx%d pixels, but the model takes %dx%d images\n", argv[1],
-                image->shape[2], image->shape[1], mc.image_size, mc.image_size);
-        qkv_tensor_free(image);
-        return 2;
-    }
-    qkv_detect_model model;
-    qkv_detect_model_init(&model, &mc, 0);
-    int rc = 2;
-    if (qkv_checkpoint_load(argv[0], &model.params, NULL, NULL, NULL) != 0) {
-        fprintf(stderr, "qkv detect: %s\n", qkv_last_error());
-    } else {
-        qkv_tape *tape = qkv_tape_create(0);
-        qkv_tape_set_grad(tape, 0);
-        qkv_tape_set_training(tape, 0);
-        int s = mc.image_size;
-        qkv_detr_out o = qkv_detect_model_forward(tape, &model, qkv_tape_view(tape, 4, (int[]){1, 3, s, s}, image->data));
-        qkv_detection *det = qkv_malloc((size_t)mc.queries * sizeof *det, "detect: decoded boxes");
-        int n = qkv_detect_decode(o.logits[o.n_layers - 1]->data, o.boxes[o.n_layers - 1]->data, mc.queries,
-                                  QKV_DETECT_CLASSES, threshold, det);
-        printf("%s: %d box%s (pixels)\n%-8s  %5s  %6s %6s %6s %6s\n", argv[1], n, n == 1 ? "" : "es", "class",
-               "score", "cx", "cy", "w", "h");
-        for (int i = 0; i < n; i++)
-            printf("%-8s  %5.3f  %6.2f %6.2f %6.2f %6.2f\n", qkv_detect_class_names[det[i].cls], det[i].score,
-                   det[i].box[0] * s, det[i].box[1] * s, det[i].box[2] * s, det[i].box[3] * s);
-        rc = 0;
-        if (out && draw_detections(out, image, det, n, scale) != 0) {
-            fprintf(stderr, "qkv detect: %s\n", qkv_last_error());
-            rc = 2;
-        } else if (out) {
-            printf("wrote %s (%dx%d)\n", out, s * scale, s * scale);
-        }
-        free(det);
-        qkv_tape_free(tape);
-    }
-    qkv_detect_model_free(&model);
-    qkv_tensor_free(image);
-    return rc;
+    return 0;
 }
