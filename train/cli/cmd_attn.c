@@ -168,6 +168,21 @@ static int run_model(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len
     return rows;
 }
 
+/* "reverse (encoder, rope positions, step 400)\ninput 3 1 4 -> 4 1 3". */
+static void write_caption(char *caption, size_t size, const qkv_seq_model *model, long step, const int32_t *x,
+                          const int32_t *pred, int len) {
+    char label[12];
+    int at = snprintf(caption, size, "%s (%s, %s positions, step %ld)\n", model->task.name,
+                      qkv_seq_arch_name(model->config.data.arch), qkv_pos_kind_name(model->config.pos), step);
+    for (int pass = 0; pass < 2; pass++) {
+        at += snprintf(caption + at, size - (size_t)at, pass ? " ->" : "input");
+        for (int i = 0; i < len && at < (int)size - 16; i++) {
+            token_label(pass ? pred[i] : x[i], label, sizeof label);
+            at += snprintf(caption + at, size - (size_t)at, " %s", label);
+        }
+    }
+}
+
 static int usage_error(const char *message) {
     fprintf(stderr, "qkv attn: %s\n", message);
     return 2;
@@ -224,17 +239,8 @@ int qkv_cmd_attn(int argc, char **argv) {
     qkv_tape_set_training(tape, 0);
     int rows = run_model(&model, tape, x, len, pred, maps, captured, stream, q_lab, k_lab, q_text, k_text);
 
-    char caption[256], label[12];
-    int at = snprintf(caption, sizeof caption, "%s (%s, %s positions, step %ld)\n", model.task.name,
-                      qkv_seq_arch_name(c->data.arch), qkv_pos_kind_name(c->pos), step);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass) at += snprintf(caption + at, sizeof caption - (size_t)at, " ->");
-        else at += snprintf(caption + at, sizeof caption - (size_t)at, "input");
-        for (int i = 0; i < len && at < (int)sizeof caption - 16; i++) {
-            token_label(pass ? pred[i] : x[i], label, sizeof label);
-            at += snprintf(caption + at, sizeof caption - (size_t)at, " %s", label);
-        }
-    }
+    char caption[256];
+    write_caption(caption, sizeof caption, &model, step, x, pred, len);
     int rc = qkv_attn_grid_png(out, caption, maps, rows, c->heads);
     if (rc == 0) printf("%s\nwrote %s: %d rows x %d heads\n", caption, out, rows, c->heads);
     else fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
