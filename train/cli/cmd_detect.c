@@ -225,8 +225,7 @@ int qkv_cmd_train_detect(int argc, char **argv) {
                qkv_params_count(&task.model.params), qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr,
                f.trainer.clip, config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
-    int rc = qkv_train(&f.trainer, &task.task, &result);
-    if (rc == 0) qkv_print_final("detect", &result);
+    int rc = qkv_train_exit(qkv_train(&f.trainer, &task.task, &result), "detect", &result);
     qkv_detect_task_free(&task);
     return rc;
 }

@@ -91,8 +91,7 @@ int qkv_cmd_train_points(int argc, char **argv) {
                config.model.n_heads, qkv_params_count(&task.params), qkv_opt_kind_name(f.trainer.optim.kind),
                f.trainer.optim.lr, config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
-    int rc = qkv_train(&f.trainer, &task.task, &result);
-    if (rc == 0) qkv_print_final("points", &result);
+    int rc = qkv_train_exit(qkv_train(&f.trainer, &task.task, &result), "points", &result);
     qkv_points_task_free(&task);
     return rc;
 }
@@ -143,7 +142,10 @@ static int compare_maxreg(const qkv_maxreg_task_config *base, qkv_trainer_config
         qkv_maxreg_task_config config = *base;
         config.model.kind = baselines[i].kind;
         qkv_train_result result;
-        if (run_maxreg(&config, &trainer, &result) != 0) return 2;
+        if (run_maxreg(&config, &trainer, &result) != 0) {
+            fprintf(stderr, "qkv: %s\n", qkv_last_error());
+            return 2; /* even for a NaN/Inf stop: one of the four models failed */
+        }
         const double *test_mae = qkv_metrics_get(&result.metrics, "test_mae");
         mae[i] = test_mae ? *test_mae : NAN;   /* MPI: only rank 0 evaluates */
         seconds[i] = result.seconds;
@@ -212,7 +214,5 @@ int qkv_cmd_train_maxreg(int argc, char **argv) {
                config.model.width, config.model.n_heads, qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr,
                config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
-    int rc = run_maxreg(&config, &f.trainer, &result);
-    if (rc == 0) qkv_print_final("maxreg", &result);
-    return rc;
+    return qkv_train_exit(run_maxreg(&config, &f.trainer, &result), "maxreg", &result);
 }

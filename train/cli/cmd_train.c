@@ -98,8 +98,7 @@ static int train_sequence(const char *name, int argc, char **argv) {
                config.layers, config.heads, config.dim, qkv_params_count(&model.params),
                qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr, config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
-    int rc = qkv_train(&f.trainer, &model.task, &result);
-    if (rc == 0) qkv_print_final(model.task.name, &result);
+    int rc = qkv_train_exit(qkv_train(&f.trainer, &model.task, &result), model.task.name, &result);
     qkv_seq_model_free(&model);
     return rc;
 }
@@ -137,8 +136,7 @@ int qkv_cmd_train_spirals(int argc, char **argv) {
                config.hidden, qkv_opt_kind_name(f.trainer.optim.kind), f.trainer.optim.lr, f.trainer.optim.momentum,
                config.batch, f.trainer.steps, f.threads, f.threads == 1 ? "" : "s");
     qkv_train_result result;
-    int rc = qkv_train(&f.trainer, &model.task, &result);
-    if (rc == 0) qkv_print_final("spirals", &result);
+    int rc = qkv_train_exit(qkv_train(&f.trainer, &model.task, &result), "spirals", &result);
     qkv_spirals_task_free(&model);
     return rc;
 }
