@@ -1,12 +1,17 @@
 /* test_trainer.c — the shared training loop, checkpoints and the sequence tasks:
  * resuming is bitwise exact, a checkpoint that does not fit leaves the model
  * untouched, incremental decoding equals the full pass, the CLI refuses bad
- * flags without writing anything, and the summaries are written. */
+ * flags without writing anything, and the summaries are written. The C API
+ * prints nothing: its failures (a NaN/Inf stop, the task's error, an unwritable
+ * output) are -1 and qkv_last_error(). */
 #include "test_util.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/ops.h"
 #include "train/checkpoint.h"
 #include "train/tasks/sequence.h"
 
@@ -226,6 +231,111 @@ END_TEST
 
 static int file_exists(const char *path) { return access(path, F_OK) == 0; }
 
+/* ---- the C API's failures ------------------------------------------------------------- */
+
+/* One parameter w (zero at first); the loss of step s is w + 1, NaN from step
+ * nan_from on, or NULL with an error from step fail_from on (-1: never). */
+typedef struct toy_task {
+    qkv_params params;
+    long nan_from, fail_from;
+    qkv_task task;
+} toy_task;
+
+static qkv_tensor *toy_loss(void *self, qkv_tape *tape, long step) {
+    toy_task *t = self;
+    if (t->fail_from >= 0 && step >= t->fail_from) {
+        qkv_set_error("toy: no batch for step %ld", step);
+        return NULL;
+    }
+    float c = t->nan_from >= 0 && step >= t->nan_from ? NAN : 1.0f;
+    return qkv_sum_all(tape, qkv_add_scalar(tape, t->params.items[0], c));
+}
+
+static void toy_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
+    (void)tape;
+    qkv_metrics_set(metrics, "w", ((toy_task *)self)->params.items[0]->data[0]);
+}
+
+static void toy_describe(void *self, qkv_config_kv *config) {
+    (void)self;
+    qkv_config_add(config, "task", "toy");
+}
+
+static void toy_init(toy_task *t, long nan_from, long fail_from) {
+    memset(t, 0, sizeof *t);
+    qkv_params_new(&t->params, "w", 1, (int[]){1});
+    t->nan_from = nan_from;
+    t->fail_from = fail_from;
+    t->task = (qkv_task){.name = "toy", .self = t, .params = &t->params, .loss = toy_loss,
+                         .evaluate = toy_evaluate, .describe = toy_describe};
+}
+
+/* qkv_train on a toy task with stderr (fd 2) sent to a file: its return code,
+ * after asserting that the library printed nothing there. */
+static int train_toy_silently(const qkv_trainer_config *config, long nan_from, long fail_from,
+                              qkv_train_result *result) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", scratch_dir);
+    toy_task toy;
+    toy_init(&toy, nan_from, fail_from);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), file = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert(saved >= 0 && file >= 0 && dup2(file, STDERR_FILENO) == STDERR_FILENO);
+    close(file);
+    int rc = qkv_train(config, &toy.task, result);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg(st.st_size == 0, "qkv_train printed %lld bytes to stderr", (long long)st.st_size);
+    remove(path);
+    qkv_params_free(&toy.params);
+    return rc;
+}
+
+START_TEST(api_failures_return_an_error_and_print_nothing) {
+    scratch_dir_create();
+    qkv_trainer_config t = {.steps = 10, .quiet = 1, .seed = 1, .save_every = 1};
+    t.optim = (qkv_optimizer_config){.kind = QKV_OPT_SGD, .lr = 0.1f};
+    t.schedule = (qkv_schedule){.kind = QKV_SCHED_CONSTANT, .total = 10};
+    char save[128], json[128];
+    snprintf(save, sizeof save, "%s/toy.safetensors", scratch_dir);
+    snprintf(json, sizeof json, "%s/run.json", scratch_dir);
+    t.save_path = save;
+    qkv_train_result result;
+
+    /* A NaN loss at step 3 (1-based): -1, nonfinite, and the last good checkpoint named. */
+    ck_assert_int_eq(train_toy_silently(&t, 2, -1, &result), -1);
+    ck_assert_int_eq(result.nonfinite, 1);
+    ck_assert_msg(strncmp(qkv_last_error(), "step 3: the loss is NaN", 23) == 0, "%s", qkv_last_error());
+    ck_assert_msg(strstr(qkv_last_error(), "; training stopped; ") &&
+                      strstr(qkv_last_error(), "/toy.safetensors (step 2) is the last good checkpoint"),
+                  "%s", qkv_last_error());
+
+    /* The task's own error: -1 with that error, not a NaN/Inf stop. */
+    ck_assert_int_eq(train_toy_silently(&t, -1, 4, &result), -1);
+    ck_assert_int_eq(result.nonfinite, 0);
+    ck_assert_str_eq(qkv_last_error(), "toy: no batch for step 4");
+
+    /* An unwritable --json: -1 before training, naming the path; nothing written. */
+    remove(t.save_path);
+    t.json_path = "/nonexistent-dir/run.json";
+    ck_assert_int_eq(train_toy_silently(&t, -1, -1, &result), -1);
+    ck_assert_int_eq(result.nonfinite, 0);
+    ck_assert_msg(strstr(qkv_last_error(), "/nonexistent-dir/run.json"), "%s", qkv_last_error());
+    ck_assert(!file_exists(t.save_path));
+
+    /* And a run that goes well returns 0. */
+    t.json_path = json;
+    ck_assert_int_eq(train_toy_silently(&t, -1, -1, &result), 0);
+    ck_assert_int_eq(result.nonfinite, 0);
+    ck_assert_int_eq(result.steps_done, 10);
+    ck_assert(file_exists(t.json_path) && file_exists(t.save_path));
+    scratch_dir_remove();
+}
+END_TEST
+
 START_TEST(cli_refuses_bad_flags_and_writes_nothing) {
     scratch_dir_create();
     char args[512], line[512], json[128];
@@ -308,6 +418,7 @@ Suite *suite_trainer(void) {
     tcase_add_test(tc, cached_decoding_matches_full_pass);
     tcase_add_test(tc, cli_refuses_bad_flags_and_writes_nothing);
     tcase_add_test(tc, cli_trains_saves_evaluates_and_summarizes);
+    tcase_add_test(tc, api_failures_return_an_error_and_print_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

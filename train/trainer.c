@@ -1,6 +1,7 @@
-/* trainer.c — the shared training loop, progress output and run summaries.
- * See trainer.h. */
-#define _GNU_SOURCE /* open_memstream */
+/* trainer.c — the shared training loop: setup and --resume, one step, the
+ * evaluations, logs and checkpoints between steps, and the end of a run; the
+ * metrics and config helpers; progress output. The --csv, --plot and --json files
+ * are trainer_outputs.c's. See trainer.h. */
 #include "train/trainer.h"
 
 #include <errno.h>
@@ -16,11 +17,8 @@
 #include "train/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/fileio.h"
-#include "core/json.h"
-#include "core/parallel.h"
 #include "train/dist.h"
-#include "train/curves.h"
+#include "train/trainer_outputs.h"
 
 /* ---- metrics and config ------------------------------------------------------ */
 
@@ -97,6 +95,20 @@ int qkv_check_output_path(const char *path) {
     return writable ? 0 : -1;
 }
 
+int qkv_trainer_check_outputs(const qkv_trainer_config *config) {
+    const char *outputs[] = {config->json_path, config->csv_path, config->save_path, config->plot_path,
+                             config->dot_path};
+    for (int i = 0; i < 5; i++) {
+        if (outputs[i] && qkv_check_output_path(outputs[i]) != 0) return -1;
+        for (int j = 0; j < i; j++)
+            if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0) {
+                qkv_set_error("%s: given for two outputs (--json, --csv, --save, --plot, --dot)", outputs[i]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 /* ---- progress ---------------------------------------------------------------- */
 
 typedef struct progress {
@@ -138,82 +150,25 @@ static void report_progress(const progress *p, const qkv_trainer_config *config,
     fflush(stdout);
 }
 
-/* ---- summaries ------------------------------------------------------------------ */
+/* ---- a run ------------------------------------------------------------------------ */
 
-static void json_number(qkv_json_out *out, const char *key, double value, const char *fmt) {
-    char number[64];
-    snprintf(number, sizeof number, fmt, value);
-    qkv_json_out_string(out, key);
-    qkv_json_out_text(out, ": ");
-    qkv_json_out_text(out, number);
-}
+/* What the phases of qkv_train share: setup, one step, the work between steps, the end. */
+typedef struct train_run {
+    const qkv_trainer_config *config; /* this rank's (train/dist.h) */
+    qkv_task *task;
+    qkv_train_result *result;
+    qkv_config_kv description;        /* the task's config: checkpoint metadata, --json */
+    qkv_optimizer opt;
+    qkv_tape *tape;
+    long start, step;                 /* the step this run began at, and the steps done so far */
+    const char *last_path;            /* the last good checkpoint (NULL: none yet) and its step */
+    long last_saved;
+    progress prog;
+    qkv_metrics metrics;              /* the last evaluation's */
+    qkv_train_outputs outputs;        /* --csv, --plot, --json */
+} train_run;
 
-static int write_summary_json(const char *path, const qkv_task *task, const qkv_config_kv *config,
-                              const qkv_train_result *r) {
-    qkv_json_out out = {0};
-    qkv_json_out_text(&out, "{\"task\": ");
-    qkv_json_out_string(&out, task->name);
-    qkv_json_out_text(&out, ", \"config\": {");
-    for (int i = 0; i < config->n; i++) {
-        if (i) qkv_json_out_text(&out, ", ");
-        qkv_json_out_string(&out, config->key[i]);
-        qkv_json_out_text(&out, ": ");
-        qkv_json_out_string(&out, config->value[i]);
-    }
-    qkv_json_out_text(&out, "}, ");
-    json_number(&out, "steps", (double)r->steps_done, "%.0f");
-    qkv_json_out_text(&out, ", ");
-    json_number(&out, "final_train_loss", r->final_loss, "%.9g"); /* a float round-trips in 9 digits */
-    qkv_json_out_text(&out, ", \"test\": {");
-    for (int i = 0; i < r->metrics.n; i++) {
-        if (i) qkv_json_out_text(&out, ", ");
-        json_number(&out, r->metrics.key[i], r->metrics.value[i], "%.6g");
-    }
-    qkv_json_out_text(&out, "}, ");
-    json_number(&out, "wall_seconds", r->seconds, "%.3f");
-    qkv_json_out_text(&out, ", ");
-    json_number(&out, "steps_per_second", r->steps_per_second, "%.2f");
-    qkv_json_out_text(&out, r->stopped_early ? ", \"stopped_early\": true}\n" : ", \"stopped_early\": false}\n");
-    int rc = out.failed ? (qkv_set_error("%s: out of memory", path), -1) : qkv_write_file_atomic(path, out.data, out.len);
-    qkv_json_out_free(&out);
-    return rc;
-}
-
-/* ---- the loop ------------------------------------------------------------------- */
-
-static void evaluate(qkv_task *task, qkv_tape *tape, qkv_metrics *metrics) {
-    int grad = qkv_tape_set_grad(tape, 0), training = qkv_tape_set_training(tape, 0);
-    metrics->n = 0;
-    task->evaluate(task->self, tape, metrics);
-    qkv_tape_reset(tape);
-    qkv_tape_set_grad(tape, grad);
-    qkv_tape_set_training(tape, training);
-}
-
-static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m) {
-    const double *v = config->target_key ? qkv_metrics_get(m, config->target_key) : NULL;
-    if (config->target <= 0 || !v) return 0;
-    return config->lower_is_better ? *v <= config->target : *v >= config->target;
-}
-
-static int fail(const char *what) {
-    fprintf(stderr, "qkv: %s\n", what);
-    return 2;
-}
-
-int qkv_trainer_check_outputs(const qkv_trainer_config *config) {
-    const char *outputs[] = {config->json_path, config->csv_path, config->save_path, config->plot_path,
-                             config->dot_path};
-    for (int i = 0; i < 5; i++) {
-        if (outputs[i] && qkv_check_output_path(outputs[i]) != 0) return -1;
-        for (int j = 0; j < i; j++)
-            if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0) {
-                qkv_set_error("%s: given for two outputs (--json, --csv, --save, --plot, --dot)", outputs[i]);
-                return -1;
-            }
-    }
-    return 0;
-}
+/* ---- setup and resume --------------------------------------------------------------- */
 
 /* The checkpoint's task config must be this run's: same task, same model, same data. */
 static int check_resume_config(const char *path, const qkv_config_kv *now) {
@@ -230,145 +185,208 @@ static int check_resume_config(const char *path, const qkv_config_kv *now) {
     return 0;
 }
 
-/* A NaN/Inf in step (1-based) stops the run: says where, and which checkpoint
- * (last_path, at step last_saved; NULL if none) is the last good one. */
-static int diverged(long step, const char *last_path, long last_saved, const char *what) {
-    char saved[160] = "";
-    if (last_path) snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", last_path, last_saved);
-    fprintf(stderr, "qkv: step %ld: %s; training stopped%s\n", step, what, saved);
-    return 3;
+/* --resume: the parameters, optimizer state, step and dropout stream of a checkpoint
+ * of this run that is short of --steps. 0, or -1 with qkv_last_error(). */
+static int resume_from_checkpoint(train_run *run) {
+    const char *path = run->config->resume_path;
+    if (check_resume_config(path, &run->description) != 0 ||
+        qkv_checkpoint_load(path, run->task->params, &run->opt, &run->start, &run->tape->rng) != 0)
+        return -1;
+    if (run->start >= run->config->steps) {
+        qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume", path, run->start,
+                      run->config->steps);
+        return -1;
+    }
+    return 0;
 }
 
-int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train_result *result) {
-    qkv_trainer_config rank_config = qkv_dist_rank_config(shared_config); /* MPI: rank 0 alone writes */
-    const qkv_trainer_config *config = &rank_config;
+/* Checks the outputs and the batch, makes the optimizer and the tape, resumes,
+ * and makes every rank's state rank 0's. 0, or -1 with nothing left allocated. */
+static int start_run(train_run *run) {
+    const qkv_trainer_config *config = run->config;
+    qkv_task *task = run->task;
     int bad = qkv_trainer_check_outputs(config) != 0 || qkv_dist_check_batch(task->batch) != 0;
-
-    qkv_config_kv description = {0};
-    task->describe(task->self, &description);
-    qkv_optimizer opt;
-    qkv_optimizer_init(&opt, &config->optim, task->params);
-    qkv_tape *tape = qkv_tape_create(config->seed);
-    qkv_tape_set_detect_nan(tape, config->detect_nan);
-    long start = 0;
-    if (!bad && config->resume_path &&
-        (check_resume_config(config->resume_path, &description) != 0 ||
-         qkv_checkpoint_load(config->resume_path, task->params, &opt, &start, &tape->rng) != 0 ||
-         (start >= config->steps &&
-          (qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume",
-                         config->resume_path, start, config->steps), 1))))
-        bad = 1;
+    task->describe(task->self, &run->description);
+    qkv_optimizer_init(&run->opt, &config->optim, task->params);
+    run->tape = qkv_tape_create(config->seed);
+    qkv_tape_set_detect_nan(run->tape, config->detect_nan);
+    if (!bad && config->resume_path && resume_from_checkpoint(run) != 0) bad = 1;
     if (qkv_dist_any(bad)) {
-        qkv_tape_free(tape);
-        qkv_optimizer_free(&opt);
-        return bad ? fail(qkv_last_error()) : 2;
+        if (!bad) qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
+        qkv_tape_free(run->tape);
+        qkv_optimizer_free(&run->opt);
+        return -1;
     }
-    qkv_dist_share_state(task->params, &opt, &start, tape);
+    qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
+    run->step = run->last_saved = run->start;
+    run->last_path = config->resume_path;
+    qkv_train_outputs_open(&run->outputs, config);
+    run->prog = (progress){isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), run->start, config->steps};
+    return 0;
+}
 
-    char *csv = NULL;
-    size_t csv_len = 0;
-    FILE *csv_out = config->csv_path ? open_memstream(&csv, &csv_len) : NULL;
-    if (csv_out) fputs("step,loss,lr,seconds\n", csv_out);
-    memset(result, 0, sizeof *result);
-    progress prog = {isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), start, config->steps};
-    qkv_metrics metrics = {0};
-    qkv_curves curves = {0};
-    long step = start, last_saved = start;
-    const char *last_path = config->resume_path; /* the last good checkpoint, if any */
-    int rc = 0;
+/* ---- one step ------------------------------------------------------------------------- */
 
-    while (step < config->steps) {
-        float lr = config->optim.lr * qkv_schedule_factor(&config->schedule, step);
-        qkv_tensor *loss = task->loss(task->self, tape, step);
-        if (!loss) { /* the task reported an error (a diverged run): stop, write nothing */
-            rc = fail(qkv_last_error());
-            qkv_tape_reset(tape);
-            break;
-        }
-        qkv_params_zero_grad(task->params);
-        qkv_backward(tape, loss);
-        /* Under MPI the checks below are collective: every rank stops at the same step. */
-        float loss_value = qkv_dist_average_grads(task->params, step, loss->data[0], task->loss_terms);
-        if (config->detect_nan && qkv_dist_any(tape->anomaly[0] != 0)) {
-            char what[sizeof tape->anomaly + 16];
-            snprintf(what, sizeof what, "--detect-nan: %s", tape->anomaly[0] ? tape->anomaly : "on another rank");
-            rc = diverged(step + 1, last_path, last_saved, what);
-            break;
-        }
-        if (!isfinite(loss_value)) {
-            char what[96];
-            snprintf(what, sizeof what, "the loss is %s (try a smaller --lr, --clip, or --detect-nan to find the op)",
-                     isnan(loss_value) ? "NaN" : "Inf");
-            rc = diverged(step + 1, last_path, last_saved, what);
-            break;
-        }
-        if (config->print_tape && step == start) {
-            printf("tape of step %ld (%d nodes):\n", step + 1, tape->n_nodes);
-            qkv_tape_print(tape, stdout);
-        }
-        if (config->dot_path && step == start && qkv_tape_write_dot(tape, config->dot_path) != 0) {
-            rc = fail(qkv_last_error());
-            qkv_tape_reset(tape);
-            break;
-        }
-        if (config->clip > 0) qkv_clip_grad_norm(task->params, config->clip);
-        qkv_optimizer_step(&opt, task->params, lr);
-        result->final_loss = loss_value;
+/* A NaN/Inf in the coming step stops the run: the error says where, and which
+ * checkpoint is the last good one. Always -1. */
+static int stop_nonfinite(train_run *run, const char *what) {
+    char saved[160] = "";
+    if (run->last_path)
+        snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", run->last_path, run->last_saved);
+    qkv_set_error("step %ld: %s; training stopped%s", run->step + 1, what, saved);
+    run->result->nonfinite = 1;
+    return -1;
+}
+
+/* After backward: --detect-nan's first anomaly, then the loss itself. Under MPI both
+ * checks are collective, so every rank stops at the same step. */
+static int check_finite(train_run *run, float loss) {
+    const qkv_tape *tape = run->tape;
+    if (run->config->detect_nan && qkv_dist_any(tape->anomaly[0] != 0)) {
+        char what[sizeof tape->anomaly + 16];
+        snprintf(what, sizeof what, "--detect-nan: %s", tape->anomaly[0] ? tape->anomaly : "on another rank");
+        return stop_nonfinite(run, what);
+    }
+    if (!isfinite(loss)) {
+        char what[96];
+        snprintf(what, sizeof what, "the loss is %s (try a smaller --lr, --clip, or --detect-nan to find the op)",
+                 isnan(loss) ? "NaN" : "Inf");
+        return stop_nonfinite(run, what);
+    }
+    return 0;
+}
+
+/* --print-tape and --dot show the first step's tape. 0, or -1 if --dot fails. */
+static int show_first_tape(const train_run *run) {
+    const qkv_trainer_config *config = run->config;
+    if (run->step != run->start) return 0;
+    if (config->print_tape) {
+        printf("tape of step %ld (%d nodes):\n", run->step + 1, run->tape->n_nodes);
+        qkv_tape_print(run->tape, stdout);
+    }
+    return config->dot_path ? qkv_tape_write_dot(run->tape, config->dot_path) : 0;
+}
+
+/* Step run->step at learning rate lr: the task's loss, backward (and the mean over
+ * ranks), the NaN/Inf checks, clipping, the optimizer step, the tape's reset.
+ * 0, or -1 with qkv_last_error() and the parameters not updated. */
+static int train_step(train_run *run, float lr) {
+    qkv_task *task = run->task;
+    qkv_tape *tape = run->tape;
+    qkv_tensor *loss = task->loss(task->self, tape, run->step);
+    if (!loss) { /* the task reported an error (a diverged run): stop, write nothing */
         qkv_tape_reset(tape);
-        step++;
+        return -1;
+    }
+    qkv_params_zero_grad(task->params);
+    qkv_backward(tape, loss);
+    float loss_value = qkv_dist_average_grads(task->params, run->step, loss->data[0], task->loss_terms);
+    if (check_finite(run, loss_value) != 0) return -1;
+    if (show_first_tape(run) != 0) {
+        qkv_tape_reset(tape);
+        return -1;
+    }
+    if (run->config->clip > 0) qkv_clip_grad_norm(task->params, run->config->clip);
+    qkv_optimizer_step(&run->opt, task->params, lr);
+    run->result->final_loss = loss_value;
+    qkv_tape_reset(tape);
+    run->step++;
+    return 0;
+}
 
-        int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == start + 1);
-        int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
-        if (eval_now && qkv_dist_rank() == 0) evaluate(task, tape, &metrics);
-        if (config->plot_path) {
-            if (log_now || eval_now || config->log_every <= 0) qkv_curves_add_loss(&curves, (double)step, result->final_loss);
-            if (eval_now) qkv_curves_add_metrics(&curves, (double)step, &metrics);
-        }
-        if (csv_out && (log_now || eval_now))
-            fprintf(csv_out, "%ld,%.6g,%.6g,%.3f\n", step, result->final_loss, lr, omp_get_wtime() - prog.start);
-        if (log_now || eval_now) report_progress(&prog, config, step, result->final_loss, &metrics, 0);
-        if (config->save_path && config->save_every > 0 && step % config->save_every == 0 &&
-            qkv_checkpoint_save(config->save_path, task->params, &opt, step, &tape->rng, &description) != 0) {
-            rc = fail(qkv_last_error());
-            break;
-        }
-        if (config->save_path && config->save_every > 0 && step % config->save_every == 0) {
-            last_path = config->save_path;
-            last_saved = step;
-        }
-        if (eval_now && qkv_dist_root_flag(reached_target(config, &metrics))) {
-            result->stopped_early = step < config->steps;
-            break;
-        }
+/* ---- between steps: evaluation, logging, checkpoints, early stop ------------------------ */
+
+static void evaluate(qkv_task *task, qkv_tape *tape, qkv_metrics *metrics) {
+    int grad = qkv_tape_set_grad(tape, 0), training = qkv_tape_set_training(tape, 0);
+    metrics->n = 0;
+    task->evaluate(task->self, tape, metrics);
+    qkv_tape_reset(tape);
+    qkv_tape_set_grad(tape, grad);
+    qkv_tape_set_training(tape, training);
+}
+
+static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m) {
+    const double *v = config->target_key ? qkv_metrics_get(m, config->target_key) : NULL;
+    if (config->target <= 0 || !v) return 0;
+    return config->lower_is_better ? *v <= config->target : *v >= config->target;
+}
+
+static int save_checkpoint(train_run *run) {
+    return qkv_checkpoint_save(run->config->save_path, run->task->params, &run->opt, run->step, &run->tape->rng,
+                               &run->description);
+}
+
+/* --save-every: a checkpoint every save_every steps, then the last good one. */
+static int save_periodic(train_run *run) {
+    const qkv_trainer_config *config = run->config;
+    if (!config->save_path || config->save_every <= 0 || run->step % config->save_every != 0) return 0;
+    if (save_checkpoint(run) != 0) return -1;
+    run->last_path = config->save_path;
+    run->last_saved = run->step;
+    return 0;
+}
+
+/* After a step of learning rate lr: evaluate every eval_every steps, log every
+ * log_every (and after the first), record for --csv and --plot, checkpoint every
+ * save_every. 1 to stop early (the target is reached), 0 to go on, -1 on an error. */
+static int after_step(train_run *run, float lr) {
+    const qkv_trainer_config *config = run->config;
+    long step = run->step;
+    float loss = run->result->final_loss;
+    int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == run->start + 1);
+    int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
+    if (eval_now && qkv_dist_rank() == 0) evaluate(run->task, run->tape, &run->metrics);
+    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, &run->metrics,
+                             log_now, eval_now);
+    if (log_now || eval_now) report_progress(&run->prog, config, step, loss, &run->metrics, 0);
+    if (save_periodic(run) != 0) return -1;
+    if (eval_now && qkv_dist_root_flag(reached_target(config, &run->metrics))) {
+        run->result->stopped_early = step < config->steps;
+        return 1;
     }
-    result->seconds = omp_get_wtime() - prog.start;
-    result->steps_done = step;
-    result->steps_per_second = (double)(step - start) / (result->seconds > 0 ? result->seconds : 1e-9);
-    if (rc == 0 && qkv_dist_rank() == 0) {
-        evaluate(task, tape, &metrics);
-        result->metrics = metrics;
-        if (config->plot_path) {
-            long last = curves.n_loss ? (long)curves.loss_step[curves.n_loss - 1] : -1;
-            if (last != step && step > start) qkv_curves_add_loss(&curves, (double)step, result->final_loss);
-            if (!curves.n_eval || curves.eval_step[curves.n_eval - 1] != (double)step)
-                qkv_curves_add_metrics(&curves, (double)step, &metrics);
-        }
-        if (prog.tty && !prog.quiet) report_progress(&prog, config, step, result->final_loss, &metrics, 1);
-        if (config->save_path &&
-            qkv_checkpoint_save(config->save_path, task->params, &opt, step, &tape->rng, &description) != 0)
-            rc = fail(qkv_last_error());
-    }
-    if (csv_out) {
-        fclose(csv_out);
-        if (rc == 0 && qkv_write_file_atomic(config->csv_path, csv, csv_len) != 0) rc = fail(qkv_last_error());
-        free(csv);
-    }
-    if (rc == 0 && config->json_path && write_summary_json(config->json_path, task, &description, result) != 0)
-        rc = fail(qkv_last_error());
-    if (rc == 0 && config->plot_path && qkv_curves_write_png(&curves, config->plot_path, task->name) != 0)
-        rc = fail(qkv_last_error());
-    qkv_curves_free(&curves);
-    qkv_tape_free(tape);
-    qkv_optimizer_free(&opt);
+    return 0;
+}
+
+/* ---- the end ------------------------------------------------------------------------- */
+
+/* After a run without error, on rank 0: the final evaluation and progress line, and
+ * the checkpoint of --save. 0, or -1 if the checkpoint cannot be written. */
+static int final_evaluation(train_run *run) {
+    qkv_train_result *result = run->result;
+    evaluate(run->task, run->tape, &run->metrics);
+    result->metrics = run->metrics;
+    qkv_train_outputs_record_final(&run->outputs, run->step, run->start, result->final_loss, &run->metrics);
+    if (run->prog.tty && !run->prog.quiet)
+        report_progress(&run->prog, run->config, run->step, result->final_loss, &run->metrics, 1);
+    return run->config->save_path ? save_checkpoint(run) : 0;
+}
+
+/* Times the run, ends it (rc 0: the final evaluation and the files; else none of
+ * them) and frees what start_run made. Returns rc, or -1 if a file failed. */
+static int finish_run(train_run *run, int rc) {
+    qkv_train_result *result = run->result;
+    result->seconds = omp_get_wtime() - run->prog.start;
+    result->steps_done = run->step;
+    result->steps_per_second = (double)(run->step - run->start) / (result->seconds > 0 ? result->seconds : 1e-9);
+    if (rc == 0 && qkv_dist_rank() == 0) rc = final_evaluation(run);
+    if (qkv_train_outputs_finish(&run->outputs, rc == 0, run->task, &run->description, result) != 0) rc = -1;
+    qkv_tape_free(run->tape);
+    qkv_optimizer_free(&run->opt);
     return rc;
+}
+
+/* ---- the loop -------------------------------------------------------------------------- */
+
+int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train_result *result) {
+    qkv_trainer_config config = qkv_dist_rank_config(shared_config); /* MPI: rank 0 alone writes */
+    memset(result, 0, sizeof *result);
+    train_run run = {.config = &config, .task = task, .result = result};
+    if (start_run(&run) != 0) return -1;
+    int rc = 0; /* 0: go on; 1: stop early; -1: an error */
+    while (rc == 0 && run.step < config.steps) {
+        float lr = config.optim.lr * qkv_schedule_factor(&config.schedule, run.step);
+        rc = train_step(&run, lr);
+        if (rc == 0) rc = after_step(&run, lr);
+    }
+    return finish_run(&run, rc < 0 ? -1 : 0);
 }

@@ -16,9 +16,14 @@
  * optimizer state are in the checkpoint, so a run resumed at step k ends bitwise
  * equal to an uninterrupted one.
  *
+ * Errors: qkv_train prints nothing; it returns -1 with qkv_last_error() holding
+ * one line, and the command line prints "qkv: <line>" and chooses the exit status
+ * (train/cli/train_flags.h: 2, or 3 for a NaN/Inf stop).
+ *
  * Non-finite values: the loss of every step is checked; a NaN/Inf loss stops the
- * run before the optimizer step ("step 12: the loss is NaN ..."), exit code 3,
- * and nothing is written after it (the last checkpoint stays the last good one).
+ * run before the optimizer step ("step 12: the loss is NaN ...; training stopped",
+ * result->nonfinite set), and nothing is written after it (the last checkpoint
+ * stays the last good one, and the error names it).
  * detect_nan (--detect-nan) turns on the tape's anomaly mode (tape.h): the first
  * op whose output or input gradient holds a NaN/Inf stops the run the same way,
  * naming the op, its input shapes and the step.
@@ -76,7 +81,7 @@ typedef struct qkv_task {
     void *self;
     qkv_params *params;
     /* The scalar loss of training step `step` (forward only; the trainer runs backward).
-     * NULL with qkv_last_error() stops the run (qkv_train returns 2). */
+     * NULL with qkv_last_error() stops the run (qkv_train returns -1 with that error). */
     qkv_tensor *(*loss)(void *self, qkv_tape *tape, long step);
     /* Held-out metrics; runs with gradients off and training mode off. */
     void (*evaluate)(void *self, qkv_tape *tape, qkv_metrics *metrics);
@@ -117,11 +122,13 @@ typedef struct qkv_train_result {
     qkv_metrics metrics;
     double seconds, steps_per_second;
     int stopped_early;
+    int nonfinite; /* 1: stopped on a NaN/Inf loss or --detect-nan anomaly (the command line's exit status 3) */
 } qkv_train_result;
 
-/* Runs the loop. Returns 0, or 2 after printing a one-line error (an unwritable
- * output path, a checkpoint that does not fit the model, ...); nothing has been
- * written then. Returns 3 when training stopped on a NaN/Inf (see above). */
+/* Runs the loop. Returns 0, or -1 with qkv_last_error() (an unwritable output path,
+ * a checkpoint that does not fit the model, the task's error, a NaN/Inf stop: see
+ * result->nonfinite). A setup error leaves every file untouched; a later one leaves
+ * only what was written before it (--dot, the --save-every checkpoints). */
 int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result);
 
 /* Checks that path can be created or replaced: not empty, its directory exists

@@ -101,8 +101,7 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     }
     if (!f.trainer.quiet) kind->banner(task, &f.trainer, f.threads);
     qkv_train_result result;
-    int rc = qkv_train(&f.trainer, task, &result);
-    if (rc == 0) qkv_print_final(task->name, &result);
+    int rc = qkv_train_exit(qkv_train(&f.trainer, task, &result), task->name, &result);
     kind->destroy(task);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/parallel.h"
 #include "train/dist.h"
 
@@ -57,3 +58,11 @@ void qkv_print_final(const char *task, const qkv_train_result *r) {
     printf(" seconds=%.2f steps_per_s=%.1f\n", r->seconds, r->steps_per_second);
 }
 
+int qkv_train_exit(int rc, const char *task, const qkv_train_result *result) {
+    if (rc == 0) {
+        if (task) qkv_print_final(task, result);
+        return 0;
+    }
+    fprintf(stderr, "qkv: %s\n", qkv_last_error());
+    return result->nonfinite ? 3 : 2;
+}

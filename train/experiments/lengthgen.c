@@ -37,6 +37,7 @@
 #include "core/json.h"
 #include "core/parallel.h"
 #include "train/cli/args.h"
+#include "train/cli/train_flags.h"
 #include "train/experiments/experiments.h"
 #include "train/viz/plot.h"
 #include "train/tasks/sequence.h"
@@ -150,7 +151,7 @@ static int train_one(const lengthgen *g, int scheme, int seed_index) {
     t.schedule = (qkv_schedule){.kind = QKV_SCHED_COSINE, .warmup = g->warmup < g->steps ? g->warmup : 0,
                                 .total = g->steps};
     qkv_train_result result;
-    int rc = qkv_train(&t, &model.task, &result);
+    int rc = qkv_train_exit(qkv_train(&t, &model.task, &result), NULL, &result); /* prints an error */
     if (rc == 0) {
         size_t at = (size_t)scheme * g->seeds + seed_index;
         g->train_seconds[at] = result.seconds;

@@ -1,0 +1,46 @@
+/* trainer_outputs.h — the files a training run writes when it ends: the --csv log,
+ * the --plot curves and the --json summary (trainer.h says what each holds).
+ *
+ * The trainer records into them in memory as it goes; nothing reaches the disk
+ * before qkv_train_outputs_finish, and then only if the run succeeded, so a run
+ * that fails leaves none of them behind (and no partial file: each is written
+ * atomically). A path that is NULL turns its output off. Used by train/trainer.c.
+ */
+#ifndef QKV_TRAINER_OUTPUTS_H
+#define QKV_TRAINER_OUTPUTS_H
+
+#include <stdio.h>
+
+#include "train/curves.h"
+#include "train/trainer.h"
+
+typedef struct qkv_train_outputs {
+    const char *csv_path, *plot_path, *json_path;
+    int log_every;       /* <= 0: the plot records the loss of every step */
+    FILE *csv;           /* an open_memstream over csv_text; NULL without --csv */
+    char *csv_text;
+    size_t csv_len;
+    qkv_curves curves;
+} qkv_train_outputs;
+
+/* The outputs of config (its csv, plot and json paths); writes the CSV header. */
+void qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config);
+
+/* After `step` steps, with the step's loss and lr, `seconds` since the run began:
+ * a CSV row if the step is logged (log_now) or evaluated (eval_now); on the plot,
+ * the loss then too (every step when log_every <= 0) and the metrics when evaluated. */
+void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
+                              const qkv_metrics *metrics, int log_now, int eval_now);
+
+/* The final evaluation, after `step` steps of a run that began at `start`: its
+ * loss and metrics on the plot, unless the last step recorded them already. */
+void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, long start, float loss,
+                                    const qkv_metrics *metrics);
+
+/* With write nonzero, writes --csv, --json and --plot in that order, stopping at
+ * the first that fails; always frees what was recorded. 0, or -1 with
+ * qkv_last_error() naming the path. */
+int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *task,
+                             const qkv_config_kv *description, const qkv_train_result *result);
+
+#endif
