@@ -213,7 +213,7 @@ bench: all
 # Side by side with PyTorch and OpenBLAS (bench/compare.sh). OpenBLAS is linked
 # only into this measuring program, never into qkv; the program links libqkv.a
 # too, to check that qkv_gemm and cblas_sgemm compute the same product.
-build/blas_bench: bench/blas_bench.c core/gemm.h core/isa.h build/libqkv.a
+build/blas_bench: bench/blas_bench.c qkv.h qkv_internal.h build/libqkv.a
 	@mkdir -p build
 	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -I. -o $@ $< -Lbuild -lqkv -lopenblas $(LDLIBS)
 
