@@ -53,10 +53,10 @@ TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/
 # libqkv.a is the library a user links: everything below the command line.
 # The command line (train/cli/, and the bench command beside bench/'s scripts)
 # goes into $(B)/libqkv_cli.a, which only ./qkv and the tests link.
-LIB_DIRS := core layers optim data train train/tasks train/viz
+LIB_DIRS := core layers optim data train train/tasks train/viz train/experiments
 LIB_SRC  := $(filter-out $(KERNEL_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
-CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) $(wildcard train/experiments/*.c) bench/bench.c bench/models.c
+CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) bench/bench.c bench/models.c
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
