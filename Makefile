@@ -53,10 +53,10 @@ TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/
 # libqkv.a is the library a user links: everything below the command line.
 # The command line (train/cli/, and the bench command beside bench/'s scripts)
 # goes into $(B)/libqkv_cli.a, which only ./qkv and the tests link.
-LIB_DIRS := core layers optim data train train/tasks train/viz
+LIB_DIRS := core layers optim data train train/tasks train/viz train/experiments
 LIB_SRC  := $(filter-out $(KERNEL_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
-CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) $(wildcard train/experiments/*.c) bench/bench.c bench/models.c
+CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) bench/bench.c bench/models.c
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
@@ -213,7 +213,7 @@ bench: all
 # Side by side with PyTorch and OpenBLAS (bench/compare.sh). OpenBLAS is linked
 # only into this measuring program, never into qkv; the program links libqkv.a
 # too, to check that qkv_gemm and cblas_sgemm compute the same product.
-build/blas_bench: bench/blas_bench.c core/gemm.h core/isa.h build/libqkv.a
+build/blas_bench: bench/blas_bench.c qkv.h qkv_internal.h build/libqkv.a
 	@mkdir -p build
 	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -I. -o $@ $< -Lbuild -lqkv -lopenblas $(LDLIBS)
 

@@ -1,21 +1,25 @@
-/* qkv.h — the one header a user program includes.
+/* qkv.h — the one header a user program includes: qkv's public API.
  *
- *     cc -O2 -fopenmp -I/path/to/qkv prog.c -L/path/to/qkv/build -lqkv -fopenmp -lm
+ *     cc -O2 -fopenmp -I/path/to/qkv prog.c -L/path/to/qkv/build -lqkv -fopenmp -lm $(pkg-config --libs stb)
  *
  * Layers, from the bottom: core (tensors, the tape, ops, the fused attention op,
- * position encodings, the matmul kernel, threads, rng, errors, .npy files),
- * layers (modules built from ops), optim (optimizers), data (data sets). Every
- * public symbol starts with qkv_. See README.md for a worked example.
+ * position encodings, box losses and matching, threads, the instruction-set
+ * choice, rng, errors, .npy, safetensors and PNG files), layers (modules built
+ * from ops), optim (optimizers), data (data sets), and the trainer (the training
+ * loop over a task, and checkpoints). Every public symbol starts with qkv_. See
+ * README.md for a worked example.
+ *
+ * What qkv's own commands, tests and benchmarks use besides (the allocator, the
+ * matrix-multiply kernel and its per-ISA tables, gradient checking and its case
+ * tables, libgomp's wait policy, file and JSON helpers) is in qkv_internal.h,
+ * which is not a stable API.
  */
 #ifndef QKV_H
 #define QKV_H
 
-#include "core/alloc.h"
 #include "core/attention.h"
 #include "core/boxes.h"
 #include "core/error.h"
-#include "core/gemm.h"
-#include "core/gradcheck.h"
 #include "core/hungarian.h"
 #include "core/isa.h"
 #include "core/npy.h"
@@ -28,7 +32,6 @@
 #include "core/safetensors.h"
 #include "core/tape.h"
 #include "core/tensor.h"
-#include "layers/checks.h"
 #include "layers/detr.h"
 #include "layers/graph.h"
 #include "layers/linear.h"
@@ -49,5 +52,7 @@
 #include "data/sequence.h"
 #include "data/maxreg.h"
 #include "data/spirals.h"
+#include "train/trainer.h"
+#include "train/checkpoint.h"
 
 #endif

@@ -23,8 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/gemm.h"
-#include "core/isa.h"
+#include "qkv_internal.h"
 
 /* OpenBLAS extensions, not declared by every cblas.h. */
 void openblas_set_num_threads(int num_threads);

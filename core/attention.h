@@ -56,7 +56,6 @@
 #ifndef QKV_ATTENTION_H
 #define QKV_ATTENTION_H
 
-#include "gradcheck.h"
 #include "tape.h"
 
 typedef struct qkv_attention_opts {
@@ -78,6 +77,7 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
                           const qkv_attention_opts *opts, qkv_tensor **weights_out);
 
 /* Gradient-check cases (core/checks_attention.c). */
-extern const qkv_gradcheck_group qkv_checks_attention;
+struct qkv_gradcheck_group; /* defined in gradcheck.h (internal) */
+extern const struct qkv_gradcheck_group qkv_checks_attention;
 
 #endif

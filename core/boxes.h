@@ -15,7 +15,6 @@
 #ifndef QKV_BOXES_H
 #define QKV_BOXES_H
 
-#include "gradcheck.h"
 #include "tape.h"
 
 #define QKV_BOX_EPS 1e-7
@@ -29,6 +28,7 @@ double qkv_box_giou(const float *a, const float *b);
 qkv_tensor *qkv_giou_loss(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target);
 
 /* Gradient-check cases for the box op (core/checks_box.c). */
-extern const qkv_gradcheck_group qkv_checks_box;
+struct qkv_gradcheck_group; /* defined in gradcheck.h (internal) */
+extern const struct qkv_gradcheck_group qkv_checks_box;
 
 #endif

@@ -3,6 +3,7 @@
  * offset, explicit positions, 2-D, 3-D and 4-D inputs, size-1 dims and d = 2. The
  * other helpers in positions.h make constant tables and have no gradient. */
 #include "positions.h"
+#include "gradcheck.h"
 
 static qkv_tensor *rope_fn(qkv_tape *tape, qkv_tensor *const *in, const void *ctx) {
     return qkv_rope(tape, in[0], ctx);

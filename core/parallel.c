@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "alloc.h"
 #include "error.h"
@@ -39,21 +38,6 @@ int qkv_set_threads(int n) {
 }
 
 int qkv_threads(void) { return omp_get_max_threads(); }
-
-int qkv_wait_policy_for(int others, const char **name, const char **value) {
-    int idle = others == 0;
-    *name = idle ? "GOMP_SPINCOUNT" : "OMP_WAIT_POLICY";
-    *value = idle ? QKV_IDLE_SPINCOUNT : "passive";
-    return idle;
-}
-
-void qkv_default_wait_policy(char **argv) {
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    const char *name, *value;
-    qkv_wait_policy_for(qkv_other_runnable(), &name, &value);
-    if (setenv(name, value, 1) != 0) return;
-    execv("/proc/self/exe", argv); /* returns only on failure: run on as we are */
-}
 
 static double sum_chunk(const float *x, size_t n, int squares) {
     double s = 0.0;

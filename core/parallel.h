@@ -7,6 +7,7 @@
  * 2. Results never depend on the thread count. Each output element is computed by
  *    one thread in a fixed order. Reductions to one value use qkv_sum_fixed():
  *    fixed-size chunks, summed in double, combined in chunk order.
+ * How waiting threads wait (spin or sleep) is wait_policy.h's, internal to qkv.
  */
 #ifndef QKV_PARALLEL_H
 #define QKV_PARALLEL_H
@@ -15,27 +16,6 @@
 
 #define QKV_PAR_MIN_WORK 131072
 #define QKV_PARALLEL(work) ((size_t)(work) >= (size_t)QKV_PAR_MIN_WORK && qkv_threads() > 1)
-
-/* libgomp reads its wait policy (OMP_WAIT_POLICY, GOMP_SPINCOUNT) once, when it
- * loads, before main, and no policy is right everywhere (docs/performance.md):
- *  - on an idle machine a waiting thread should spin briefly: a parallel region
- *    that starts a few microseconds after the last one finds its threads awake.
- *    Sleeping (passive) costs a futex wake per region, and a 2-thread reversal
- *    step took 0.43-0.66x the time of 1 thread; a 3000-iteration spin: 1.3-1.5x;
- *  - on a busy one a spinning thread holds the core the thread it waits for
- *    needs: libgomp's default spin (300000) made a 2-thread step 40x as long as a
- *    1-thread one at load 10, a 3000 spin 2.5x; passive stays near 1x.
- * Called first thing in main: if the environment sets neither variable, looks at
- * the other runnable tasks (qkv_other_runnable), sets GOMP_SPINCOUNT=3000 when
- * there are none and OMP_WAIT_POLICY=passive otherwise, and re-executes the
- * program (/proc/self/exe, same argv) so the runtime starts with it. Returns if a
- * variable is already set or the re-exec is impossible. Results never depend on
- * the wait policy, only timing does. */
-#define QKV_IDLE_SPINCOUNT "3000"
-void qkv_default_wait_policy(char **argv);
-/* The choice above for a given count of other runnable tasks (-1: unknown, which
- * is treated as busy): the variable and its value; returns 1 for the idle choice. */
-int qkv_wait_policy_for(int others, const char **name, const char **value);
 
 /* Tasks other than the caller runnable right now, from /proc/loadavg's
  * "running/total" field (which counts the reader): the fewest of 3 reads 4 ms

@@ -3,7 +3,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "core/parallel.h"
+#include "core/wait_policy.h"
 
 #define SUITES(X)                                                                           \
     X(dist)                                                                                 \

@@ -10,7 +10,7 @@
 
 #include <omp.h>
 
-#include "core/parallel.h"
+#include "core/wait_policy.h"
 
 START_TEST(bench_refuses_bad_arguments) {
     char line[512];

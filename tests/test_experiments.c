@@ -2,8 +2,8 @@
  * on reduced settings, and the tutorial program (docs/tutorial.c) end to end:
  * verdicts agree with the theory, the measures have the promised orders of
  * magnitude, the output files are valid and have the right number of rows, bad
- * flags give one line and exit 2 with nothing written, and the tutorial's loss
- * falls below a threshold. */
+ * flags (and bad options given to the C API) give one line and exit 2 (return -1)
+ * with nothing written, and the tutorial's loss falls below a threshold. */
 #include "test_util.h"
 
 #include <stdio.h>
@@ -158,6 +158,52 @@ START_TEST(lengthgen_refuses_bad_flags_in_one_line) {
 }
 END_TEST
 
+/* The C API's checks: one line naming the option by its flag, nothing run or written. */
+START_TEST(experiment_checks_name_the_bad_option) {
+    qkv_lengthgen_options g;
+    qkv_lengthgen_default_options(&g);
+    g.plot = scratch_file("lg.png");
+    ck_assert_int_eq(qkv_lengthgen_check(&g), 0);
+    g.schemes = "rope,bogus";
+    ck_assert_int_eq(qkv_lengthgen_check(&g), -1);
+    ck_assert_msg(strstr(qkv_last_error(), "--pos") && strstr(qkv_last_error(), "'bogus'"), "%s", qkv_last_error());
+    g.schemes = "rope";
+    g.test_max = g.train_max - 1;
+    ck_assert_int_eq(qkv_lengthgen_run(&g), -1);   /* run checks first */
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "--test-max"));
+    g.test_max = g.train_max;
+    g.seeds = 0;
+    ck_assert_int_eq(qkv_lengthgen_check(&g), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "--seeds 0"));
+    g.seeds = 1;
+    g.json = g.plot;
+    ck_assert_int_eq(qkv_lengthgen_check(&g), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "given for two outputs"));
+
+    qkv_perm_options p;
+    qkv_perm_default_options(&p);
+    ck_assert_int_eq(qkv_perm_check(&p), 0);
+    p.heads = 3;
+    int all_agree = -1;
+    ck_assert_int_eq(qkv_perm_run(&p, &all_agree), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "--heads 3"));
+    ck_assert_int_eq(all_agree, -1);
+    p.heads = 4;
+    p.tokens = 1;
+    ck_assert_int_eq(qkv_perm_check(&p), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "--tokens 1"));
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 0);
+}
+END_TEST
+
+/* `qkv experiment` lists every experiment, and names them for an unknown one. */
+START_TEST(experiment_usage_lists_every_experiment) {
+    char line[512];
+    ck_assert_int_eq(run_qkv("experiment nosuch", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "'nosuch'") && strstr(line, "permutation, lengthgen"), "message: %s", line);
+}
+END_TEST
+
 /* docs/tutorial.c, built by make test: its loss falls from ~2.6 to below 0.05. */
 START_TEST(tutorial_loss_falls) {
     /* make test names the tutorial of its build directory (build/, build-asan/). */
@@ -189,6 +235,8 @@ Suite *suite_experiments(void) {
     tcase_add_test(tc, permutation_command_writes_json_and_csv);
     tcase_add_test(tc, lengthgen_writes_csv_json_and_png);
     tcase_add_test(tc, lengthgen_refuses_bad_flags_in_one_line);
+    tcase_add_test(tc, experiment_checks_name_the_bad_option);
+    tcase_add_test(tc, experiment_usage_lists_every_experiment);
     tcase_add_test(tc, tutorial_loss_falls);
     suite_add_tcase(s, tc);
     return s;

@@ -23,8 +23,7 @@
 #include <sys/types.h>
 #include <string.h>
 
-#include "qkv.h"
-#include "train/trainer.h"
+#include "qkv_internal.h"
 
 extern jmp_buf qkv_test_jump;
 extern char qkv_test_message[512];

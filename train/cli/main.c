@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/isa.h"
-#include "core/parallel.h"
+#include "core/wait_policy.h"
 #include "train/cli/commands.h"
 #include "train/dist.h"
 

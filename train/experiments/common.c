@@ -1,11 +1,8 @@
-/* common.c — `qkv experiment <name>` dispatch and the output helpers both
- * experiments share. See experiments.h. */
-#include <stdio.h>
+/* common.c — what both experiments share: the check of their output paths.
+ * See experiments.h. */
 #include <string.h>
 
 #include "core/error.h"
-#include "core/fileio.h"
-#include "train/cli/commands.h"
 #include "train/experiments/experiments.h"
 #include "train/trainer.h"
 
@@ -20,19 +17,4 @@ int qkv_exp_check_outputs(const char *const *paths, int n) {
             }
     }
     return 0;
-}
-
-int qkv_cmd_experiment(int argc, char **argv) {
-    static const char usage[] =
-        "usage: qkv experiment <name> [flags]   (qkv experiment <name> --help lists the flags)\n"
-        "  permutation   measure permutation equivariance and invariance of every model kind\n"
-        "  lengthgen     train decoder-only models per position scheme, test on longer sequences\n";
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        fputs(usage, argc < 1 ? stderr : stdout);
-        return argc < 1 ? 2 : 0;
-    }
-    if (strcmp(argv[0], "permutation") == 0) return qkv_cmd_experiment_permutation(argc - 1, argv + 1);
-    if (strcmp(argv[0], "lengthgen") == 0) return qkv_cmd_experiment_lengthgen(argc - 1, argv + 1);
-    fprintf(stderr, "qkv experiment: unknown experiment '%s' (known: permutation, lengthgen)\n", argv[0]);
-    return 2;
 }

@@ -1,5 +1,7 @@
-/* experiments.h — `qkv experiment permutation` and `qkv experiment lengthgen`:
- * the seeds' claims about attention made measurable, one command each.
+/* experiments.h — the seeds' claims about attention made measurable: runs of
+ * models with a verdict, as a C API. `qkv experiment permutation` and
+ * `qkv experiment lengthgen` (train/cli/cmd_experiment.c) are these calls behind
+ * a flag table.
  *
  * permutation (permutation.c): random, untrained models of every kind in the
  * library are fed a random input X and a permuted copy PX (row i of PX is row
@@ -15,11 +17,18 @@
  * lengthgen (lengthgen.c): trains one decoder-only model per position scheme
  * and seed on lengths 1..L and measures greedy exact-match and token accuracy at
  * every length 1..K (docs/lengthgen.md).
+ *
+ * Errors: the _check functions and the _run functions return -1 with a one-line
+ * qkv_last_error() naming the option by its flag ("--heads 3: ..."), so the
+ * command prints it as it is. Both runs print their tables to stdout and leave
+ * the thread count to the caller (qkv_set_threads).
  */
 #ifndef QKV_EXPERIMENTS_H
 #define QKV_EXPERIMENTS_H
 
 #include <stddef.h>
+
+/* ---- permutation ----------------------------------------------------------------- */
 
 #define QKV_PERM_HOLDS 1e-4
 #define QKV_PERM_BROKEN 1e-2
@@ -29,6 +38,7 @@ typedef struct qkv_perm_options {
     int seeds, perms;       /* models per configuration, permutations per model */
     int tokens, dim, heads; /* set size N (= T), width, heads (divides dim, even head width) */
     unsigned long long seed;
+    const char *json, *csv; /* qkv_perm_run's outputs, NULL: none */
 } qkv_perm_options;
 
 /* What the theory says of one measure. */
@@ -42,20 +52,62 @@ typedef struct qkv_perm_row {
     int agrees;                  /* both measures on the theory's side of the thresholds */
 } qkv_perm_row;
 
+/* 3 seeds x 5 permutations, 8 tokens, dim 16, 4 heads, seed 1, no outputs. */
 void qkv_perm_default_options(qkv_perm_options *options);
+/* 0, or -1 with qkv_last_error(): seeds, perms < 1, tokens < 2, heads not
+ * dividing dim into even head widths (or above 64), an unwritable or repeated
+ * output path. */
+int qkv_perm_check(const qkv_perm_options *options);
 /* Runs every configuration; fills rows (QKV_PERM_MAX_ROWS of room) and returns
- * how many. Bad options (tokens < 2, heads not dividing dim, ...) stop through
- * qkv_fatal: the command checks them first. */
+ * how many. Options that fail qkv_perm_check stop through qkv_fatal. */
 int qkv_permutation_experiment(const qkv_perm_options *options, qkv_perm_row *rows);
+/* The whole experiment: checks the options, runs it, prints the table and the
+ * verdict, writes --json and --csv. 0 and *all_agree (whether every measurement
+ * agrees with the theory), or -1 with qkv_last_error(). */
+int qkv_perm_run(const qkv_perm_options *options, int *all_agree);
 /* "holds", "broken", "unclear" for a measured error, "n/a" for err < 0. */
 const char *qkv_perm_measured(double err);
 
-/* Subcommands (dispatch in common.c through qkv_cmd_experiment). */
-int qkv_cmd_experiment_permutation(int argc, char **argv);
-int qkv_cmd_experiment_lengthgen(int argc, char **argv);
+/* ---- lengthgen ------------------------------------------------------------------- */
 
-/* Shared by the experiments: checks that the n output paths (NULLs skipped) are
- * writable and distinct (0, or -1 with qkv_last_error() naming the path). */
+/* What the plot shows: greedy exact match or token accuracy against length. */
+typedef enum { QKV_LENGTHGEN_EXACT, QKV_LENGTHGEN_TOKEN } qkv_lengthgen_metric;
+extern const char *const qkv_lengthgen_metric_names[];  /* "exact", "token": enum order, NULL-terminated */
+
+#define QKV_LENGTHGEN_MAX_SCHEMES 5   /* each position scheme at most once */
+
+typedef struct qkv_lengthgen_options {
+    int task;                     /* qkv_seq_task (data/sequence.h) */
+    int train_max, test_max;      /* train on lengths 1..L, test at 1..K, K >= L */
+    int seeds, seed;              /* models per scheme, seeded seed, seed + 1, ... */
+    int steps, batch, warmup;     /* per model; warmup steps of the cosine schedule */
+    float lr;                     /* AdamW */
+    int dim, heads, layers, ff, vocab;
+    int test_size;                /* test sequences per length */
+    const char *schemes;          /* comma-separated position schemes: "none,rope" */
+    int quiet;                    /* print only the tables */
+    const char *csv, *json, *plot;  /* outputs, NULL: none */
+    int plot_metric;              /* qkv_lengthgen_metric */
+} qkv_lengthgen_options;
+
+/* reverse, lengths 1..8 tested to 16, 1 seed (1), 2000 steps of batch 64, AdamW
+ * lr 3e-3 after 100 warmup steps, 2 layers x 4 heads, dim 64, ff 256, vocab 10,
+ * 200 test sequences per length, all five schemes, plot "lengthgen.png" of the
+ * exact match. */
+void qkv_lengthgen_default_options(qkv_lengthgen_options *options);
+/* 0, or -1 with qkv_last_error(): an unknown or repeated scheme in schemes,
+ * test_max < train_max, a model config qkv_seq_model_check refuses, an
+ * unwritable or repeated output path. */
+int qkv_lengthgen_check(const qkv_lengthgen_options *options);
+/* Checks the options, trains every (scheme, seed) model, prints its line (unless
+ * quiet) and then the two tables, and writes csv, json and plot. 0, or -1 with
+ * qkv_last_error() (a training run's error included). */
+int qkv_lengthgen_run(const qkv_lengthgen_options *options);
+
+/* ---- shared ---------------------------------------------------------------------- */
+
+/* Checks that the n output paths (NULLs skipped) are writable and distinct (0, or
+ * -1 with qkv_last_error() naming the path). */
 int qkv_exp_check_outputs(const char *const *paths, int n);
 
 #endif

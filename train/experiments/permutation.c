@@ -1,5 +1,6 @@
-/* permutation.c — `qkv experiment permutation`: measures the permutation
- * symmetries of random (untrained) models against the theory (docs/permutation.md).
+/* permutation.c — the permutation experiment: measures the permutation
+ * symmetries of random (untrained) models against the theory (docs/permutation.md),
+ * prints the table and writes it as JSON and CSV. See experiments.h.
  *
  * For each configuration and seed a model is built; X [B,N,d] (and a context
  * Z [B,Nz,d] for cross-attention) are drawn N(0,1); for each random permutation pi
@@ -30,7 +31,6 @@
 #include "layers/detr.h"
 #include "layers/set_models.h"
 #include "layers/transformer.h"
-#include "train/cli/args.h"
 #include "train/experiments/experiments.h"
 
 #define BATCH 2
@@ -289,11 +289,25 @@ void qkv_perm_default_options(qkv_perm_options *o) {
     *o = (qkv_perm_options){.seeds = 3, .perms = 5, .tokens = 8, .dim = 16, .heads = 4, .seed = 1};
 }
 
+/* The options the models and inputs depend on (everything but the outputs). */
+static int check_model_options(const qkv_perm_options *o) {
+    if (o->seeds < 1 || o->perms < 1)
+        return qkv_set_error("--seeds %d / --perms %d: expected at least 1", o->seeds, o->perms), -1;
+    if (o->tokens < 2 || o->dim < 2)
+        return qkv_set_error("--tokens %d / --dim %d: expected at least 2", o->tokens, o->dim), -1;
+    if (o->heads < 1 || o->heads > 64) return qkv_set_error("--heads %d: expected 1..64", o->heads), -1;
+    if (o->dim % o->heads != 0 || (o->dim / o->heads) % 2 != 0)
+        return qkv_set_error("--heads %d: must divide --dim %d into even head widths", o->heads, o->dim), -1;
+    return 0;
+}
+
+int qkv_perm_check(const qkv_perm_options *o) {
+    const char *outputs[2] = {o->json, o->csv};
+    return check_model_options(o) != 0 || qkv_exp_check_outputs(outputs, 2) != 0 ? -1 : 0;
+}
+
 int qkv_permutation_experiment(const qkv_perm_options *o, qkv_perm_row *rows) {
-    QKV_CHECK(o->seeds >= 1 && o->perms >= 1 && o->tokens >= 2 && o->heads >= 1 && o->dim % o->heads == 0 &&
-                  (o->dim / o->heads) % 2 == 0 && o->heads <= 64,
-              "experiment permutation: bad options (seeds %d, perms %d, tokens %d, dim %d, heads %d)", o->seeds,
-              o->perms, o->tokens, o->dim, o->heads);
+    QKV_CHECK(check_model_options(o) == 0, "experiment permutation: %s", qkv_last_error());
     qkv_tape *tape = qkv_tape_create(o->seed);
     qkv_tape_set_grad(tape, 0);
     qkv_tape_set_training(tape, 0);
@@ -378,42 +392,13 @@ static int write_csv(const char *path, const qkv_perm_row *rows, int n) {
     return rc;
 }
 
-int qkv_cmd_experiment_permutation(int argc, char **argv) {
-    qkv_perm_options o;
-    qkv_perm_default_options(&o);
-    int seed = (int)o.seed, threads = 0;
-    const char *json = NULL, *csv = NULL;
-    const qkv_arg args[] = {
-        QKV_ARG_INT_ROW("--seeds", &o.seeds, 1, 1000, "random models per configuration"),
-        QKV_ARG_INT_ROW("--perms", &o.perms, 1, 1000, "random permutations per model"),
-        QKV_ARG_INT_ROW("--tokens", &o.tokens, 2, 256, "set size / sequence length"),
-        QKV_ARG_INT_ROW("--dim", &o.dim, 2, 512, "model width"),
-        QKV_ARG_INT_ROW("--heads", &o.heads, 1, 64, "attention heads (dim / heads must be even)"),
-        QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for weights, inputs and permutations"),
-        QKV_ARG_STRING_ROW("--json", &json, "write the table as JSON"),
-        QKV_ARG_STRING_ROW("--csv", &csv, "write the table as CSV"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
-    };
-    int parsed = qkv_args_parse("experiment permutation", argc, argv, args, (int)(sizeof args / sizeof args[0]));
-    if (parsed != 0) return parsed > 0 ? 0 : 2;
-    o.seed = (unsigned long long)seed;
-    if (o.dim % o.heads != 0 || (o.dim / o.heads) % 2 != 0) {
-        fprintf(stderr, "qkv experiment permutation: --heads %d: must divide --dim %d into even head widths\n",
-                o.heads, o.dim);
-        return 2;
-    }
-    const char *outputs[2] = {json, csv};
-    if (qkv_exp_check_outputs(outputs, 2) != 0) {
-        fprintf(stderr, "qkv experiment permutation: %s\n", qkv_last_error());
-        return 2;
-    }
-    qkv_set_threads(threads);
-    qkv_perm_row rows[QKV_PERM_MAX_ROWS];
-    int n = qkv_permutation_experiment(&o, rows), all = 1;
+/* The header, one line per configuration and the verdict. Returns whether all agree. */
+static int print_table(const qkv_perm_options *o, const qkv_perm_row *rows, int n) {
+    int all = 1;
     printf("permutation symmetry of random models: %d seeds x %d permutations, %d tokens, dim %d, %d heads\n"
            "errors are max|f(PX) - P f(X)| / max|f(X)| and max|g(PX) - g(X)| / max|g(X)|;\n"
            "holds: < %.0e, broken: > %.0e\n\n",
-           o.seeds, o.perms, o.tokens, o.dim, o.heads, QKV_PERM_HOLDS, QKV_PERM_BROKEN);
+           o->seeds, o->perms, o->tokens, o->dim, o->heads, QKV_PERM_HOLDS, QKV_PERM_BROKEN);
     printf("%-34s %-12s %12s %12s  %s\n", "configuration", "theory", "equivariance", "invariance", "verdict");
     for (int i = 0; i < n; i++) {
         char e[32], v[32];
@@ -423,9 +408,15 @@ int qkv_cmd_experiment_permutation(int argc, char **argv) {
         all &= rows[i].agrees;
     }
     printf("\n%s\n", all ? "every measurement agrees with the theory" : "SOME MEASUREMENTS DISAGREE WITH THE THEORY");
-    if ((json && write_json(json, &o, rows, n, all) != 0) || (csv && write_csv(csv, rows, n) != 0)) {
-        fprintf(stderr, "qkv experiment permutation: %s\n", qkv_last_error());
-        return 2;
-    }
-    return all ? 0 : 1;
+    return all;
+}
+
+int qkv_perm_run(const qkv_perm_options *o, int *all_agree) {
+    if (qkv_perm_check(o) != 0) return -1;
+    qkv_perm_row rows[QKV_PERM_MAX_ROWS];
+    int n = qkv_permutation_experiment(o, rows);
+    *all_agree = print_table(o, rows, n);
+    if ((o->json && write_json(o->json, o, rows, n, *all_agree) != 0) || (o->csv && write_csv(o->csv, rows, n) != 0))
+        return -1;
+    return 0;
 }

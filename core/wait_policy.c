@@ -1,0 +1,22 @@
+/* wait_policy.c — spin or sleep, by the machine's load. See wait_policy.h. */
+#include "wait_policy.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "parallel.h"
+
+int qkv_wait_policy_for(int others, const char **name, const char **value) {
+    int idle = others == 0;
+    *name = idle ? "GOMP_SPINCOUNT" : "OMP_WAIT_POLICY";
+    *value = idle ? QKV_IDLE_SPINCOUNT : "passive";
+    return idle;
+}
+
+void qkv_default_wait_policy(char **argv) {
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    const char *name, *value;
+    qkv_wait_policy_for(qkv_other_runnable(), &name, &value);
+    if (setenv(name, value, 1) != 0) return;
+    execv("/proc/self/exe", argv); /* returns only on failure: run on as we are */
+}
