@@ -56,7 +56,6 @@
 #ifndef QKV_ATTENTION_H
 #define QKV_ATTENTION_H
 
-#include "gradcheck.h"
 #include "tape.h"
 
 typedef struct qkv_attention_opts {
@@ -76,8 +75,5 @@ typedef struct qkv_attention_opts {
  * weights is 0 and weights_out is not NULL, *weights_out is set to NULL. */
 qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                           const qkv_attention_opts *opts, qkv_tensor **weights_out);
-
-/* Gradient-check cases (core/checks_attention.c). */
-extern const qkv_gradcheck_group qkv_checks_attention;
 
 #endif

@@ -15,7 +15,6 @@
 #ifndef QKV_BOXES_H
 #define QKV_BOXES_H
 
-#include "gradcheck.h"
 #include "tape.h"
 
 #define QKV_BOX_EPS 1e-7
@@ -27,8 +26,5 @@ double qkv_box_giou(const float *a, const float *b);
 /* out[i] = 1 - GIoU(pred_i, target_i) for pred, target [N, 4]: out is [N].
  * Gradients flow into both inputs (whichever require them). */
 qkv_tensor *qkv_giou_loss(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target);
-
-/* Gradient-check cases for the box op (core/checks_box.c). */
-extern const qkv_gradcheck_group qkv_checks_box;
 
 #endif

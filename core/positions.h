@@ -30,7 +30,6 @@
 
 #include <stdint.h>
 
-#include "gradcheck.h"
 #include "tape.h"
 
 /* out [T, d] = the sinusoidal table above for positions offset .. offset + T - 1.
@@ -83,8 +82,5 @@ void qkv_alibi_slopes(float *slopes, int n_heads);
  * In the causal form keys after the query (j > qi) get a positive bias: the causal
  * mask must remove them. H, Tq, Tk >= 1. */
 void qkv_alibi_bias(float *bias, const float *slopes, int H, int Tq, int Tk, int symmetric);
-
-/* Gradient-check cases for qkv_rope (core/checks_position.c). */
-extern const qkv_gradcheck_group qkv_checks_position;
 
 #endif
