@@ -8,7 +8,7 @@
  * The list's order is the order `./qkv gradcheck` prints. It sits here, above
  * core, because it names the layers' groups too. From it come the declarations
  * below and the table qkv_gradcheck_groups; a group defined but not listed fails
- * tests/test_gradcheck.c, a group listed but not defined fails to link.
+ * tests/test_registries.c, a group listed but not defined fails to link.
  */
 #ifndef QKV_LAYER_CHECKS_H
 #define QKV_LAYER_CHECKS_H
