@@ -76,8 +76,4 @@ typedef struct qkv_attention_opts {
 qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tensor *v,
                           const qkv_attention_opts *opts, qkv_tensor **weights_out);
 
-/* Gradient-check cases (core/checks_attention.c). */
-struct qkv_gradcheck_group; /* defined in gradcheck.h (internal) */
-extern const struct qkv_gradcheck_group qkv_checks_attention;
-
 #endif

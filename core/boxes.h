@@ -27,8 +27,4 @@ double qkv_box_giou(const float *a, const float *b);
  * Gradients flow into both inputs (whichever require them). */
 qkv_tensor *qkv_giou_loss(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target);
 
-/* Gradient-check cases for the box op (core/checks_box.c). */
-struct qkv_gradcheck_group; /* defined in gradcheck.h (internal) */
-extern const struct qkv_gradcheck_group qkv_checks_box;
-
 #endif

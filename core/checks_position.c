@@ -2,6 +2,7 @@
  * layouts, a partial rotary fraction (with rounding down to an even count), an
  * offset, explicit positions, 2-D, 3-D and 4-D inputs, size-1 dims and d = 2. The
  * other helpers in positions.h make constant tables and have no gradient. */
+#include "gradcheck.h"
 #include "positions.h"
 #include "gradcheck.h"
 

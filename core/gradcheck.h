@@ -1,5 +1,6 @@
-/* gradcheck.h — finite-difference gradient checking, and the registry of cases
- * that `make test` and `./qkv gradcheck` both run.
+/* gradcheck.h — finite-difference gradient checking, and the cases and groups
+ * that `make test` and `./qkv gradcheck` both run (the list of every group is
+ * QKV_GRADCHECK_GROUPS in layers/checks.h).
  *
  * For a function f(inputs) -> out of any shape, the checker draws fixed random
  * weights R of out's shape and checks the gradient of L = sum(out * R):
@@ -74,14 +75,8 @@ typedef struct qkv_gradcheck_group {
     int n_cases;
 } qkv_gradcheck_group;
 
-/* The core ops' groups, defined in core/checks_*.c. */
-extern const qkv_gradcheck_group qkv_checks_elementwise;
-extern const qkv_gradcheck_group qkv_checks_reduce;
-extern const qkv_gradcheck_group qkv_checks_matmul;
-extern const qkv_gradcheck_group qkv_checks_affine;
-extern const qkv_gradcheck_group qkv_checks_softmax;
-extern const qkv_gradcheck_group qkv_checks_norm;
-extern const qkv_gradcheck_group qkv_checks_shape;
-extern const qkv_gradcheck_group qkv_checks_image;       /* checks_image.c */
+/* The groups themselves (core/checks_*.c, layers/checks_*.c) are declared from
+ * one list, QKV_GRADCHECK_GROUPS in layers/checks.h: it names the layers' groups
+ * too, so it sits above core. */
 
 #endif

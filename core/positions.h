@@ -83,8 +83,4 @@ void qkv_alibi_slopes(float *slopes, int n_heads);
  * mask must remove them. H, Tq, Tk >= 1. */
 void qkv_alibi_bias(float *bias, const float *slopes, int H, int Tq, int Tk, int symmetric);
 
-/* Gradient-check cases for qkv_rope (core/checks_position.c). */
-struct qkv_gradcheck_group; /* defined in gradcheck.h (internal) */
-extern const struct qkv_gradcheck_group qkv_checks_position;
-
 #endif

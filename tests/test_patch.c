@@ -1,16 +1,11 @@
 /* test_patch.c — images as tokens: patchify (core/ops.h) and the patch embedding
- * (layers/patch.h). Gradients; patchify's layout by hand and its round trip; the
+ * (layers/patch.h). Patchify's layout by hand and its round trip; the
  * embedding equals a stride-P convolution; 2-D positions; errors naming the
  * shapes; 1 vs 2 threads. */
 #include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-START_TEST(patch_gradients) {
-    CHECK_GROUP_GRADIENTS(qkv_checks_image);
-}
-END_TEST
 
 /* ---- patchify ---------------------------------------------------------------------- */
 
@@ -174,7 +169,6 @@ Suite *suite_patch(void) {
     Suite *s = suite_create("patch");
     TCase *tc = tcase_create("patch");
     tcase_set_timeout(tc, 0);
-    tcase_add_test(tc, patch_gradients);
     tcase_add_test(tc, patchify_layout_by_hand);
     tcase_add_test(tc, patchify_round_trip);
     tcase_add_test(tc, patchify_errors_name_the_shapes);

@@ -1,5 +1,5 @@
-/* test_position.c — position encodings (core/positions.h): RoPE's gradients, its
- * hand-computed values and the properties the theory promises (relative scores,
+/* test_position.c — position encodings (core/positions.h): RoPE's hand-computed
+ * values and the properties the theory promises (relative scores,
  * norm preservation, identity at position 0, KV-cache positions); the sinusoidal
  * table's offset-only dot products; ALiBi slopes checked against the reference
  * get_slopes rule; 2-D tables; the learned-table length guard; error messages;
@@ -33,9 +33,6 @@ static const qkv_rope_opts layouts[] = {
     {.split_halves = 1, .rotary_fraction = 0.3f}, /* 16 * 0.3 = 4.8 -> 4 dims */
 };
 #define N_LAYOUTS ((int)(sizeof layouts / sizeof layouts[0]))
-
-START_TEST(rope_gradients) { CHECK_GROUP_GRADIENTS(qkv_checks_position); }
-END_TEST
 
 START_TEST(sinusoidal_hand_values) {
     float p[3 * 4];
@@ -402,7 +399,6 @@ END_TEST
 Suite *suite_position(void) {
     Suite *s = suite_create("position");
     TCase *rope = tcase_create("rope");
-    tcase_add_test(rope, rope_gradients);
     tcase_add_test(rope, rope_hand_values);
     tcase_add_test(rope, rope_position_zero_is_identity);
     tcase_add_test(rope, rope_preserves_norms);

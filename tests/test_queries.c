@@ -1,6 +1,6 @@
 /* test_queries.c — learned queries: the DETR decoder (detr.h), the Perceiver
  * block and Perceiver IO decoder (perceiver.h); patches are in test_patch.c.
- * Gradients; DETR against PyTorch's DETR layers; the BLIP-2 pattern (4 queries read 64, then 256 features); the symmetries the
+ * DETR against PyTorch's DETR layers; the BLIP-2 pattern (4 queries read 64, then 256 features); the symmetries the
  * theory promises (DETR invariant to the memory's order when its positions move
  * along, equivariant to the order of its queries; the Perceiver invariant to its
  * input's order); padding; parameter names; errors naming layer and shapes; 1 vs
@@ -38,13 +38,6 @@ static void permute_rows(float *dst, const float *src, int b, int n, int d, cons
         for (int i = 0; i < n; i++)
             memcpy(dst + ((size_t)k * n + i) * d, src + ((size_t)k * n + perm[i]) * d, (size_t)d * sizeof(float));
 }
-
-/* ---- gradients -------------------------------------------------------------------- */
-
-START_TEST(query_layer_gradients) {
-    CHECK_GROUP_GRADIENTS(qkv_checks_queries);
-}
-END_TEST
 
 /* ---- DETR ------------------------------------------------------------------------- */
 
@@ -480,7 +473,6 @@ Suite *suite_queries(void) {
     Suite *s = suite_create("queries");
     TCase *tc = tcase_create("queries");
     tcase_set_timeout(tc, 0);
-    tcase_add_test(tc, query_layer_gradients);
     tcase_add_test(tc, detr_outputs_every_layer_with_named_parameters);
     tcase_add_test(tc, detr_memory_order_invariance_and_query_equivariance);
     tcase_add_test(tc, detr_shared_positions_and_single_token);

@@ -1,11 +1,8 @@
 /* test_shape.c — reshape, permute, transpose, slice, concat and embedding:
- * gradients, values, round trips, error paths and bitwise thread independence. */
+ * values, round trips, error paths and bitwise thread independence. */
 #include <stdlib.h>
 
 #include "test_util.h"
-
-START_TEST(test_shape_gradients) { CHECK_GROUP_GRADIENTS(qkv_checks_shape); }
-END_TEST
 
 /* ---- reshape ---- */
 
@@ -322,7 +319,6 @@ Suite *suite_shape(void) {
     Suite *s = suite_create("shape");
     TCase *tc = tcase_create("shape");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_shape_gradients);
     tcase_add_test(tc, test_reshape);
     tcase_add_test(tc, test_reshape_errors);
     tcase_add_test(tc, test_reshape_gradient_buffers);

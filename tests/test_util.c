@@ -6,6 +6,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,19 +18,6 @@ char qkv_test_message[512];
 void qkv_test_hook(const char *message) {
     snprintf(qkv_test_message, sizeof qkv_test_message, "%s", message);
     longjmp(qkv_test_jump, 1);
-}
-
-void check_group_gradients(const qkv_gradcheck_group *group) {
-    ck_assert_msg(group->n_cases > 0, "group %s has no cases", group->name);
-    for (int i = 0; i < group->n_cases; i++) {
-        const qkv_gradcheck_case *c = &group->cases[i];
-        qkv_gradcheck_result r = qkv_gradcheck_run_case(c, 1234 + (uint64_t)i);
-        ck_assert_msg(r.n_checked > 0, "%s: no element was checked", c->name);
-        ck_assert_msg(r.max_err <= qkv_gradcheck_tolerance(c),
-                      "%s: gradient error %.3g > %.3g (input %d, element %zu: analytic %.6g, numeric %.6g)",
-                      c->name, r.max_err, (double)qkv_gradcheck_tolerance(c), r.worst_input,
-                      r.worst_index, r.worst_analytic, r.worst_numeric);
-    }
 }
 
 /* ---- making tensors -------------------------------------------------------------- */
@@ -315,6 +304,56 @@ int wait_qkv(pid_t pid) {
 void write_sparse_file(const char *path, const void *bytes, size_t len, size_t size) {
     write_file_bytes(path, bytes, len);
     ck_assert_msg(truncate(path, (off_t)size) == 0, "cannot extend %s to %zu bytes", path, size);
+}
+
+/* ---- lists kept in step with the sources ------------------------------------------ */
+
+static int listed_index(const char *name, size_t len, const char *const *listed, int n_listed) {
+    for (int i = 0; i < n_listed; i++)
+        if (strlen(listed[i]) == len && memcmp(listed[i], name, len) == 0) return i;
+    return -1;
+}
+
+void assert_list_matches_sources(const char *what, const char *const *listed, int n_listed,
+                                 const char *const *file_globs, const char *definition) {
+    for (int i = 0; i < n_listed; i++)
+        for (int j = i + 1; j < n_listed; j++)
+            ck_assert_msg(strcmp(listed[i], listed[j]) != 0, "%s names %s twice", what, listed[i]);
+    regex_t re;
+    ck_assert_msg(regcomp(&re, definition, REG_EXTENDED) == 0, "bad regex %s", definition);
+    glob_t files;
+    for (int g = 0; file_globs[g]; g++)
+        ck_assert_msg(glob(file_globs[g], g ? GLOB_APPEND : 0, NULL, &files) == 0,
+                      "no file matches %s (the suites run from tests/)", file_globs[g]);
+    char *defined = calloc((size_t)n_listed + 1, 1);
+    for (size_t f = 0; f < files.gl_pathc; f++) {
+        const char *path = files.gl_pathv[f];
+        size_t len;
+        char *text = (char *)read_file_bytes(path, &len);
+        text[len] = '\0';
+        int line_no = 1;
+        for (char *line = text; line; line_no++) {
+            char *end = strchr(line, '\n');
+            if (end) *end = '\0';
+            regmatch_t match[2];
+            if (regexec(&re, line, 2, match, 0) == 0 && match[1].rm_so >= 0) {
+                const char *name = line + match[1].rm_so;
+                size_t name_len = (size_t)(match[1].rm_eo - match[1].rm_so);
+                int i = listed_index(name, name_len, listed, n_listed);
+                ck_assert_msg(i >= 0, "%s:%d defines %.*s, which %s does not name", path, line_no, (int)name_len,
+                              name, what);
+                defined[i] = 1;
+            }
+            line = end ? end + 1 : NULL;
+        }
+        free(text);
+    }
+    for (int i = 0; i < n_listed; i++)
+        ck_assert_msg(defined[i], "%s names %s, which no line of the scanned files defines as %s", what, listed[i],
+                      definition);
+    free(defined);
+    globfree(&files);
+    regfree(&re);
 }
 
 /* ---- training ---------------------------------------------------------------------- */

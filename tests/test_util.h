@@ -5,9 +5,6 @@
  * substring. The hook longjmps back, so the suite runs without fork (CK_NOFORK),
  * which also keeps libgomp's thread pool usable.
  *
- * CHECK_GROUP_GRADIENTS(group): runs every gradient-check case of a group and
- * fails on the first one above its tolerance, naming the case and the error.
- *
  * The functions below make test tensors, compare float arrays and shapes, and run a
  * computation on 1 and 2 threads. Owned tensors they return are freed with
  * qkv_tensor_free(); tape tensors die at the tape's reset; malloc'd buffers are
@@ -48,9 +45,6 @@ void qkv_test_hook(const char *message);
         ck_assert_msg(fabs(a_ - b_) <= (tol) * fmax(1.0, fabs(b_)),                         \
                       "%s = %.9g, expected %.9g (tol %g)", #a, a_, b_, (double)(tol));     \
     } while (0)
-
-void check_group_gradients(const qkv_gradcheck_group *group);
-#define CHECK_GROUP_GRADIENTS(group) check_group_gradients(&(group))
 
 /* ---- making tensors -------------------------------------------------------------- */
 
@@ -162,6 +156,17 @@ int run_qkv(const char *args, char *line, size_t len);
  * child's pid; wait_qkv waits for it and returns the raw wait status. */
 pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path);
 int wait_qkv(pid_t pid);
+
+/* ---- lists kept in step with the sources ------------------------------------------ */
+
+/* A hand-kept list (listed[0..n_listed), named what in messages) and the sources
+ * agree: every line of the files matching file_globs (NULL-terminated, paths from
+ * tests/) that matches definition, a POSIX extended regex whose first group is
+ * the defined name, names an entry of the list; every entry is defined by such a
+ * line; and no entry is listed twice. Each glob must match some file, so a run
+ * from the wrong directory fails rather than finding nothing. */
+void assert_list_matches_sources(const char *what, const char *const *listed, int n_listed,
+                                 const char *const *file_globs, const char *definition);
 
 /* ---- training ---------------------------------------------------------------------- */
 

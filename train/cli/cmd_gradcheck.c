@@ -1,23 +1,13 @@
-/* cmd_gradcheck.c — `qkv gradcheck`: runs every registered gradient-check case,
- * prints one line per case with its max error, and exits 1 if any fails. */
+/* cmd_gradcheck.c — `qkv gradcheck`: runs every case of every gradient-check group
+ * (the list in layers/checks.h, in its order), prints one line per case with its
+ * max error, and exits 1 if any fails. */
 #include <stdio.h>
 #include <string.h>
 
-#include "core/attention.h"
-#include "core/boxes.h"
 #include "core/gradcheck.h"
-#include "core/positions.h"
 #include "layers/checks.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
-
-static const qkv_gradcheck_group *const all_groups[] = {
-    &qkv_checks_elementwise, &qkv_checks_reduce, &qkv_checks_matmul, &qkv_checks_affine, &qkv_checks_softmax,
-    &qkv_checks_norm, &qkv_checks_shape, &qkv_checks_attention, &qkv_checks_position,
-    &qkv_checks_linear, &qkv_checks_attention_layers, &qkv_checks_sets,
-    &qkv_checks_box, &qkv_checks_set_loss,
-    &qkv_checks_image, &qkv_checks_queries,
-};
 
 int qkv_cmd_gradcheck(int argc, char **argv) {
     const char *filter = NULL;
@@ -31,8 +21,8 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
 
     int run = 0, failed = 0;
     double worst = 0.0;
-    for (size_t g = 0; g < sizeof all_groups / sizeof all_groups[0]; g++) {
-        const qkv_gradcheck_group *group = all_groups[g];
+    for (int g = 0; g < QKV_GRADCHECK_N_GROUPS; g++) {
+        const qkv_gradcheck_group *group = qkv_gradcheck_groups[g];
         for (int i = 0; i < group->n_cases; i++) {
             const qkv_gradcheck_case *c = &group->cases[i];
             if (filter && !strstr(c->name, filter)) continue;

@@ -1,0 +1,22 @@
+/* suites.h — every Check suite, in the order tests/run_tests.c runs them.
+ *
+ * X(name) is a `Suite *suite_name(void)` defined in a .c file of tests/. run_tests.c
+ * declares and runs the suites from this list; test_registries.c fails when a
+ * file there defines a suite that the list does not name (or names twice), and a
+ * listed suite that nothing defines fails to link.
+ */
+#ifndef QKV_TEST_SUITES_H
+#define QKV_TEST_SUITES_H
+
+#define QKV_TEST_SUITES(X)                                                                  \
+    X(dist) X(registries)                                                                   \
+    X(core) X(isa) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
+    X(gradcheck)                                                                            \
+    X(patch)                                                                                \
+    X(queries)                                                                              \
+    X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)          \
+    X(sequence) X(optim) X(trainer) X(set_tasks) X(sets) X(points) X(off) X(png)            \
+    X(hungarian) X(set_loss) X(image) X(detect_data) X(viz) X(bench) X(experiments)         \
+    X(reliability) X(fuzz) X(detect) X(tasks)
+
+#endif
