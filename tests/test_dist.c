@@ -184,7 +184,7 @@ START_TEST(single_process_dist_is_a_no_op) {
     ck_assert_int_eq(qkv_dist_threads(0), 0);
     ck_assert_int_eq(qkv_dist_threads(3), 3);
     qkv_trainer_config shared = {.save_path = "a", .json_path = "b", .csv_path = "c", .resume_path = "d"};
-    qkv_trainer_config own = qkv_dist_rank_config(&shared);
+    qkv_trainer_config own = qkv_trainer_rank_config(&shared);
     ck_assert_str_eq(own.save_path, "a");
     ck_assert_str_eq(own.resume_path, "d");
     qkv_params params = {0};

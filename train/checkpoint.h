@@ -22,7 +22,7 @@
 
 #include "core/rng.h"
 #include "optim/optimizer.h"
-#include "train/trainer.h"
+#include "train/task.h"
 
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
                         const qkv_rng *rng, const qkv_config_kv *config);

@@ -11,7 +11,7 @@
 #ifndef QKV_CURVES_H
 #define QKV_CURVES_H
 
-#include "train/trainer.h"
+#include "train/task.h"
 
 typedef struct qkv_curves {
     int n_loss, cap_loss;

@@ -20,13 +20,6 @@ static int dist_rank = 0, dist_size = 1;
 int qkv_dist_rank(void) { return dist_rank; }
 int qkv_dist_size(void) { return dist_size; }
 
-qkv_trainer_config qkv_dist_rank_config(const qkv_trainer_config *shared) {
-    qkv_trainer_config own = *shared;
-    if (dist_rank != 0)
-        own.save_path = own.json_path = own.csv_path = own.resume_path = own.plot_path = own.dot_path = NULL;
-    return own;
-}
-
 int qkv_dist_check_batch(int batch) {
     if (dist_rank != 0 || batch % dist_size == 0) return 0;
     qkv_set_error("--batch %d does not split into %d equal slices, one per MPI rank: use a multiple of %d", batch,

@@ -33,7 +33,7 @@
 #include "core/params.h"
 #include "core/tape.h"
 #include "optim/optimizer.h"
-#include "train/trainer.h"
+#include "train/task.h"
 
 /* MPI_Init when started by mpirun (its environment says so); else nothing. Ranks
  * other than 0 send stdout to /dev/null. Call once, before any other. */
@@ -49,11 +49,6 @@ int qkv_dist_size(void);
  * MPI, OMP_NUM_THREADS if set, or the cores divided by the ranks on this machine
  * (at least 1); single-process, 0 (all cores). */
 int qkv_dist_threads(int requested);
-
-/* This rank's trainer config: the shared one, with --save, --json, --csv, --plot,
- * --dot and --resume cleared on ranks other than 0 (rank 0 reads and writes all
- * files). */
-qkv_trainer_config qkv_dist_rank_config(const qkv_trainer_config *shared);
 
 /* -1 with qkv_last_error() on rank 0 if a global batch of `batch` examples does not
  * split into equal slices; other ranks return 0 and learn it from qkv_dist_any. */

@@ -1,0 +1,65 @@
+/* task.h — what the trainer trains: a task, with the metrics it reports and the
+ * key/value description of its config that checkpoints and summaries carry.
+ *
+ * A task is a small vtable: it owns a model (its parameter list), builds the loss
+ * of step s on a tape, evaluates held-out metrics, and describes its config as
+ * key/value pairs, enough to rebuild the model (train/tasks/ holds qkv's own
+ * tasks; a program can define its own and hand it to qkv_train, trainer.h).
+ */
+#ifndef QKV_TASK_H
+#define QKV_TASK_H
+
+#include "core/params.h"
+#include "core/tape.h"
+
+#define QKV_MAX_METRICS 8
+#define QKV_MAX_CONFIG 40
+
+typedef struct qkv_metrics {
+    int n;
+    const char *key[QKV_MAX_METRICS];
+    double value[QKV_MAX_METRICS];
+} qkv_metrics;
+
+void qkv_metrics_set(qkv_metrics *m, const char *key, double value);
+/* Index of the first largest of row[0..n): a prediction from logits. */
+int qkv_argmax(const float *row, int n);
+/* NULL if absent. */
+const double *qkv_metrics_get(const qkv_metrics *m, const char *key);
+
+/* Config as strings, in a fixed order (checkpoint metadata, --json). A value
+ * holds any path the system can open (PATH_MAX bytes with the NUL): --data
+ * directories are stored whole so that eval can find them again. */
+#define QKV_CONFIG_VALUE_LEN 4096
+typedef struct qkv_config_kv {
+    int n;
+    char key[QKV_MAX_CONFIG][32];
+    char value[QKV_MAX_CONFIG][QKV_CONFIG_VALUE_LEN];
+} qkv_config_kv;
+
+void qkv_config_add(qkv_config_kv *c, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *qkv_config_get(const qkv_config_kv *c, const char *key);
+/* The integer value of key in lo..hi: 0, or -1 with qkv_last_error() naming the
+ * key, its text and the range (a checkpoint's config is input). */
+int qkv_config_get_int(const qkv_config_kv *c, const char *key, long long lo, long long hi, long long *out);
+
+typedef struct qkv_task {
+    const char *name;                 /* "reverse" */
+    void *self;
+    qkv_params *params;
+    /* The scalar loss of training step `step` (forward only; the trainer runs backward).
+     * NULL with qkv_last_error() stops the run (qkv_train returns -1 with that error). */
+    qkv_tensor *(*loss)(void *self, qkv_tape *tape, long step);
+    /* Held-out metrics; runs with gradients off and training mode off. */
+    void (*evaluate)(void *self, qkv_tape *tape, qkv_metrics *metrics);
+    /* Model and task config, enough to rebuild the model (checkpoint metadata). */
+    void (*describe)(void *self, qkv_config_kv *config);
+    /* Data parallelism (train/dist.h): loss() computes the tape's slice of a global
+     * batch of `batch` examples (qkv_tape_batch_slice), and sets loss_terms to the
+     * number of terms its mean is over when slices may differ (0: equal slices). */
+    int batch;
+    double loss_terms;
+} qkv_task;
+
+#endif
