@@ -60,7 +60,7 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples) {
+double qkv_bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples) {
     qkv_set_threads(threads);
     double t0 = now_seconds();
     fn(ctx); /* warm up: caches, packing buffers, the thread pool, the arena */
@@ -77,15 +77,15 @@ double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_s
     return per_call[samples / 2];
 }
 
-double bench_peak_rss_mb(void) {
+double qkv_bench_peak_rss_mb(void) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     return (double)usage.ru_maxrss / 1024.0; /* Linux: kilobytes */
 }
 
-bench_row *bench_add(bench_table *t, const char *section, const char *name, const char *unit) {
+qkv_bench_row *qkv_bench_add(qkv_bench_table *t, const char *section, const char *name, const char *unit) {
     if (t->n == BENCH_MAX_ROWS) qkv_fatal("bench: more than %d rows", BENCH_MAX_ROWS);
-    bench_row *row = &t->rows[t->n++];
+    qkv_bench_row *row = &t->rows[t->n++];
     memset(row, 0, sizeof *row);
     snprintf(row->section, sizeof row->section, "%s", section);
     snprintf(row->name, sizeof row->name, "%s", name);
@@ -95,20 +95,20 @@ bench_row *bench_add(bench_table *t, const char *section, const char *name, cons
 }
 
 /* The run's table: its peak is read when a row is printed. */
-static bench_table table;
+static qkv_bench_table table;
 
 /* all / one for a rate, one / all for a time: > 1 means all threads are faster. */
-static double speedup(const bench_row *row) {
+static double speedup(const qkv_bench_row *row) {
     return strcmp(row->unit, "ms") == 0 ? row->one / row->all : row->all / row->one;
 }
 
 /* A rate's fraction of the FMA peak of the cores it ran on; NAN for times. */
-static double peak_fraction(const bench_row *row, int all_threads) {
+static double peak_fraction(const qkv_bench_row *row, int all_threads) {
     if (strcmp(row->unit, "GFLOP/s") != 0 || !(table.peak_gflops > 0)) return NAN;
     return all_threads ? row->all / (table.peak_gflops * table.threads) : row->one / table.peak_gflops;
 }
 
-void bench_print_row(const bench_row *row) {
+void qkv_bench_print_row(const qkv_bench_row *row) {
     char peak[32] = "";
     if (!isnan(peak_fraction(row, 0)))
         snprintf(peak, sizeof peak, "%.2f / %.2f", peak_fraction(row, 0), peak_fraction(row, 1));
@@ -137,7 +137,7 @@ static void run_square_product(void *ctx) {
     qkv_gemm(0, 0, p->n, p->n, p->n, 1.0f, p->A, p->n, p->B, p->n, 0.0f, p->C, p->n);
 }
 
-static void bench_matmul(bench_table *t) {
+static void bench_matmul(qkv_bench_table *t) {
     static const int sizes[] = {64, 128, 256, 512, 1024};
     qkv_rng rng = qkv_rng_make(42);
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -150,12 +150,12 @@ static void bench_matmul(bench_table *t) {
         square_product p = {n, A, B, C};
         char name[32];
         snprintf(name, sizeof name, "n=%d", n);
-        bench_row *row = bench_add(t, "matmul", name, "GFLOP/s");
+        qkv_bench_row *row = qkv_bench_add(t, "matmul", name, "GFLOP/s");
         double flops = 2.0 * n * n * (double)n;
-        row->one = flops / bench_seconds(run_square_product, &p, 1, 0.06, BENCH_SAMPLES) * 1e-9;
-        row->all = flops / bench_seconds(run_square_product, &p, t->threads, 0.06, BENCH_SAMPLES) * 1e-9;
-        row->peak_rss_mb = bench_peak_rss_mb();
-        bench_print_row(row);
+        row->one = flops / qkv_bench_seconds(run_square_product, &p, 1, 0.06, BENCH_SAMPLES) * 1e-9;
+        row->all = flops / qkv_bench_seconds(run_square_product, &p, t->threads, 0.06, BENCH_SAMPLES) * 1e-9;
+        row->peak_rss_mb = qkv_bench_peak_rss_mb();
+        qkv_bench_print_row(row);
         free(A);
         free(B);
         free(C);
@@ -194,7 +194,7 @@ static void json_number(char **text, size_t *len, size_t *cap, const char *key, 
 }
 
 /* The table as JSON, written atomically (core/fileio.h). */
-static int write_json(const char *path, const bench_table *t) {
+static int write_json(const char *path, const qkv_bench_table *t) {
     size_t len = 0, cap = 4096;
     char *text = malloc(cap);
     if (!text) return qkv_set_error("%s: out of memory", path), -1;
@@ -203,9 +203,9 @@ static int write_json(const char *path, const bench_table *t) {
            t->threads, BENCH_SAMPLES);
     append(&text, &len, &cap, "  \"isa\": \"%s\",\n  \"fma_peak_gflops\": %.1f,\n", qkv_isa_name(),
            t->peak_gflops);
-    append(&text, &len, &cap, "  \"peak_rss_mb\": %.1f,\n  \"rows\": [\n", bench_peak_rss_mb());
+    append(&text, &len, &cap, "  \"peak_rss_mb\": %.1f,\n  \"rows\": [\n", qkv_bench_peak_rss_mb());
     for (int i = 0; i < t->n; i++) {
-        const bench_row *r = &t->rows[i];
+        const qkv_bench_row *r = &t->rows[i];
         append(&text, &len, &cap, "    {\"section\": \"%s\", \"name\": \"%s\", \"unit\": \"%s\", ",
                r->section, r->name, r->unit);
         json_number(&text, &len, &cap, "one_thread", r->one, ", ");
@@ -268,11 +268,11 @@ int qkv_cmd_bench(int argc, char **argv) {
            BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(unset)", spin ? spin : "(unset)");
     print_header(table.threads);
     if (all || strcmp(section, "matmul") == 0) bench_matmul(&table);
-    if (all || strcmp(section, "attention") == 0) bench_attention(&table);
-    if (all || strcmp(section, "train") == 0) bench_train(&table);
-    if (strcmp(section, "long") == 0) bench_long_attention(&table);
+    if (all || strcmp(section, "attention") == 0) qkv_bench_attention(&table);
+    if (all || strcmp(section, "train") == 0) qkv_bench_train(&table);
+    if (strcmp(section, "long") == 0) qkv_bench_long_attention(&table);
     qkv_set_threads(previous_threads);
-    printf("threads: %d   peak RSS: %.1f MB\n", table.threads, bench_peak_rss_mb());
+    printf("threads: %d   peak RSS: %.1f MB\n", table.threads, qkv_bench_peak_rss_mb());
     if (json_path && write_json(json_path, &table) != 0) {
         fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
         return 2;

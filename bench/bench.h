@@ -10,33 +10,33 @@
 #define BENCH_SAMPLES 5
 #define BENCH_MAX_ROWS 64
 
-typedef struct bench_row {
+typedef struct qkv_bench_row {
     char section[16]; /* matmul, attention, train, long */
     char name[64];    /* "n=256", "B=4 H=8 T=256 d=64 causal", "reverse" */
     char unit[16];    /* "GFLOP/s" (higher is better) or "ms" */
     double one, all;  /* 1 thread, all threads */
     double peak_rss_mb;
-} bench_row;
+} qkv_bench_row;
 
-typedef struct bench_table {
-    bench_row rows[BENCH_MAX_ROWS];
+typedef struct qkv_bench_table {
+    qkv_bench_row rows[BENCH_MAX_ROWS];
     int n;
     int threads; /* "all threads" */
     double peak_gflops; /* one core's FMA peak on the path in use (the probe) */
-} bench_table;
+} qkv_bench_table;
 
 /* Median seconds per call of fn(ctx) on `threads` threads: one warm-up call,
  * then calls are grouped so that a sample lasts about min_seconds (at least one
  * call), `samples` samples (at most BENCH_SAMPLES). */
-double bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples);
+double qkv_bench_seconds(void (*fn)(void *ctx), void *ctx, int threads, double min_seconds, int samples);
 /* Peak resident set of the process so far (getrusage), in MB. */
-double bench_peak_rss_mb(void);
-bench_row *bench_add(bench_table *t, const char *section, const char *name, const char *unit);
+double qkv_bench_peak_rss_mb(void);
+qkv_bench_row *qkv_bench_add(qkv_bench_table *t, const char *section, const char *name, const char *unit);
 /* Prints a row as a table line. */
-void bench_print_row(const bench_row *row);
+void qkv_bench_print_row(const qkv_bench_row *row);
 
-void bench_attention(bench_table *t);
-void bench_train(bench_table *t);
-void bench_long_attention(bench_table *t);
+void qkv_bench_attention(qkv_bench_table *t);
+void qkv_bench_train(qkv_bench_table *t);
+void qkv_bench_long_attention(qkv_bench_table *t);
 
 #endif

@@ -73,7 +73,7 @@ static void attention_name(char *name, size_t size, int B, int H, int T, int d, 
     snprintf(name, size, "B=%d H=%d T=%d d=%d%s", B, H, T, d, causal ? " causal" : "");
 }
 
-void bench_attention(bench_table *t) {
+void qkv_bench_attention(qkv_bench_table *t) {
     static const int shapes[][4] = {{8, 4, 64, 16}, {4, 8, 256, 64}, {1, 8, 1024, 64}};
     for (int s = 0; s < 3; s++)
         for (int causal = 0; causal <= 1; causal++) {
@@ -82,25 +82,25 @@ void bench_attention(bench_table *t) {
             attention_problem_init(&p, sh[0], sh[1], sh[2], sh[3], causal);
             char name[64];
             attention_name(name, sizeof name, sh[0], sh[1], sh[2], sh[3], causal);
-            bench_row *row = bench_add(t, "attention", name, "ms");
-            row->one = 1e3 * bench_seconds(run_attention, &p, 1, 0.1, BENCH_SAMPLES);
-            row->all = 1e3 * bench_seconds(run_attention, &p, t->threads, 0.1, BENCH_SAMPLES);
-            row->peak_rss_mb = bench_peak_rss_mb();
-            bench_print_row(row);
+            qkv_bench_row *row = qkv_bench_add(t, "attention", name, "ms");
+            row->one = 1e3 * qkv_bench_seconds(run_attention, &p, 1, 0.1, BENCH_SAMPLES);
+            row->all = 1e3 * qkv_bench_seconds(run_attention, &p, t->threads, 0.1, BENCH_SAMPLES);
+            row->peak_rss_mb = qkv_bench_peak_rss_mb();
+            qkv_bench_print_row(row);
             attention_problem_free(&p);
         }
 }
 
-void bench_long_attention(bench_table *t) {
+void qkv_bench_long_attention(qkv_bench_table *t) {
     for (int causal = 0; causal <= 1; causal++) {
         attention_problem p;
         attention_problem_init(&p, 1, 8, 8192, 64, causal);
         char name[64];
         attention_name(name, sizeof name, 1, 8, 8192, 64, causal);
-        bench_row *row = bench_add(t, "long", name, "ms");
-        row->all = 1e3 * bench_seconds(run_attention, &p, t->threads, 0.0, 3);
-        row->peak_rss_mb = bench_peak_rss_mb();
-        bench_print_row(row);
+        qkv_bench_row *row = qkv_bench_add(t, "long", name, "ms");
+        row->all = 1e3 * qkv_bench_seconds(run_attention, &p, t->threads, 0.0, 3);
+        row->peak_rss_mb = qkv_bench_peak_rss_mb();
+        qkv_bench_print_row(row);
         attention_problem_free(&p);
     }
 }
@@ -143,15 +143,15 @@ static qkv_tensor *settf_loss(train_step *s) {
     return qkv_cross_entropy(s->tape, logits, s->labels, -1, NULL);
 }
 
-static void measure_step(bench_table *t, const char *name, train_step *s) {
-    bench_row *row = bench_add(t, "train", name, "ms");
-    row->one = 1e3 * bench_seconds(run_train_step, s, 1, 0.2, BENCH_SAMPLES);
-    row->all = 1e3 * bench_seconds(run_train_step, s, t->threads, 0.2, BENCH_SAMPLES);
-    row->peak_rss_mb = bench_peak_rss_mb();
-    bench_print_row(row);
+static void measure_step(qkv_bench_table *t, const char *name, train_step *s) {
+    qkv_bench_row *row = qkv_bench_add(t, "train", name, "ms");
+    row->one = 1e3 * qkv_bench_seconds(run_train_step, s, 1, 0.2, BENCH_SAMPLES);
+    row->all = 1e3 * qkv_bench_seconds(run_train_step, s, t->threads, 0.2, BENCH_SAMPLES);
+    row->peak_rss_mb = qkv_bench_peak_rss_mb();
+    qkv_bench_print_row(row);
 }
 
-static void bench_reverse(bench_table *t) {
+static void bench_reverse(qkv_bench_table *t) {
     qkv_seq_model_config config;
     qkv_seq_model_default_config(&config);
     config.test_size = 1;
@@ -167,7 +167,7 @@ static void bench_reverse(bench_table *t) {
     qkv_seq_model_free(&model);
 }
 
-static void bench_settf(bench_table *t) {
+static void bench_settf(qkv_bench_table *t) {
     enum { BATCH = 32, POINTS = 256, CLASSES = 10 };
     train_step s = {.tape = qkv_tape_create(1), .lr = 1e-3f, .loss = settf_loss};
     qkv_set_model_config config = {.kind = QKV_SET_MODEL_ISAB, .d_in = 3, .width = 128,
@@ -189,7 +189,7 @@ static void bench_settf(bench_table *t) {
     qkv_tape_free(s.tape);
 }
 
-void bench_train(bench_table *t) {
+void qkv_bench_train(qkv_bench_table *t) {
     bench_reverse(t);
     bench_settf(t);
 }
