@@ -6,13 +6,16 @@
  *   - `qkv eval` loads each committed checkpoint and prints the metrics that its
  *     training run ended with;
  *   - `qkv train TASK --resume` continues from it;
- *   - every task in the registry has a fixture, so a new task cannot skip this.
+ *   - every task in the registry has a fixture, so a new task cannot skip this;
+ *   - the field layer (train/tasks/fields.h): defaults, descriptions in table
+ *     order, parsing back, bad values refused, optional settings.
  */
 #include "test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "train/checkpoint.h"
 #include "train/tasks/registry.h"
 
 #define FIXTURES "ref/tasks"
@@ -132,6 +135,120 @@ START_TEST(every_registered_task_has_a_fixture) {
 }
 END_TEST
 
+/* A toy config and table for the field layer itself. */
+typedef struct toy_config {
+    int width, mode, verbose;
+    float rate;
+    unsigned long long seed;
+    const char *data;
+    int later;
+} toy_config;
+static const char *const toy_modes[] = {"fast", "slow", NULL};
+static const qkv_field toy_fields[] = {
+    QKV_INT_FIELD("--width", "width", toy_config, width, 1, 64, 8, "width"),
+    QKV_CHOICE_FIELD("--mode", "mode", toy_config, mode, toy_modes, 1, "mode"),
+    QKV_FLAG_FIELD("--verbose", toy_config, verbose, "talk"),
+    QKV_FLOAT_FIELD("--rate", "rate", toy_config, rate, 0, 1, 0.25, "rate"),
+    QKV_SEED_FIELD(toy_config, seed, "seed"),
+    QKV_TEXT_FIELD("--data", "data", toy_config, data, "none", "data"),
+    {"--later", "later", QKV_FIELD_INT, offsetof(toy_config, later), 0, 9, 3, NULL, NULL, "added later",
+     QKV_FIELD_OPTIONAL},
+};
+#define N_TOY ((int)(sizeof toy_fields / sizeof toy_fields[0]))
+
+START_TEST(fields_describe_and_parse_back) {
+    toy_config c, back;
+    qkv_fields_defaults(toy_fields, N_TOY, &c);
+    ck_assert_int_eq(c.width, 8);
+    ck_assert_int_eq(c.mode, 1);
+    ck_assert(c.rate == 0.25f && c.seed == 1 && !c.data && c.later == 3 && !c.verbose);
+    qkv_config_kv kv = {0};
+    qkv_fields_describe(toy_fields, N_TOY, &c, &kv);
+    /* In table order; the flag and the optional field at its default are not written. */
+    const char *keys[] = {"width", "mode", "rate", "seed", "data"}, *values[] = {"8", "slow", "0.25", "1", "none"};
+    ck_assert_int_eq(kv.n, 5);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_str_eq(kv.key[i], keys[i]);
+        ck_assert_str_eq(kv.value[i], values[i]);
+    }
+    c.width = 64, c.mode = 0, c.rate = 0.5f, c.seed = 18446744073709551615ULL, c.data = "dir", c.later = 7;
+    kv.n = 0;
+    qkv_fields_describe(toy_fields, N_TOY, &c, &kv);
+    ck_assert_int_eq(kv.n, 6);
+    qkv_fields_defaults(toy_fields, N_TOY, &back);
+    ck_assert_int_eq(qkv_fields_parse(toy_fields, N_TOY, &kv, &back), 0);
+    ck_assert(back.width == 64 && back.mode == 0 && back.rate == 0.5f && back.seed == c.seed && back.later == 7);
+    ck_assert_str_eq(back.data, "dir");
+    /* An older description without the optional key reads as its default. */
+    kv.n = 5;
+    qkv_fields_defaults(toy_fields, N_TOY, &back);
+    ck_assert_int_eq(qkv_fields_parse(toy_fields, N_TOY, &kv, &back), 0);
+    ck_assert_int_eq(back.later, 3);
+}
+END_TEST
+
+START_TEST(fields_refuse_bad_descriptions) {
+    struct { const char *key, *value, *reason; } bad[] = {
+        {"width", "65", "1..64"}, {"width", "x", "integer"}, {"width", "8 ", "integer"},
+        {"mode", "medium", "one of"}, {"rate", "nan", "[0, 1]"}, {"rate", "2", "[0, 1]"},
+        {"seed", "-1", "unsigned"}, {"seed", "99999999999999999999", "unsigned"},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        toy_config c;
+        qkv_fields_defaults(toy_fields, N_TOY, &c);
+        qkv_config_kv kv = {0};
+        qkv_fields_describe(toy_fields, N_TOY, &c, &kv);
+        snprintf((char *)qkv_config_get(&kv, bad[b].key), QKV_CONFIG_VALUE_LEN, "%s", bad[b].value);
+        ck_assert_int_eq(qkv_fields_parse(toy_fields, N_TOY, &kv, &c), -1);
+        expect_last_error(bad[b].key, bad[b].reason);
+    }
+    toy_config c;
+    qkv_fields_defaults(toy_fields, N_TOY, &c);
+    qkv_config_kv kv = {0};
+    qkv_fields_describe(toy_fields, N_TOY, &c, &kv);
+    kv.n = 2;   /* rate, seed and data missing */
+    ck_assert_int_eq(qkv_fields_parse(toy_fields, N_TOY, &kv, &c), -1);
+    expect_last_error("rate", "missing");
+}
+END_TEST
+
+/* --rotate is written only when it is not z: a so3 run's checkpoint says so, is
+ * evaluated as so3, and does not resume as a z run. */
+START_TEST(an_optional_setting_travels_with_its_checkpoint) {
+    char args[1024], last[512], line[512];
+    const char *small = "--steps 2 --width 16 --heads 2 --layers 1 --points 16 --batch 4 --test-size 8 --quiet";
+    snprintf(args, sizeof args, "train points --rotate so3 %s --save %s", small, scratch_file("so3.safetensors"));
+    ck_assert_int_eq(run_last_line(args, last, sizeof last), 0);
+    qkv_config_kv kv;
+    ck_assert_int_eq(qkv_checkpoint_read_config(scratch_file("so3.safetensors"), &kv), 0);
+    ck_assert_str_eq(qkv_config_get(&kv, "rotate"), "so3");
+    snprintf(args, sizeof args, "eval %s", scratch_file("so3.safetensors"));
+    ck_assert_int_eq(run_last_line(args, last, sizeof last), 0);
+    snprintf(args, sizeof args, "train points %s --steps 3 --resume %s", small, scratch_file("so3.safetensors"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "rotate is \"so3\" there"), "%s", line);
+    snprintf(args, sizeof args, "train points --rotate so3 %s --steps 3 --resume %s", small,
+             scratch_file("so3.safetensors"));
+    ck_assert_int_eq(run_last_line(args, last, sizeof last), 0);
+}
+END_TEST
+
+/* The messages of a checkpoint that is not one of a task's, and of --data on a task
+ * without a data set. */
+START_TEST(eval_names_what_is_wrong_with_a_checkpoint) {
+    char args[512], line[512];
+    qkv_config_kv kv = {0};
+    qkv_config_add(&kv, "task", "juggling");
+    qkv_params none = {0};
+    ck_assert_int_eq(qkv_checkpoint_save(scratch_file("odd.safetensors"), &none, NULL, 0, NULL, &kv), 0);
+    snprintf(args, sizeof args, "eval %s", scratch_file("odd.safetensors"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "juggling") && strstr(line, "reverse, copy"), "%s", line);
+    ck_assert_int_eq(run_qkv("eval " FIXTURES "/spirals.safetensors --data /tmp", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--data") && strstr(line, "spirals"), "%s", line);
+}
+END_TEST
+
 Suite *suite_tasks(void) {
     Suite *s = suite_create("tasks");
     TCase *tc = tcase_create("tasks");
@@ -141,6 +258,10 @@ Suite *suite_tasks(void) {
     tcase_add_test(tc, each_fixture_evaluates_to_its_final_metrics);
     tcase_add_test(tc, each_fixture_resumes);
     tcase_add_test(tc, every_registered_task_has_a_fixture);
+    tcase_add_test(tc, fields_describe_and_parse_back);
+    tcase_add_test(tc, fields_refuse_bad_descriptions);
+    tcase_add_test(tc, an_optional_setting_travels_with_its_checkpoint);
+    tcase_add_test(tc, eval_names_what_is_wrong_with_a_checkpoint);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -135,6 +135,12 @@ static int check_resume_config(const char *path, const qkv_config_kv *now) {
             return -1;
         }
     }
+    for (int i = 0; i < saved.n; i++)   /* a setting written only when not its default (tasks/fields.h) */
+        if (!qkv_config_get(now, saved.key[i])) {
+            qkv_set_error("%s: a checkpoint of another run: %s is \"%s\" there, the default here", path,
+                          saved.key[i], saved.value[i]);
+            return -1;
+        }
     return 0;
 }
 

@@ -83,7 +83,8 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     int parsed = qkv_args_parse(command, argc, argv, args, n);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     seeds_back(kind, config, seeds);
-    if (kind->check(config, &f.trainer) != 0 || qkv_trainer_check_outputs(&f.trainer) != 0) {
+    if (qkv_fields_check_text(kind->fields, kind->n_fields, config) != 0 || kind->check(config, &f.trainer) != 0 ||
+        qkv_trainer_check_outputs(&f.trainer) != 0) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         return 2;
     }

@@ -114,6 +114,16 @@ int qkv_fields_parse(const qkv_field *fields, int n, const qkv_config_kv *in, vo
     return 0;
 }
 
+int qkv_fields_check_text(const qkv_field *fields, int n, const void *config) {
+    for (int i = 0; i < n; i++) {
+        const char *text = fields[i].kind == QKV_FIELD_TEXT ? *(const char *const *)const_member(config, &fields[i]) : NULL;
+        if (text && strlen(text) >= QKV_CONFIG_VALUE_LEN)
+            return qkv_set_error("%s: %zu bytes, more than a checkpoint holds (%d)", fields[i].flag, strlen(text),
+                                 QKV_CONFIG_VALUE_LEN - 1), -1;
+    }
+    return 0;
+}
+
 const qkv_field *qkv_fields_find_key(const qkv_field *fields, int n, const char *key) {
     for (int i = 0; i < n; i++)
         if (fields[i].key && strcmp(fields[i].key, key) == 0) return &fields[i];

@@ -75,6 +75,9 @@ void qkv_fields_describe(const qkv_field *fields, int n, const void *config, qkv
  * checkpoint is input). TEXT members then point into in, which must outlive
  * config. */
 int qkv_fields_parse(const qkv_field *fields, int n, const qkv_config_kv *in, void *config);
+/* Every TEXT member fits a description's value (QKV_CONFIG_VALUE_LEN - 1 bytes):
+ * 0, or -1 with qkv_last_error() naming the flag. */
+int qkv_fields_check_text(const qkv_field *fields, int n, const void *config);
 /* The field with this key, or NULL. */
 const qkv_field *qkv_fields_find_key(const qkv_field *fields, int n, const char *key);
 
