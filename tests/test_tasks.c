@@ -73,7 +73,7 @@ static void read_final(const char *name, char *out, size_t len) {
     snprintf(path, sizeof path, FIXTURES "/%.31s.final", name);
     size_t n;
     unsigned char *text = read_file_bytes(path, &n);
-    snprintf(out, len, "%.200s", (char *)text);
+    snprintf(out, len, "%.*s", (int)(n < 200 ? n : 200), (const char *)text);   /* text is not NUL-terminated */
     out[strcspn(out, "\n")] = '\0';
     free(text);
 }
