@@ -17,6 +17,6 @@
     X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)          \
     X(sequence) X(optim) X(trainer) X(set_tasks) X(sets) X(points) X(off) X(png)            \
     X(hungarian) X(set_loss) X(image) X(detect_data) X(viz) X(bench) X(experiments)         \
-    X(reliability) X(fuzz) X(detect) X(tasks)
+    X(reliability) X(fuzz) X(detect) X(tasks) X(sampling)
 
 #endif
