@@ -9,10 +9,12 @@
 #include "fileio.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -268,6 +270,55 @@ unsigned char *qkv_read_file(const char *path, size_t max_bytes, size_t *len) {
     }
     qkv_reader_close(&r);
     return bytes;
+}
+
+/* ---- directories ---------------------------------------------------------------- */
+
+int qkv_name_list_push(qkv_name_list *list, const char *name, const char *where) {
+    if (list->count == list->capacity) {
+        int grown = list->capacity ? 2 * list->capacity : 16;
+        char **names = qkv_try_realloc(list->names, (size_t)grown * sizeof *names, where, "file names");
+        if (!names) return -1;
+        list->names = names;
+        list->capacity = grown;
+    }
+    if (!(list->names[list->count] = qkv_try_strdup(name, where, "a file name"))) return -1;
+    list->count++;
+    return 0;
+}
+
+void qkv_name_list_free(qkv_name_list *list) {
+    for (int i = 0; i < list->count; i++) free(list->names[i]);
+    free(list->names);
+    memset(list, 0, sizeof *list);
+}
+
+char *qkv_join_path(const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *path = qkv_try_malloc(n, a, "a path");
+    if (path) snprintf(path, n, "%s/%s", a, b);
+    return path;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int qkv_list_dir(const char *dir, int (*keep)(const char *path, const char *name, void *ctx), void *ctx,
+                 qkv_name_list *out) {
+    DIR *d = opendir(dir);
+    if (!d) return qkv_file_fail(dir, "cannot open directory: %s", strerror(errno));
+    struct dirent *e;
+    int status = 0;
+    while (status == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *path = qkv_join_path(dir, e->d_name);
+        if (!path) status = -1;
+        else if (keep(path, e->d_name, ctx)) status = qkv_name_list_push(out, e->d_name, dir);
+        free(path);
+    }
+    closedir(d);
+    if (status) qkv_name_list_free(out);
+    else if (out->count > 1) qsort(out->names, (size_t)out->count, sizeof *out->names, compare_names);
+    return status;
 }
 
 /* ---- little-endian float32 ------------------------------------------------------- */

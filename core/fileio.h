@@ -27,6 +27,9 @@
  * while being read is an error. qkv_read_file does all of it for a whole file.
  * Errors: NULL / -1 with qkv_last_error() = "<path>: <what was wrong>".
  *
+ * Directories. qkv_list_dir lists a directory's entries that a filter keeps, in
+ * strcmp order (the order every loader of a directory reads in).
+ *
  * Float32 data in files is little-endian; the two converters below are the only
  * place that knows it.
  */
@@ -99,6 +102,28 @@ void qkv_reader_close(qkv_file_reader *r);
 /* The whole regular file, '\0'-terminated (*len excludes it), in a malloc'd
  * buffer the caller frees; NULL on error. */
 unsigned char *qkv_read_file(const char *path, size_t max_bytes, size_t *len);
+
+/* ---- directories ---------------------------------------------------------------- */
+
+/* A growing list of malloc'd strings. Start from {0}; qkv_name_list_free frees. */
+typedef struct qkv_name_list {
+    char **names;
+    int count, capacity;
+} qkv_name_list;
+
+/* Appends a copy of name: 0, or -1 when out of memory (the error names where). */
+int qkv_name_list_push(qkv_name_list *list, const char *name, const char *where);
+/* Frees every name and the list, and zeroes it; safe twice. */
+void qkv_name_list_free(qkv_name_list *list);
+
+/* "<a>/<b>" in a malloc'd string, or NULL when out of memory (the error names a). */
+char *qkv_join_path(const char *a, const char *b);
+
+/* The names of dir's entries ("." and ".." aside) for which keep(path, name,
+ * ctx) is nonzero, path being "<dir>/<name>", appended to *out (empty at the
+ * call) in strcmp order. 0, or -1 with the error naming dir and *out freed. */
+int qkv_list_dir(const char *dir, int (*keep)(const char *path, const char *name, void *ctx), void *ctx,
+                 qkv_name_list *out);
 
 /* ---- little-endian float32 ------------------------------------------------------- */
 
