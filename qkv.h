@@ -52,6 +52,8 @@
 #include "data/sequence.h"
 #include "data/maxreg.h"
 #include "data/spirals.h"
+#include "data/text.h"
+#include "data/tokenizer.h"
 #include "train/trainer.h"
 #include "train/checkpoint.h"
 

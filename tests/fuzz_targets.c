@@ -9,6 +9,7 @@
 #include "data/detect.h"
 #include "data/image.h"
 #include "data/off.h"
+#include "data/tokenizer.h"
 #include "train/cli/args.h"
 #include "train/cli/train_flags.h"
 
@@ -103,6 +104,37 @@ int qkv_fuzz_image(const uint8_t *data, size_t size) {
     return 0;
 }
 
+/* An accepted text must be the one to_text writes back, and every token must
+ * encode and decode back to its bytes: anything else is a bug (abort). */
+static void check_accepted(const qkv_tokenizer *t, const char *text) {
+    char again[QKV_TOKENIZER_TEXT_MAX];
+    qkv_tokenizer_to_text(t, again);
+    if (strcmp(again, text) != 0) abort();
+    for (int32_t id = 0; id < qkv_tokenizer_vocab(t); id++) {
+        size_t len;
+        const uint8_t *bytes = qkv_tokenizer_token_bytes(t, id, &len);
+        int32_t ids[QKV_TOKENIZER_MAX_TOKEN_BYTES];
+        uint8_t back[QKV_TOKENIZER_MAX_TOKEN_BYTES];
+        long n = qkv_tokenizer_encode(t, bytes, len, 0, ids);
+        if (n < 1 || qkv_tokenizer_decode(t, ids, (size_t)n, back, sizeof back) != len || memcmp(back, bytes, len))
+            abort();
+    }
+}
+
+/* The bytes are the text form (read up to a NUL). */
+int qkv_fuzz_tokenizer(const uint8_t *data, size_t size) {
+    char *text = malloc(size + 1);
+    qkv_tokenizer *t = malloc(sizeof *t);
+    if (text && t) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+        if (qkv_tokenizer_from_text(t, text) == 0) check_accepted(t, text);
+    }
+    free(text);
+    free(t);
+    return 0;
+}
+
 const qkv_fuzz_harness qkv_fuzz_harnesses[] = {
     {"safetensors", qkv_fuzz_safetensors},
     {"npy", qkv_fuzz_npy},
@@ -110,5 +142,6 @@ const qkv_fuzz_harness qkv_fuzz_harnesses[] = {
     {"args", qkv_fuzz_args},
     {"detect", qkv_fuzz_detect},
     {"image", qkv_fuzz_image},
+    {"tokenizer", qkv_fuzz_tokenizer},
 };
 const int qkv_fuzz_n_harnesses = (int)(sizeof qkv_fuzz_harnesses / sizeof qkv_fuzz_harnesses[0]);

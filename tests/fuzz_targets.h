@@ -21,6 +21,7 @@ int qkv_fuzz_off(const uint8_t *data, size_t size);         /* qkv_off_parse, th
 int qkv_fuzz_args(const uint8_t *data, size_t size);        /* qkv_args_parse, '\n'-separated argv */
 int qkv_fuzz_detect(const uint8_t *data, size_t size);      /* qkv_detect_annotations_parse */
 int qkv_fuzz_image(const uint8_t *data, size_t size);       /* qkv_image_decode, own channels and RGB */
+int qkv_fuzz_tokenizer(const uint8_t *data, size_t size);   /* qkv_tokenizer_from_text, then a round trip */
 
 /* Name (the corpus directory under tests/fuzz/) and target of every harness. */
 typedef struct qkv_fuzz_harness {
