@@ -14,8 +14,6 @@
 #include "off.h"
 
 #include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -317,70 +315,27 @@ void qkv_off_sample(const qkv_off_mesh *mesh, int n_points, qkv_rng *rng, float 
 
 /* ---- directories ---------------------------------------------------------------------- */
 
-typedef struct name_list {
-    char **names;
-    int count, capacity;
-} name_list;
-
-static void free_names(name_list *list) {
-    for (int i = 0; i < list->count; i++) free(list->names[i]);
-    free(list->names);
-    memset(list, 0, sizeof *list);
-}
-
-static int push_name(name_list *list, const char *name, const char *where) {
-    if (list->count == list->capacity) {
-        int grown = list->capacity ? 2 * list->capacity : 16;
-        char **names = qkv_try_realloc(list->names, (size_t)grown * sizeof *names, where, "file names");
-        if (!names) return -1;
-        list->names = names;
-        list->capacity = grown;
-    }
-    if (!(list->names[list->count] = qkv_try_strdup(name, where, "a file name"))) return -1;
-    list->count++;
-    return 0;
-}
-
-/* "a/b" in a malloc'd string, or NULL (error set) when out of memory. */
-static char *join_path(const char *a, const char *b) {
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *path = qkv_try_malloc(n, a, "a path");
-    if (path) snprintf(path, n, "%s/%s", a, b);
-    return path;
-}
-
-static int compare_names(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int has_off_suffix(const char *name) {
     size_t n = strlen(name);
     return n > 4 && strcasecmp(name + n - 4, ".off") == 0;
 }
 
-/* The entries of dir, sorted: its subdirectories (want_dirs) or its .off entries
- * that are not directories (a broken link stays in, to be reported when read). */
-static int list_dir(const char *dir, int want_dirs, name_list *out) {
-    DIR *d = opendir(dir);
-    if (!d) return qkv_file_fail(dir, "cannot open directory: %s", strerror(errno));
-    struct dirent *e;
-    int status = 0;
-    while (status == 0 && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || (!want_dirs && !has_off_suffix(e->d_name))) continue;
-        char *path = join_path(dir, e->d_name);
-        if (!path) {
-            status = -1;
-            break;
-        }
-        struct stat st;
-        int is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-        free(path);
-        if (is_dir == want_dirs) status = push_name(out, e->d_name, dir);
-    }
-    closedir(d);
-    if (status) free_names(out);
-    else if (out->count > 1) qsort(out->names, (size_t)out->count, sizeof *out->names, compare_names);
-    return status;
+static int is_directory(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* qkv_list_dir filters: a class is a subdirectory; a mesh is an .off entry that
+ * is not a directory (a broken link stays in, to be reported when read). Names
+ * starting with '.' are neither. */
+static int is_class_dir(const char *path, const char *name, void *ctx) {
+    (void)ctx;
+    return name[0] != '.' && is_directory(path);
+}
+
+static int is_off_entry(const char *path, const char *name, void *ctx) {
+    (void)ctx;
+    return name[0] != '.' && has_off_suffix(name) && !is_directory(path);
 }
 
 /* ---- the ModelNet loader ------------------------------------------------------------- */
@@ -389,28 +344,28 @@ static const char *const split_names[2] = {"train", "test"};
 
 /* A split's files in load order and the class of each. */
 typedef struct split_files {
-    name_list paths;
+    qkv_name_list paths;
     int32_t *labels; /* [paths.count] */
 } split_files;
 
 static void free_split(split_files *files) {
-    free_names(&files->paths);
+    qkv_name_list_free(&files->paths);
     free(files->labels);
     memset(files, 0, sizeof *files);
 }
 
 /* Lists DIR/CLASS/<split>/ *.off for every class, in order. */
-static int list_split(const char *dir, const name_list *classes, int split, split_files *files) {
+static int list_split(const char *dir, const qkv_name_list *classes, int split, split_files *files) {
     for (int c = 0; c < classes->count; c++) {
-        char *class_dir = join_path(dir, classes->names[c]);
-        char *split_dir = class_dir ? join_path(class_dir, split_names[split]) : NULL;
-        name_list names = {NULL, 0, 0};
-        int status = split_dir ? list_dir(split_dir, 0, &names) : -1;
+        char *class_dir = qkv_join_path(dir, classes->names[c]);
+        char *split_dir = class_dir ? qkv_join_path(class_dir, split_names[split]) : NULL;
+        qkv_name_list names = {NULL, 0, 0};
+        int status = split_dir ? qkv_list_dir(split_dir, is_off_entry, NULL, &names) : -1;
         if (status == 0 && names.count == 0) status = qkv_file_fail(split_dir, "no .off files");
         int first = files->paths.count;
         for (int i = 0; status == 0 && i < names.count; i++) {
-            char *path = join_path(split_dir, names.names[i]);
-            status = path ? push_name(&files->paths, path, split_dir) : -1;
+            char *path = qkv_join_path(split_dir, names.names[i]);
+            status = path ? qkv_name_list_push(&files->paths, path, split_dir) : -1;
             free(path);
         }
         int32_t *labels = status ? NULL : qkv_try_realloc(files->labels, (size_t)files->paths.count * sizeof *labels,
@@ -420,7 +375,7 @@ static int list_split(const char *dir, const name_list *classes, int split, spli
             files->labels = labels;
             for (int k = first; k < files->paths.count; k++) labels[k] = c;
         }
-        free_names(&names);
+        qkv_name_list_free(&names);
         free(split_dir);
         free(class_dir);
         if (status) return -1;
@@ -457,7 +412,7 @@ static void read_split(const split_files *files, int split, int n_points, uint64
 /* Drops the bad files from set (or fails on the first one unless skip_bad),
  * counting them into *skipped and keeping the first message; then fails if a
  * class is left without files. */
-static int keep_good_files(const char *dir, const name_list *classes, int split, char **errors,
+static int keep_good_files(const char *dir, const qkv_name_list *classes, int split, char **errors,
                            int skip_bad, qkv_point_set *set, int *skipped, char *first_skipped,
                            size_t first_size) {
     size_t cloud = (size_t)set->n_points * 3;
@@ -490,7 +445,7 @@ static int keep_good_files(const char *dir, const name_list *classes, int split,
 }
 
 /* Lists, reads and filters one split into set (which owns no class names yet). */
-static int load_split(const char *dir, const name_list *classes, int split, int n_points,
+static int load_split(const char *dir, const qkv_name_list *classes, int split, int n_points,
                       uint64_t seed, int skip_bad, qkv_point_set *set, int *skipped,
                       char *first_skipped, size_t first_size) {
     split_files files = {{NULL, 0, 0}, NULL};
@@ -521,7 +476,7 @@ static int load_split(const char *dir, const name_list *classes, int split, int 
 }
 
 /* Gives set its own copy of the class names. */
-static void copy_class_names(const name_list *classes, qkv_point_set *set) {
+static void copy_class_names(const qkv_name_list *classes, qkv_point_set *set) {
     set->class_names = qkv_calloc((size_t)classes->count, sizeof *set->class_names, "the class names");
     set->classes = classes->count;
     for (int c = 0; c < classes->count; c++) set->class_names[c] = qkv_strdup(classes->names[c], "a class name");
@@ -536,8 +491,8 @@ int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad
     memset(test, 0, sizeof *test);
     if (first_skipped && first_skipped_size > 0) first_skipped[0] = '\0';
     if (n_points < 1) return qkv_file_fail(dir, "n_points %d: must be >= 1", n_points);
-    name_list classes = {NULL, 0, 0};
-    if (list_dir(dir, 1, &classes)) return -1;
+    qkv_name_list classes = {NULL, 0, 0};
+    if (qkv_list_dir(dir, is_class_dir, NULL, &classes)) return -1;
     int skipped = 0;
     int status = classes.count == 0 ? qkv_file_fail(dir, "no class subdirectories") : 0;
     if (status == 0)
@@ -550,7 +505,7 @@ int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad
         copy_class_names(&classes, train);
         copy_class_names(&classes, test);
     }
-    free_names(&classes);
+    qkv_name_list_free(&classes);
     if (status) {
         qkv_point_set_free(train);
         qkv_point_set_free(test);
