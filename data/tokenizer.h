@@ -25,7 +25,7 @@
  * significant bit first, in one bit string cut into base-64 digits (A-Z a-z 0-9
  * + /, 6 bits each; the last digit padded with zero bits). The bytes kind has
  * n_merges=0 and an empty merges field. Packing the ids, rather than giving each
- * two digits, is what makes any alphabet fit: vocab 1024 takes at most 3463
+ * two digits, is what makes any alphabet fit: vocab 1024 takes at most 3462
  * characters (with a 1-byte alphabet; 3123 with all 256 bytes).
  *
  * Errors: qkv_tokenizer_train_bpe, qkv_tokenizer_encode and
