@@ -11,7 +11,7 @@ CFLAGS  ?= $(OPT) -g
 CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=off -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
 LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
 
-DEB_PACKAGES := check libstb-dev pkg-config
+DEB_PACKAGES := check libstb-dev pkg-config fortunes
 PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
 
 # B is the build directory and BIN the command-line binary: test-asan and

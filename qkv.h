@@ -40,6 +40,7 @@
 #include "layers/patch.h"
 #include "layers/perceiver.h"
 #include "layers/positions.h"
+#include "layers/sampling.h"
 #include "layers/set_loss.h"
 #include "layers/set_models.h"
 #include "layers/sets.h"

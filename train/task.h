@@ -9,6 +9,8 @@
 #ifndef QKV_TASK_H
 #define QKV_TASK_H
 
+#include <stdio.h>
+
 #include "core/params.h"
 #include "core/tape.h"
 
@@ -60,6 +62,10 @@ typedef struct qkv_task {
      * number of terms its mean is over when slices may differ (0: equal slices). */
     int batch;
     double loss_terms;
+    /* Optional: after each evaluation during training (not with --quiet, rank 0
+     * only), a few lines for the user: the text task's sample. Gradients and
+     * training mode are off. */
+    void (*report)(void *self, qkv_tape *tape, FILE *out);
 } qkv_task;
 
 #endif

@@ -255,13 +255,22 @@ static int train_step(train_run *run, float lr) {
 
 /* ---- between steps: evaluation, logging, checkpoints, early stop ------------------------ */
 
+/* Evaluations and reports run with gradients and training mode off, and leave the tape empty. */
+typedef struct tape_modes { int grad, training; } tape_modes;
+static tape_modes inference_modes(qkv_tape *tape) {
+    return (tape_modes){qkv_tape_set_grad(tape, 0), qkv_tape_set_training(tape, 0)};
+}
+static void restore_modes(qkv_tape *tape, tape_modes modes) {
+    qkv_tape_reset(tape);
+    qkv_tape_set_grad(tape, modes.grad);
+    qkv_tape_set_training(tape, modes.training);
+}
+
 static void evaluate(qkv_task *task, qkv_tape *tape, qkv_metrics *metrics) {
-    int grad = qkv_tape_set_grad(tape, 0), training = qkv_tape_set_training(tape, 0);
+    tape_modes modes = inference_modes(tape);
     metrics->n = 0;
     task->evaluate(task->self, tape, metrics);
-    qkv_tape_reset(tape);
-    qkv_tape_set_grad(tape, grad);
-    qkv_tape_set_training(tape, training);
+    restore_modes(tape, modes);
 }
 
 static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m) {
@@ -288,6 +297,14 @@ static int save_periodic(train_run *run) {
 /* After a step of learning rate lr: evaluate every eval_every steps, log every
  * log_every (and after the first), record for --csv and --plot, checkpoint every
  * save_every. 1 to stop early (the target is reached), 0 to go on, -1 on an error. */
+/* The task's lines after an evaluation, below the progress line. */
+static void report(train_run *run) {
+    if (run->prog.tty) putchar('\n');   /* the progress bar's line ends here */
+    tape_modes modes = inference_modes(run->tape);
+    run->task->report(run->task->self, run->tape, stdout);
+    restore_modes(run->tape, modes);
+}
+
 static int after_step(train_run *run, float lr) {
     const qkv_trainer_config *config = run->config;
     long step = run->step;
@@ -298,6 +315,7 @@ static int after_step(train_run *run, float lr) {
     qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, &run->metrics,
                              log_now, eval_now);
     if (log_now || eval_now) report_progress(&run->prog, config, step, loss, &run->metrics, 0);
+    if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
     if (save_periodic(run) != 0) return -1;
     if (eval_now && qkv_dist_root_flag(reached_target(config, &run->metrics))) {
         run->result->stopped_early = step < config->steps;

@@ -17,6 +17,8 @@ static const struct {
     {"train", "  train TASK        train a model on one of these tasks:\n", qkv_cmd_train, 1},
     {"detect", "  detect CKPT IMG   print and draw (--out boxes.png) the boxes a detect checkpoint predicts\n",
      qkv_cmd_detect, 0},
+    {"sample", "  sample CKPT       a text model continues --prompt (--tokens, --temperature, --top-k, --top-p)\n",
+     qkv_cmd_sample, 0},
     {"eval", "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n", qkv_cmd_eval, 0},
     {"data", "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n",
      qkv_cmd_data, 0},

@@ -131,7 +131,7 @@ void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *conf
     /* Under MPI the ranks' losses are averaged with equal weights (loss_terms 0): each
      * slice normalizes its box terms by its own object count, as DETR's per-process loss does. */
     t->task = (qkv_task){"detect", t, &t->model.params, detect_loss, detect_evaluate, detect_describe,
-                         config->batch, 0};
+                         config->batch, 0, NULL};
 }
 
 void qkv_detect_task_free(qkv_detect_task *t) {

@@ -44,7 +44,7 @@ typedef struct qkv_task_kind {
 } qkv_task_kind;
 
 /* The list: one line per kind, in the order --help and messages name them. */
-#define QKV_TASK_KINDS(X) X(reverse) X(copy) X(sort) X(points) X(maxreg) X(spirals) X(detect)
+#define QKV_TASK_KINDS(X) X(reverse) X(copy) X(sort) X(points) X(maxreg) X(spirals) X(detect) X(text)
 
 #define QKV_DECLARE_TASK_KIND(name) extern const qkv_task_kind qkv_task_kind_##name;
 QKV_TASK_KINDS(QKV_DECLARE_TASK_KIND)

@@ -10,6 +10,7 @@
 #include "core/ops.h"
 #include "train/checkpoint.h"
 #include "train/tasks/registry.h"
+#include "train/tasks/stack_fields.h"
 
 #define TEST_SEED_OFFSET 0x7e57ULL
 
@@ -61,12 +62,7 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (d->vocab < 2 || d->vocab > 100000) return qkv_set_error("--vocab %d: expected 2..100000", d->vocab), -1;
     if (d->min_len < 1 || d->max_len < d->min_len || d->max_len > 4096)
         return qkv_set_error("--min-len %d / --max-len %d: expected 1 <= min <= max <= 4096", d->min_len, d->max_len), -1;
-    if (c->dim < 1 || c->heads < 1 || c->dim % c->heads != 0)
-        return qkv_set_error("--heads %d does not divide --dim %d", c->heads, c->dim), -1;
-    if (c->pos == QKV_POS_ROPE && (c->dim / c->heads) % 2 != 0)
-        return qkv_set_error("--pos rope needs an even head width, got --dim %d / --heads %d = %d", c->dim,
-                             c->heads, c->dim / c->heads), -1;
-    if (c->pos == QKV_POS_ALIBI && c->heads > 64) return qkv_set_error("--pos alibi supports at most 64 heads"), -1;
+    if (qkv_stack_fields_check(c->dim, c->heads, c->pos) != 0) return -1;
     if (c->dim > 8192 || c->heads > 1024) return qkv_set_error("--dim %d / --heads %d: expected at most 8192 / 1024", c->dim, c->heads), -1;
     if (c->layers < 1 || c->layers > 64) return qkv_set_error("--layers %d: expected 1..64", c->layers), -1;
     if (c->ff < 1 || c->ff > 65536) return qkv_set_error("--ff %d: expected 1..65536", c->ff), -1;
@@ -281,7 +277,7 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);
     t->task = (qkv_task){qkv_seq_task_name(config->data.task), t, &t->params, task_loss, task_evaluate,
-                         task_describe, config->batch, 0};
+                         task_describe, config->batch, 0, NULL};
 }
 
 void qkv_seq_model_free(qkv_seq_model *t) {

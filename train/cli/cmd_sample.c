@@ -1,0 +1,101 @@
+/* cmd_sample.c — `qkv sample CKPT`: a `qkv train text` model writes. The prompt
+ * is encoded with the checkpoint's tokenizer, then the text streams to stdout a
+ * token at a time (train/tasks/text.h: the K/V cache, the sliding window). Same
+ * checkpoint, prompt, settings and --seed: the same text, for any --threads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "train/cli/args.h"
+#include "train/cli/commands.h"
+#include "train/tasks/text.h"
+
+static const char *const unknown_names[] = {"error", "skip", NULL};
+
+typedef struct sample_options {
+    const char *prompt;
+    int tokens, seed, unknown, threads;
+    qkv_sampling sampling;
+} sample_options;
+
+static void write_token(void *ctx, int32_t token) {
+    size_t len;
+    const uint8_t *bytes = qkv_tokenizer_token_bytes(ctx, token, &len);
+    fwrite(bytes, 1, len, stdout);
+    fflush(stdout);   /* streamed: each token as soon as it is chosen */
+}
+
+/* The prompt's tokens (the default prompt when there is none): their count, or -1 with the error. */
+static long prompt_tokens(const qkv_text_model *m, const sample_options *o, int32_t **out) {
+    size_t n = o->prompt ? strlen(o->prompt) : 0;
+    *out = qkv_malloc((n ? n : 1) * sizeof **out, "the prompt's tokens");
+    long count = n ? qkv_tokenizer_encode(m->tokenizer, (const uint8_t *)o->prompt, n, o->unknown, *out) : 0;
+    if (count < 0) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "%s", qkv_last_error());
+        qkv_set_error("--prompt: %s (--unknown skip drops such bytes)", reason);
+        return -1;
+    }
+    if (count == 0) (*out)[count++] = qkv_text_default_prompt(m);
+    return count;
+}
+
+static int sample(const char *path, const sample_options *o) {
+    qkv_text_model m;
+    long step = 0;
+    if (qkv_text_model_load(&m, path, &step) != 0) return -1;
+    int32_t *prompt = NULL;
+    long n_prompt = prompt_tokens(&m, o, &prompt);
+    if (n_prompt >= 0) {
+        if (o->prompt) fputs(o->prompt, stdout);
+        qkv_tape *tape = qkv_tape_create((unsigned long long)o->seed);
+        qkv_tape_set_grad(tape, 0);
+        qkv_tape_set_training(tape, 0);
+        qkv_rng rng = qkv_rng_make((unsigned long long)o->seed);
+        qkv_text_generate(&m, tape, prompt, (int)n_prompt, o->tokens, &o->sampling, &rng, write_token, m.tokenizer);
+        putchar('\n');
+        qkv_tape_free(tape);
+    }
+    free(prompt);
+    qkv_text_model_free(&m);
+    return n_prompt >= 0 ? 0 : -1;
+}
+
+int qkv_cmd_sample(int argc, char **argv) {
+    sample_options o = {.tokens = 200, .seed = 1, .sampling = {.temperature = 1.0f, .top_k = 0, .top_p = 1.0f}};
+    const qkv_arg args[] = {
+        QKV_ARG_STRING_ROW("--prompt", &o.prompt, "the text to continue (default: a newline)"),
+        QKV_ARG_INT_ROW("--tokens", &o.tokens, 0, 1e7, "tokens to generate"),
+        QKV_ARG_FLOAT_ROW("--temperature", &o.sampling.temperature, 0, 100, "softmax temperature; 0: greedy"),
+        QKV_ARG_INT_ROW("--top-k", &o.sampling.top_k, 0, 1e6, "draw among the k likeliest tokens only; 0: all"),
+        QKV_ARG_FLOAT_ROW("--top-p", &o.sampling.top_p, 0, 1, "draw among the likeliest tokens of total probability p"),
+        QKV_ARG_INT_ROW("--seed", &o.seed, 0, 2147483647, "seed of the draws"),
+        QKV_ARG_CHOICE_ROW("--unknown", &o.unknown, unknown_names, "prompt bytes outside the vocabulary"),
+        QKV_ARG_INT_ROW("--threads", &o.threads, 0, 1024, QKV_THREADS_HELP),
+    };
+    int n_args = (int)(sizeof args / sizeof args[0]);
+    if (argc < 1 || argv[0][0] == '-') {
+        if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+            puts("usage: qkv sample CHECKPOINT [flags]: a `qkv train text` model continues a prompt");
+            qkv_args_parse("sample CHECKPOINT", argc, argv, args, n_args);
+            return 0;
+        }
+        fputs("qkv sample: name a checkpoint: qkv sample CHECKPOINT [--prompt TEXT]\n", stderr);
+        return 2;
+    }
+    int parsed = qkv_args_parse("sample", argc - 1, argv + 1, args, n_args);
+    if (parsed != 0) return parsed > 0 ? 0 : 2;
+    if (qkv_sampling_check(&o.sampling) != 0) {
+        fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
+        return 2;
+    }
+    qkv_set_threads(o.threads);
+    if (sample(argv[0], &o) != 0) {
+        fprintf(stderr, "qkv sample: %s\n", qkv_last_error());
+        return 2;
+    }
+    return 0;
+}
