@@ -29,9 +29,11 @@ loss_of() { sed -n 's/.*"final_train_loss": \([^,]*\),.*/\1/p' "$1"; }
 REVERSE=(reverse --steps 50 --dropout 0.1 --min-len 4 --max-len 12 --dim 32 --ff 64 --batch 32 --test-size 50
          --schedule constant --quiet)
 SPIRALS=(spirals --steps 50 --batch 64 --quiet)
+TEXT=(text --data "$(dirname "$0")/ref/tasks/text.txt" --steps 30 --context 16 --layers 1 --dim 32 --heads 2 --ff 64
+      --batch 8 --val-windows 16 --quiet)
 
 # 1. N = 2 against one process at the same global batch.
-for task in REVERSE SPIRALS; do
+for task in REVERSE SPIRALS TEXT; do
     declare -n args=$task
     "$QKV" train "${args[@]}" --threads 1 --json "$T/one.json" > /dev/null || fail "$task: single-process run"
     "${MPIRUN[@]}" -np 2 "$QKV" train "${args[@]}" --json "$T/two.json" --save "$T/$task.a.st" > "$T/out" ||
