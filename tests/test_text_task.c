@@ -2,8 +2,8 @@
  * here: a tiny model's validation loss falls, training windows are a pure
  * function of (seed, step), generation with the K/V cache equals recomputing the
  * whole window token by token (also across the sliding window), sampling with a
- * seed is reproducible and the same on 1 and 2 threads, and every bad input gives
- * one line, exit 2 and no file. */
+ * seed is reproducible and the same on 1 and 2 threads, every bad input gives one
+ * line, exit 2 and no file, and --resume is bitwise. */
 #include "test_util.h"
 
 #include <stdio.h>
@@ -220,6 +220,29 @@ START_TEST(bad_input_is_one_line_exit_2_nothing_written) {
 }
 END_TEST
 
+/* 10 steps, then 10 more from the checkpoint, equal 20 in one run (a constant
+ * schedule: a cosine one depends on --steps). */
+START_TEST(resuming_is_bitwise) {
+    char args[1024], line[512];
+    const char *data = write_text("t.txt");
+    const char *flags = SMALL " --dropout 0.1 --schedule constant --quiet";
+    snprintf(args, sizeof args, "train text --data %s %s --steps 20 --save %s", data, flags, scratch_file("a.st"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, "train text --data %s %s --steps 10 --save %s", data, flags, scratch_file("h.st"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    char resumed[256];
+    snprintf(resumed, sizeof resumed, "%s", scratch_file("b.st"));
+    snprintf(args, sizeof args, "train text --data %s %s --steps 20 --resume %s --save %s", data, flags,
+             scratch_file("h.st"), resumed);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    size_t na, nb;
+    unsigned char *a = read_file_bytes(scratch_file("a.st"), &na), *b = read_file_bytes(resumed, &nb);
+    ck_assert(na == nb && memcmp(a, b, na) == 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
 Suite *suite_text_task(void) {
     Suite *s = suite_create("text_task");
     TCase *tc = tcase_create("text_task");
@@ -230,6 +253,7 @@ Suite *suite_text_task(void) {
     tcase_add_test(tc, cached_generation_equals_recomputing_the_window);
     tcase_add_test(tc, sampling_is_reproducible_on_any_thread_count);
     tcase_add_test(tc, bad_input_is_one_line_exit_2_nothing_written);
+    tcase_add_test(tc, resuming_is_bitwise);
     suite_add_tcase(s, tc);
     return s;
 }
