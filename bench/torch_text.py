@@ -26,8 +26,9 @@ Training, as the task's defaults (train/tasks/text.c, optim/):
   AdamW lr 1e-3, betas (0.9, 0.99), eps 1e-8, weight decay 0.1 on the 2-D weights
   but embed.weight and the positions table (optim/optimizer.c qkv_param_decays);
   lr 1e-3 x factor(s), s = 0.., factor (s+1)/100 for s < 100, then
-  0.1 + 0.9 (1 + cos(pi (s-100)/(steps-100))) / 2; gradients clipped to global
-  norm 1 (torch.nn.utils.clip_grad_norm_).
+  0.1 + 0.9 (1 + cos(pi (s-100)/(steps-100))) / 2 (with --steps 100 or fewer no
+  warmup, as train/cli/train_flags.c); gradients clipped to global norm 1
+  (torch.nn.utils.clip_grad_norm_).
 
 Timing: every step (batch, forward, backward, clip, optimizer step) is timed;
 ms_per_step is the median of the steps after the first 20 (the mean is written
@@ -216,12 +217,14 @@ def decays(name, p):
 
 
 def lr_factor(s, steps):
-    """optim/schedule.c cosine_factor."""
-    if s < WARMUP:
-        return (s + 1) / WARMUP
+    """optim/schedule.c cosine_factor; the warmup is dropped when it is not shorter
+    than the run (train/cli/train_flags.c)."""
+    warmup = WARMUP if WARMUP < steps else 0
+    if s < warmup:
+        return (s + 1) / warmup
     if s >= steps:
         return MIN_FACTOR
-    progress = (s - WARMUP) / (steps - WARMUP)
+    progress = (s - warmup) / (steps - warmup)
     return MIN_FACTOR + (1.0 - MIN_FACTOR) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
@@ -245,9 +248,8 @@ def main(argv):
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--qkv-checkpoint", help="after training: the val loss of this qkv checkpoint, here")
     a = ap.parse_args(argv)
-    if a.steps <= WARMUP:
-        print("torch_text.py: --steps %d must exceed the warmup of %d (qkv's cosine schedule needs it)"
-              % (a.steps, WARMUP), file=sys.stderr)
+    if a.steps < 1:
+        print("torch_text.py: --steps %d must be >= 1" % a.steps, file=sys.stderr)
         return 2
     set_threads(a.threads)
     torch.manual_seed(a.seed)
