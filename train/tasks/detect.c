@@ -302,18 +302,32 @@ static int load_sets(const qkv_detect_task_config *c, int for_eval, qkv_detect_s
     return load_dir(c->data, for_eval ? 0 : c->n_train, c->n_test, for_eval ? NULL : train, test);
 }
 
-/* Training: the config takes the loaded set's numbers; then whether the model fits
- * them (NULL) or what does not. */
-static const char *fit_training_set(qkv_detect_task_config *c, const qkv_detect_set *train, const qkv_detect_set *test) {
+/* Training: the config takes the loaded set's numbers, and the model must fit them.
+ * 0, or -1 with an error naming the set (data: its path, NULL for a generated one). */
+static int fit_training_set(qkv_detect_task_config *c, const qkv_detect_set *train, const qkv_detect_set *test,
+                            const char *data) {
     c->model.image_size = test->width;
     c->n_train = train->n;
     c->n_test = test->n;
     c->min_objects = c->data ? 0 : c->generate.min_objects;
     c->max_objects = c->data ? max_objects_of(train) : c->generate.max_objects;
-    if (test->width != test->height) return "images must be square";
-    if (qkv_detect_model_check(&c->model) != 0) return qkv_last_error();
-    if (max_objects_of(train) > c->model.queries) return "an image has more objects than --queries";
-    return NULL;
+    char problem[256] = "";
+    if (test->width != test->height) snprintf(problem, sizeof problem, "images must be square");
+    else if (qkv_detect_model_check(&c->model) != 0) snprintf(problem, sizeof problem, "%s", qkv_last_error());
+    else if (max_objects_of(train) > c->model.queries)
+        snprintf(problem, sizeof problem, "an image has more objects than --queries");
+    if (!problem[0]) return 0;
+    qkv_set_error("%s (%dx%d images, up to %d objects): %s", data ? data : "generated", test->width, test->height,
+                  max_objects_of(train), problem);
+    return -1;
+}
+
+/* Evaluation: the held-out images must be the model's size. 0, or -1 with an error. */
+static int fit_eval_set(const qkv_detect_task_config *c, const qkv_detect_set *test) {
+    if (test->width == c->model.image_size && test->height == c->model.image_size) return 0;
+    qkv_set_error("%s holds %dx%d images, the model takes %dx%d", c->data ? c->data : "generated", test->width,
+                  test->height, c->model.image_size, c->model.image_size);
+    return -1;
 }
 
 static qkv_task *detect_create(const void *config, int for_eval) {
@@ -330,17 +344,7 @@ static qkv_task *detect_create(const void *config, int for_eval) {
      * (and a directory called "generated" is not taken for a generated set). */
     char absolute[PATH_MAX];
     const char *data = c.data && !for_eval && realpath(c.data, absolute) ? absolute : c.data;
-    const char *problem = NULL;
-    if (!for_eval) {
-        problem = fit_training_set(&c, &train, &test);
-        if (problem) qkv_set_error("%s (%dx%d images, up to %d objects): %s", data ? data : "generated", test.width,
-                                   test.height, max_objects_of(&train), problem);
-    } else if (test.width != c.model.image_size || test.height != c.model.image_size) {
-        qkv_set_error("%s holds %dx%d images, the model takes %dx%d", c.data ? c.data : "generated", test.width,
-                      test.height, c.model.image_size, c.model.image_size);
-        problem = "size";
-    }
-    if (problem) {
+    if ((for_eval ? fit_eval_set(&c, &test) : fit_training_set(&c, &train, &test, data)) != 0) {
         qkv_detect_set_free(&train);
         qkv_detect_set_free(&test);
         return NULL;
