@@ -62,6 +62,13 @@ void qkv_tape_batch_slice(const qkv_tape *tape, int batch, int *first, int *coun
     *first = tape->slice_index * *count;
 }
 
+qkv_tape *qkv_tape_create_inference(unsigned long long seed) {
+    qkv_tape *tape = qkv_tape_create(seed);
+    qkv_tape_set_grad(tape, 0);
+    qkv_tape_set_training(tape, 0);
+    return tape;
+}
+
 void qkv_tape_free(qkv_tape *tape) {
     if (!tape) return;
     chunks_free(tape->chunks);

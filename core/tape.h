@@ -67,6 +67,8 @@ typedef struct qkv_tape {
 } qkv_tape;
 
 qkv_tape *qkv_tape_create(unsigned long long seed);
+/* A tape for evaluation and generation: gradients off, training mode off. */
+qkv_tape *qkv_tape_create_inference(unsigned long long seed);
 void qkv_tape_free(qkv_tape *tape);
 void qkv_tape_reset(qkv_tape *tape);
 

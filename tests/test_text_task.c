@@ -39,9 +39,7 @@ static qkv_text_config *small_config(const char *data) {
 }
 
 static double val_loss(qkv_task *task) {
-    qkv_tape *tape = qkv_tape_create(1);
-    qkv_tape_set_grad(tape, 0);
-    qkv_tape_set_training(tape, 0);
+    qkv_tape *tape = qkv_tape_create_inference(1);
     qkv_metrics m = {0};
     task->evaluate(task->self, tape, &m);
     qkv_tape_free(tape);
@@ -105,9 +103,7 @@ START_TEST(cached_generation_equals_recomputing_the_window) {
     int32_t prompt[3] = {1, 2, 3};
     qkv_sampling greedy = {0, 0, 1.0f};
     qkv_rng rng = qkv_rng_make(5);
-    qkv_tape *tape = qkv_tape_create(1);
-    qkv_tape_set_grad(tape, 0);
-    qkv_tape_set_training(tape, 0);
+    qkv_tape *tape = qkv_tape_create_inference(1);
     collected got = {.n = 0};
     qkv_text_generate(m, tape, prompt, 3, 40, &greedy, &rng, collect, &got);   /* 3 + 40 > 2 windows of 16 */
     ck_assert_int_eq(got.n, 40);

@@ -234,9 +234,7 @@ int qkv_cmd_attn(int argc, char **argv) {
     char *q_text = malloc(side * 12), *k_text = malloc(side * 12);
     if (!maps || !captured || !pred || !stream || !q_lab || !k_lab || !q_text || !k_text)
         qkv_fatal("attn: out of memory");
-    qkv_tape *tape = qkv_tape_create(c->seed);
-    qkv_tape_set_grad(tape, 0);
-    qkv_tape_set_training(tape, 0);
+    qkv_tape *tape = qkv_tape_create_inference(c->seed);
     int rows = run_model(&model, tape, x, len, pred, maps, captured, stream, q_lab, k_lab, q_text, k_text);
 
     char caption[256];

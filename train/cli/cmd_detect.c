@@ -78,9 +78,7 @@ static qkv_tensor *load_image_for(const char *path, int size) {
 
 /* The last decoder layer's detections for one image (det holds `queries` entries); how many. */
 static int predict(const qkv_detect_model *model, const qkv_tensor *image, float threshold, qkv_detection *det) {
-    qkv_tape *tape = qkv_tape_create(0);
-    qkv_tape_set_grad(tape, 0);
-    qkv_tape_set_training(tape, 0);
+    qkv_tape *tape = qkv_tape_create_inference(0);
     int s = model->cfg.image_size;
     qkv_detr_out o = qkv_detect_model_forward(tape, model, qkv_tape_view(tape, 4, (int[]){1, 3, s, s}, image->data));
     int n = qkv_detect_decode(o.logits[o.n_layers - 1]->data, o.boxes[o.n_layers - 1]->data, model->cfg.queries,

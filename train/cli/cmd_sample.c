@@ -51,9 +51,7 @@ static int sample(const char *path, const sample_options *o) {
     long n_prompt = prompt_tokens(&m, o, &prompt);
     if (n_prompt >= 0) {
         if (o->prompt) fputs(o->prompt, stdout);
-        qkv_tape *tape = qkv_tape_create((unsigned long long)o->seed);
-        qkv_tape_set_grad(tape, 0);
-        qkv_tape_set_training(tape, 0);
+        qkv_tape *tape = qkv_tape_create_inference((unsigned long long)o->seed);
         qkv_rng rng = qkv_rng_make((unsigned long long)o->seed);
         qkv_text_generate(&m, tape, prompt, (int)n_prompt, o->tokens, &o->sampling, &rng, write_token, m.tokenizer);
         putchar('\n');

@@ -138,9 +138,7 @@ static int evaluate_checkpoint(const char *path, const char *data_dir) {
         free(ckpt);
         return 2;
     }
-    qkv_tape *tape = qkv_tape_create(qkv_task_config_seed(ckpt->kind, ckpt->config));
-    qkv_tape_set_grad(tape, 0);
-    qkv_tape_set_training(tape, 0);
+    qkv_tape *tape = qkv_tape_create_inference(qkv_task_config_seed(ckpt->kind, ckpt->config));
     qkv_metrics metrics = {0};
     task->evaluate(task->self, tape, &metrics);
     printf("final: task=%s checkpoint_step=%ld", task->name, ckpt->step);
@@ -163,7 +161,7 @@ int qkv_cmd_eval(int argc, char **argv) {
     if (argc < 1 || argv[0][0] == '-') {
         if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
             puts("usage: qkv eval CHECKPOINT [--threads N] [--data DIR]: re-evaluate a saved model of any task on "
-                 "its test set\n  --data DIR       a model trained on a data set (points, detect): evaluate on DIR "
+                 "its test set\n  --data DIR       a model trained on a data set (points, detect, text): evaluate on DIR "
                  "instead of the set it was trained on");
             return 0;
         }

@@ -106,9 +106,7 @@ static void model_config(const lengthgen *g, qkv_pos_kind pos, int seed_index, q
 /* Greedy exact match and token accuracy of a trained model at every length 1..K. */
 static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *exact, double *token) {
     const qkv_lengthgen_options *o = g->o;
-    qkv_tape *tape = qkv_tape_create(model->config.seed);
-    qkv_tape_set_grad(tape, 0);
-    qkv_tape_set_training(tape, 0);
+    qkv_tape *tape = qkv_tape_create_inference(model->config.seed);
     qkv_seq_batch batch = {0};
     qkv_seq_config trained = model->config.data;
     int32_t *pred = malloc((size_t)o->test_size * o->test_max * sizeof(int32_t));

@@ -308,9 +308,7 @@ int qkv_perm_check(const qkv_perm_options *o) {
 
 int qkv_permutation_experiment(const qkv_perm_options *o, qkv_perm_row *rows) {
     QKV_CHECK(check_model_options(o) == 0, "experiment permutation: %s", qkv_last_error());
-    qkv_tape *tape = qkv_tape_create(o->seed);
-    qkv_tape_set_grad(tape, 0);
-    qkv_tape_set_training(tape, 0);
+    qkv_tape *tape = qkv_tape_create_inference(o->seed);
     for (int i = 0; i < N_CONFIGS; i++) {
         const config *c = &configs[i];
         qkv_perm_row *r = &rows[i];
