@@ -171,6 +171,21 @@ START_TEST(sampling_is_reproducible_on_any_thread_count) {
     snprintf(args, sizeof args, "eval %s", ckpt);
     ck_assert_int_eq(run_stdout(args, one, sizeof one), 0);
     ck_assert_msg(strstr(one, "final: task=text checkpoint_step=30 val_loss=") && strstr(one, "val_bpb="), "%s", one);
+    /* Another text of the same alphabet with --data; the trained-on file changed: refused. */
+    char other_text[256], line[512];
+    snprintf(other_text, sizeof other_text, "%s", write_text("other.txt"));
+    FILE *f = fopen(other_text, "a");
+    fputs("abc de fgh ij\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "eval %s --data %s", ckpt, other_text);
+    ck_assert_int_eq(run_stdout(args, one, sizeof one), 0);
+    ck_assert_msg(strstr(one, "val_loss="), "%s", one);
+    f = fopen(scratch_file("t.txt"), "a");
+    fputs("more\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "eval %s", ckpt);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "was trained on a text of 6000"), "%s", line);
 }
 END_TEST
 

@@ -38,6 +38,9 @@ typedef enum {
 } qkv_field_kind;
 
 #define QKV_FIELD_OPTIONAL 1
+/* A fact about the data set the task read (its size), checked when the same set
+ * is read again; `qkv eval --data` on another set resets it to its default. */
+#define QKV_FIELD_OF_DATA 2
 
 typedef struct qkv_field {
     const char *flag;               /* "--heads", or NULL */
@@ -49,7 +52,7 @@ typedef struct qkv_field {
     const char *const *choices;     /* CHOICE: NULL-terminated names */
     const char *none;               /* TEXT: how NULL is written ("synthetic") */
     const char *help;
-    int options;                    /* QKV_FIELD_OPTIONAL */
+    int options;                    /* QKV_FIELD_OPTIONAL, QKV_FIELD_OF_DATA */
 } qkv_field;
 
 /* Rows, one macro per kind; T is the config struct's type, M its member. */

@@ -79,6 +79,9 @@ int qkv_task_checkpoint_read(const char *path, const char *data, qkv_task_checkp
             return -1;
         }
         *(const char **)((char *)out->config + data_field->offset) = data;
+        for (int i = 0; i < out->kind->n_fields; i++)   /* facts about the set it was trained on */
+            if (out->kind->fields[i].options & QKV_FIELD_OF_DATA)
+                qkv_fields_defaults(&out->kind->fields[i], 1, out->config);
     }
     if (out->kind->check(out->config, NULL) != 0) {
         qkv_task_checkpoint_free(out);

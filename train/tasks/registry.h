@@ -75,8 +75,9 @@ typedef struct qkv_task_checkpoint {
 
 /* Reads path's description, finds its kind and parses the config back (and runs
  * the kind's check). data, if not NULL, replaces the config's "data" field (a
- * set to evaluate on instead). 0, or -1 with a one-line qkv_last_error() naming
- * path; free with qkv_task_checkpoint_free. */
+ * set to evaluate on instead) and resets its QKV_FIELD_OF_DATA fields. 0, or -1
+ * with a one-line qkv_last_error() naming path; free with
+ * qkv_task_checkpoint_free. */
 int qkv_task_checkpoint_read(const char *path, const char *data, qkv_task_checkpoint *out);
 /* Creates the task (for_eval) and loads the checkpoint's parameters into it:
  * the task, or NULL with a one-line qkv_last_error() naming path. */
