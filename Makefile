@@ -1,18 +1,45 @@
-# qkv — build, test, demo. `make` builds build/libqkv.a and ./qkv.
-# System packages (Debian): check and libstb-dev, found through pkg-config.
+# qkv — build, test, demo, install. `make` builds build/libqkv.a, build/libqkv.so
+# and ./qkv. The system packages a step needs (Debian names below) are installed
+# by the step itself when missing (mk/deps.sh: apt-get as root or through a sudo
+# that needs no password, otherwise a one-line message).
 
 CC      ?= gcc
 # No -march: one build runs on every CPU of its architecture. The hot kernels are
 # compiled once more per instruction set (ISAS below) and chosen at run time.
+# make NATIVE=1 adds -march=native (this CPU only; the results stay the same bits).
 # -ffp-contract=off: no multiply-add is fused unless the code says so, so a
 # result is the same float operations on every path (core/simd.h).
+# -fPIC: the same objects make libqkv.a and libqkv.so; -fno-semantic-interposition
+# lets the compiler still inline and call directly within the library.
 OPT     ?= -O3
 CFLAGS  ?= $(OPT) -g
-CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=off -fno-trapping-math -fno-math-errno -Wall -Wextra -I.
-LDLIBS  += -fopenmp -lm $(shell pkg-config --libs stb 2>/dev/null)
+CFLAGS  += -std=c11 -D_DEFAULT_SOURCE -fopenmp -ffp-contract=off -fno-trapping-math -fno-math-errno \
+           -fPIC -fno-semantic-interposition -Wall -Wextra -I.
+ifeq ($(NATIVE),1)
+CFLAGS  += -march=native
+endif
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+# Read when a recipe runs, not when make starts: the packages may be installed
+# by this very run (mk/deps.sh).
+STB_CFLAGS    = $(shell pkg-config --cflags stb 2>/dev/null)
+STB_LIBS      = $(shell pkg-config --libs stb 2>/dev/null)
+CHECK_CFLAGS  = $(shell pkg-config --cflags check 2>/dev/null) $(STB_CFLAGS)
+CHECK_LIBS    = $(shell pkg-config --libs check 2>/dev/null)
+LDLIBS       += -fopenmp -lm $(STB_LIBS)
 
-DEB_PACKAGES := check libstb-dev pkg-config fortunes
-PKG_OK := $(shell pkg-config --exists check stb 2>/dev/null && echo yes)
+# What each step needs (Debian packages; build-essential's gcc and make are taken
+# as given): the library, ./qkv and the demo need stb (PNG files) and pkg-config;
+# the tests need check and, for the text task's default corpus, fortunes.
+DEPS_BUILD := pkg-config libstb-dev
+DEPS_TEST  := $(DEPS_BUILD) check fortunes
+
+# The version is written once, in qkv.h; the shared library's soname carries the
+# major number (libqkv.so.$(VERSION_MAJOR)).
+HASH          := \#
+VERSION       := $(shell sed -n 's/^$(HASH)define QKV_VERSION "\(.*\)"/\1/p' qkv.h)
+VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 # B is the build directory and BIN the command-line binary: test-asan and
 # test-valgrind build the same sources into their own directories.
@@ -28,6 +55,7 @@ ifeq ($(MPI),1)
 CC      := mpicc
 CFLAGS  += -DQKV_MPI
 endif
+BUILD_CFLAGS := $(subst ",,$(subst ',,$(CFLAGS)))
 $(shell mkdir -p $(B) && echo '$(CC) $(CFLAGS)' | cmp -s - $(B)/.flags || echo '$(CC) $(CFLAGS)' > $(B)/.flags)
 
 # Kernels per instruction set (core/kernels.h): core/kernel_*.c is compiled once
@@ -55,6 +83,12 @@ TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/
 # goes into $(B)/libqkv_cli.a, which only ./qkv and the tests link.
 LIB_DIRS := core layers optim data train train/tasks train/viz train/experiments
 LIB_SRC  := $(filter-out $(KERNEL_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+# make STB=compiled: stb's PNG code compiled in from its headers (mk/stb_impl.c)
+# instead of linking -lstb, for a target that has no libstb (make test-cross).
+ifeq ($(STB),compiled)
+LIB_SRC  += mk/stb_impl.c
+STB_LIBS  =
+endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
 CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) bench/bench.c bench/models.c
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
@@ -62,26 +96,24 @@ CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o) $(TEST_KERNEL_OBJ)
 LIB      := $(B)/libqkv.a
+SHLIB    := $(B)/libqkv.so.$(VERSION)
+SONAME   := libqkv.so.$(VERSION_MAJOR)
 
 .PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-ci fuzz-build demo deps \
-        bench bench-compare gradcheck example tutorial clean check-deps test-mpi bench-mpi
-all: check-deps $(LIB) $(BIN)
+        bench bench-compare gradcheck example tutorial clean deps-build deps-test test-mpi bench-mpi \
+        install uninstall test-install test-deps test-cross test-objects
+all: $(LIB) $(SHLIB) $(BIN)
 
-check-deps:
-ifneq ($(PKG_OK),yes)
-	@echo "qkv: missing system packages; run: apt-get install -y $(DEB_PACKAGES)   (or: make deps)"; exit 1
-endif
-
-deps:
-	DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEB_PACKAGES)
-
-STB_CFLAGS   := $(shell pkg-config --cflags stb 2>/dev/null)
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null) $(STB_CFLAGS)
-CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+# Phony and order-only below: they run first, once per make, and rebuild nothing.
+deps-build:
+	@mk/deps.sh $(DEPS_BUILD)
+deps-test:
+	@mk/deps.sh $(DEPS_TEST)
+deps: deps-test
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(STB_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(STB_CFLAGS) $(DEFS) -MMD -MP -c $< -o $@
 
 define isa_rule
 $(B)/isa/$(1)/%.o: core/%.c
@@ -94,8 +126,13 @@ $(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -DQKV_BUILD_ISAS='"$(ISAS)"' -MMD -MP -c $< -o $@
 
-# A change of flags rebuilds everything.
+# A change of flags rebuilds everything. The packages come first.
 $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(B)/train/cli/main.o: Makefile $(B)/.flags
+$(LIB_OBJ) $(CLI_OBJ) $(B)/train/cli/main.o: | deps-build
+$(TEST_OBJ): | deps-test
+
+# ./qkv --version names the compiler flags it was built with.
+$(B)/train/cli/version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(BUILD_CFLAGS)"' -DQKV_BUILD_ISAS='"$(ISAS)"'
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -105,27 +142,91 @@ $(CLI_LIB): $(CLI_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN): $(B)/train/cli/main.o $(CLI_LIB) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv_cli -lqkv $(LDLIBS)
+# The shared library: the same objects, soname libqkv.so.MAJOR; build/libqkv.so
+# and build/libqkv.so.MAJOR are links to it, as an installed one has.
+$(SHLIB): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
+	ln -sf $(notdir $@) $(B)/$(SONAME)
+	ln -sf $(notdir $@) $(B)/libqkv.so
 
+$(BIN): $(B)/train/cli/main.o $(CLI_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LIB) $(LDLIBS)
+
+test-objects: $(TEST_OBJ)
 $(B)/run_tests: $(TEST_OBJ) $(CLI_LIB) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) -L$(B) -lqkv_cli -lqkv $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(CLI_LIB) $(LIB) $(CHECK_LIBS) $(LDLIBS)
 
 $(B)/example: docs/example.c $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 example: build/example
 	./build/example
 
 $(B)/tutorial: docs/tutorial.c $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 tutorial: build/tutorial
 	./build/tutorial
 
-test: check-deps $(B)/run_tests $(BIN) $(B)/example $(B)/tutorial
+test: $(B)/run_tests $(BIN) $(B)/example $(B)/tutorial | deps-test
 	./$(B)/example > /dev/null
+	tests/deps_test.sh
+ifeq ($(B),build)
+	tests/install_test.sh
+endif
 	cd tests && QKV_BIN=../$(BIN) QKV_TUTORIAL=../$(B)/tutorial CK_FORK=no ../$(B)/run_tests
+
+# make install PREFIX=/usr/local DESTDIR=: ./qkv, libqkv.a, libqkv.so.VERSION (with
+# its soname link and libqkv.so), the public headers (qkv.h and every header it
+# includes, under include/qkv/ in their folders) and qkv.pc. A program then builds
+# with `cc prog.c $$(pkg-config --cflags --libs qkv)`. make uninstall removes
+# exactly these files (and include/qkv/ with the headers).
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PCDIR      ?= $(LIBDIR)/pkgconfig
+PUBLIC_HEADERS = $(sort $(filter %.h,$(shell $(CC) -I. -MM -x c qkv.h)))
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/qkv
+	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libqkv.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libqkv.so.$(VERSION)
+	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libqkv.so
+	for h in $(PUBLIC_HEADERS); do \
+	    mkdir -p $(DESTDIR)$(INCLUDEDIR)/qkv/$$(dirname $$h) && \
+	    install -m 644 $$h $(DESTDIR)$(INCLUDEDIR)/qkv/$$h || exit 1; \
+	done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' mk/qkv.pc.in > $(DESTDIR)$(PCDIR)/qkv.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/qkv $(DESTDIR)$(PCDIR)/qkv.pc $(DESTDIR)$(LIBDIR)/libqkv.a \
+	      $(DESTDIR)$(LIBDIR)/libqkv.so $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libqkv.so.$(VERSION)
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/qkv
+
+# The two tests of the build itself, run by `make test`: mk/deps.sh against a fake
+# apt-get, sudo and pkg-config (tests/deps_test.sh), and an install into a
+# temporary DESTDIR that docs/example.c then builds against with pkg-config only.
+test-deps:
+	tests/deps_test.sh
+test-install: all
+	tests/install_test.sh
+
+# ARM64: the same sources built with Debian's cross compiler (static, stb
+# compiled in) into build-aarch64/, every test source compiled too, and a smoke
+# set run under qemu-user and compared with this machine's build
+# (tests/cross_test.sh says what and within what tolerance).
+CROSS_CC ?= aarch64-linux-gnu-gcc
+test-cross: all
+	@mk/deps.sh gcc-aarch64-linux-gnu qemu-user-static
+	$(MAKE) -j2 CC=$(CROSS_CC) B=build-aarch64 BIN=build-aarch64/qkv STB=compiled LDFLAGS=-static build-aarch64/qkv
+	mkdir -p build-aarch64/check && ln -sf $$(pkg-config --variable=includedir check)/check*.h build-aarch64/check/
+	$(MAKE) -j2 CC=$(CROSS_CC) B=build-aarch64 CHECK_CFLAGS="-I$(CURDIR)/build-aarch64/check $(STB_CFLAGS)" test-objects
+	CROSS_CC=$(CROSS_CC) tests/cross_test.sh
 
 # Data parallelism under mpirun (Open MPI: apt-get install libopenmpi-dev openmpi-bin).
 test-mpi:
@@ -183,7 +284,7 @@ fuzz-build:
 	$(MAKE) B=build-fuzz CC=clang OPT="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz_targets.c tests/fuzz_targets.h $(CLI_LIB) $(LIB)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz_targets.c -L$(B) -lqkv_cli -lqkv $(LDLIBS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< tests/fuzz_targets.c $(CLI_LIB) $(LIB) $(LDLIBS)
 
 fuzz: fuzz-build
 	@mkdir -p build-fuzz/crashes
@@ -215,12 +316,12 @@ bench: all
 # too, to check that qkv_gemm and cblas_sgemm compute the same product.
 build/blas_bench: bench/blas_bench.c qkv.h qkv_internal.h build/libqkv.a
 	@mkdir -p build
-	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -I. -o $@ $< -Lbuild -lqkv -lopenblas $(LDLIBS)
+	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -I. -o $@ $< build/libqkv.a -lopenblas $(LDLIBS)
 
 bench-compare: all build/blas_bench
 	bench/compare.sh
 
 clean:
-	rm -rf build build-asan build-valgrind build-fuzz qkv
+	rm -rf build build-asan build-valgrind build-fuzz build-aarch64 build-clang qkv
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/train/cli/main.d

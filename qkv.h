@@ -1,5 +1,6 @@
 /* qkv.h — the one header a user program includes: qkv's public API.
  *
+ *     cc -O2 prog.c $(pkg-config --cflags --libs qkv)       after `make install`
  *     cc -O2 -fopenmp -I/path/to/qkv prog.c -L/path/to/qkv/build -lqkv -fopenmp -lm $(pkg-config --libs stb)
  *
  * Layers, from the bottom: core (tensors, the tape, ops, the fused attention op,
@@ -16,6 +17,10 @@
  */
 #ifndef QKV_H
 #define QKV_H
+
+/* The release: MAJOR.MINOR.PATCH. The Makefile reads it from this line (the
+ * shared library is libqkv.so.MAJOR); a change of MAJOR breaks the API or ABI. */
+#define QKV_VERSION "0.3.0"
 
 #include "core/attention.h"
 #include "core/boxes.h"

@@ -369,7 +369,8 @@ void qkv_points_normalize(float *xyz, int n_points) {
     for (int i = 0; i < n_points; i++) {
         double d[3] = {xyz[3 * i] - centroid[0], xyz[3 * i + 1] - centroid[1],
                        xyz[3 * i + 2] - centroid[2]};
-        max_norm = fmax(max_norm, norm3(d));
+        double norm = norm3(d);
+        if (norm > max_norm) max_norm = norm; /* if, not fmax: GCC 12 (aarch64) ICEs vectorizing an fmax reduction */
     }
     double scale = max_norm > 0.0 ? 1.0 / max_norm : 0.0;
     for (int i = 0; i < n_points; i++)

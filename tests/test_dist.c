@@ -96,15 +96,15 @@ static void expect_slices_make_the_whole(qkv_task *task, long step, int count) {
         float *g = slice_gradients(task, step, r, count, &w, &loss);
         for (size_t i = 0; i < n; i++) {
             sum[i] += w * g[i];
-            slice_vs_whole = fmax(slice_vs_whole, fabs(g[i] - whole[i]));
+            slice_vs_whole = larger(slice_vs_whole, fabs(g[i] - whole[i]));
         }
         loss_sum += (float)(w * loss);
         total += w;
         free(g);
     }
     for (size_t i = 0; i < n; i++) {
-        largest = fmax(largest, fabs(whole[i]));
-        worst = fmax(worst, fabs(sum[i] / total - whole[i]));
+        largest = larger(largest, fabs(whole[i]));
+        worst = larger(worst, fabs(sum[i] / total - whole[i]));
     }
     ck_assert_msg(largest > 0, "%s: no gradient", task->name);
     /* A task that ignored its slice would make every slice the whole batch. */

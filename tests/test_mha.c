@@ -27,14 +27,14 @@ static qkv_tensor *permute_rows(qkv_tape *tape, const qkv_tensor *x, const int *
 
 static double max_abs(const qkv_tensor *x) {
     double m = 0;
-    for (size_t i = 0; i < x->size; i++) m = fmax(m, fabs(x->data[i]));
+    for (size_t i = 0; i < x->size; i++) m = larger(m, fabs(x->data[i]));
     return m;
 }
 
 /* max |a - b| / max |b| */
 static double relative_difference(const qkv_tensor *a, const qkv_tensor *b) {
     double m = 0;
-    for (size_t i = 0; i < a->size; i++) m = fmax(m, fabs((double)a->data[i] - b->data[i]));
+    for (size_t i = 0; i < a->size; i++) m = larger(m, fabs((double)a->data[i] - b->data[i]));
     return m / max_abs(b);
 }
 

@@ -16,7 +16,7 @@ static void report(const char *what, double err) {
 
 static double max_abs_diff(const float *a, const float *b, size_t n) {
     double m = 0;
-    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)a[i] - b[i]));
+    for (size_t i = 0; i < n; i++) m = larger(m, fabs((double)a[i] - b[i]));
     return m;
 }
 
@@ -243,7 +243,7 @@ static const float *st_data(const qkv_safetensors *st, const char *name, const q
 
 static double worst_relative(const float *got, const float *want, size_t n) {
     double worst = 0;
-    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]) / fmax(1.0, fabs(want[i])));
+    for (size_t i = 0; i < n; i++) worst = larger(worst, fabs((double)got[i] - want[i]) / fmax(1.0, fabs(want[i])));
     return worst;
 }
 

@@ -18,7 +18,7 @@ static qkv_sampling sampling(float temperature, int top_k, float top_p) {
 static void reference_probs(const float *logits, int n, double temperature, const int *keep, double *out) {
     double z_max = -INFINITY, total = 0;
     for (int i = 0; i < n; i++)
-        if (!keep || keep[i]) z_max = fmax(z_max, logits[i] / temperature);
+        if (!keep || keep[i]) z_max = larger(z_max, logits[i] / temperature);
     for (int i = 0; i < n; i++) {
         out[i] = !keep || keep[i] ? exp(logits[i] / temperature - z_max) : 0.0;
         total += out[i];

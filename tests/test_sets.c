@@ -19,8 +19,8 @@ static void report(const char *what, const char *name, double err) {
 static double relative_error(const float *a, const float *b, size_t n) {
     double diff = 0, scale = 0;
     for (size_t i = 0; i < n; i++) {
-        diff = fmax(diff, fabs((double)a[i] - b[i]));
-        scale = fmax(scale, fabs((double)b[i]));
+        diff = larger(diff, fabs((double)a[i] - b[i]));
+        scale = larger(scale, fabs((double)b[i]));
     }
     return diff / scale;
 }
@@ -167,7 +167,7 @@ static void reference_mab(const qkv_mab *mab, const float *x, int nq, const floa
             for (int j = 0; j < nk; j++) {
                 s[j] = 0;
                 for (int c = hd * dh; c < (hd + 1) * dh; c++) s[j] += q[i][c] * k[j][c] * scale;
-                mx = fmax(mx, s[j]);
+                mx = larger(mx, s[j]);
             }
             for (int j = 0; j < nk; j++) z += (s[j] = exp(s[j] - mx));
             for (int j = 0; j < nk; j++)

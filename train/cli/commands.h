@@ -15,6 +15,7 @@ int qkv_cmd_explain(int argc, char **argv);
 int qkv_cmd_experiment(int argc, char **argv);
 int qkv_cmd_detect(int argc, char **argv);
 int qkv_cmd_sample(int argc, char **argv);
+int qkv_cmd_version(int argc, char **argv);
 /* One line per registered task, "INDENTname  summary" (usage texts). */
 void qkv_print_task_list(FILE *out, const char *indent);
 

@@ -30,6 +30,8 @@ static const struct {
      qkv_cmd_explain, 0},
     {"experiment", "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n",
      qkv_cmd_experiment, 0},
+    {"--version", "  --version         the release, compiler, flags and instruction-set path of this build\n",
+     qkv_cmd_version, 0},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

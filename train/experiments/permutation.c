@@ -174,9 +174,10 @@ static void random_permutation(int *perm, int n, qkv_rng *rng) {
 /* max|a - b| / max|b| over n values (0 when b is all zero and a == b). */
 static double relative_error(const float *a, const float *b, size_t n) {
     double diff = 0, scale = 0;
-    for (size_t i = 0; i < n; i++) {
-        diff = fmax(diff, fabs((double)a[i] - (double)b[i]));
-        scale = fmax(scale, fabs((double)b[i]));
+    for (size_t i = 0; i < n; i++) { /* if, not fmax: GCC 12 (aarch64) ICEs vectorizing an fmax reduction */
+        double d = fabs((double)a[i] - (double)b[i]), s = fabs((double)b[i]);
+        if (d > diff) diff = d;
+        if (s > scale) scale = s;
     }
     return scale > 0 ? diff / scale : diff > 0 ? INFINITY : 0.0;
 }
