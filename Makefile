@@ -96,7 +96,11 @@ CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o) $(TEST_KERNEL_OBJ)
 LIB      := $(B)/libqkv.a
+# The shared library is built on Linux (ELF sonames); elsewhere (macOS: untested,
+# docs/install.md) only the static one.
+ifeq ($(shell uname -s),Linux)
 SHLIB    := $(B)/libqkv.so.$(VERSION)
+endif
 SONAME   := libqkv.so.$(VERSION_MAJOR)
 
 .PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-ci fuzz-build demo deps \
@@ -107,7 +111,7 @@ all: $(LIB) $(SHLIB) $(BIN)
 # Phony and order-only below: they run first, once per make, and rebuild nothing.
 deps-build:
 	@mk/deps.sh $(DEPS_BUILD)
-deps-test:
+deps-test: deps-build
 	@mk/deps.sh $(DEPS_TEST)
 deps: deps-test
 
@@ -192,9 +196,11 @@ install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/qkv
 	install -m 644 $(LIB) $(DESTDIR)$(LIBDIR)/libqkv.a
+ifneq ($(SHLIB),)
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libqkv.so.$(VERSION)
 	ln -sf libqkv.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libqkv.so
+endif
 	for h in $(PUBLIC_HEADERS); do \
 	    mkdir -p $(DESTDIR)$(INCLUDEDIR)/qkv/$$(dirname $$h) && \
 	    install -m 644 $$h $(DESTDIR)$(INCLUDEDIR)/qkv/$$h || exit 1; \
@@ -302,8 +308,9 @@ fuzz-ci: fuzz-build
 	rm -rf build-fuzz/ci-corpus
 	$(MAKE) fuzz FUZZ_LIMIT="-seed=1 -runs=$(FUZZ_RUNS)" FUZZ_CORPUS=build-fuzz/ci-corpus
 
-demo: all
-	./qkv train reverse
+# The demo needs only ./qkv (and so only DEPS_BUILD).
+demo: $(BIN)
+	./$(BIN) train reverse
 
 gradcheck: all
 	./qkv gradcheck

@@ -13,9 +13,18 @@
  *    needs: libgomp's default spin (300000) made a 2-thread step 40x as long as a
  *    1-thread one at load 10, a 3000 spin 2.5x; passive stays near 1x.
  * Results never depend on the wait policy, only timing does.
+ *
+ * LLVM's libomp (what clang's -fopenmp links on Debian) reads no GOMP_SPINCOUNT;
+ * its own default (spin for KMP_BLOCKTIME, 200 ms, then sleep) is the idle
+ * choice there, so only the busy one (OMP_WAIT_POLICY=passive) is set.
  */
 #ifndef QKV_WAIT_POLICY_H
 #define QKV_WAIT_POLICY_H
+
+#include <omp.h>
+#ifdef KMP_VERSION_MAJOR /* omp.h is libomp's */
+#define QKV_LIBOMP 1
+#endif
 
 #define QKV_IDLE_SPINCOUNT "3000"
 
@@ -27,7 +36,9 @@
 void qkv_default_wait_policy(char **argv);
 
 /* The choice above for a given count of other runnable tasks (-1: unknown, which
- * is treated as busy): the variable and its value; returns 1 for the idle choice. */
+ * is treated as busy): the variable and its value (both NULL: set nothing, the
+ * idle choice under libomp); returns 1 for the idle choice. A variable the user
+ * set (OMP_WAIT_POLICY, GOMP_SPINCOUNT, KMP_BLOCKTIME) is never overridden. */
 int qkv_wait_policy_for(int others, const char **name, const char **value);
 
 #endif
