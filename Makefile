@@ -123,6 +123,14 @@ $(B)/tutorial: docs/tutorial.c $(LIB)
 tutorial: build/tutorial
 	./build/tutorial
 
+# PyTorch round trip (python/, docs/torch.md): needs /usr/bin/python3 with torch; not part of `make test`.
+.PHONY: test-torch
+$(B)/qkv_probe: python/qkv_probe.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< -L$(B) -lqkv $(LDLIBS)
+
+test-torch: $(BIN) $(B)/qkv_probe
+	/usr/bin/python3 python/test_qkv_torch.py
+
 test: check-deps $(B)/run_tests $(BIN) $(B)/example $(B)/tutorial
 	./$(B)/example > /dev/null
 	cd tests && QKV_BIN=../$(BIN) QKV_TUTORIAL=../$(B)/tutorial CK_FORK=no ../$(B)/run_tests

@@ -1,0 +1,435 @@
+"""qkv_torch.py - a qkv checkpoint as a PyTorch module, and a PyTorch module as a
+qkv checkpoint. Python 3 and torch only (the safetensors package if present,
+otherwise the small reader and writer below).
+
+    model = to_torch("reverse.safetensors")      # an nn.Module, eval mode
+    logits = model(src, src_mask)                # as qkv computes them
+    from_torch(model, "back.safetensors")        # ./qkv eval / attn / sample read it
+
+Supported: the checkpoints of the sequence tasks (reverse, copy, sort; arch
+encoder, seq2seq, decoder; positions none, learned, sinusoidal, rope, alibi) and
+of the text task. Not yet: points, maxreg (ISAB, PMA) and detect.
+
+The modules are standard where PyTorch has the layer: each block is an
+nn.TransformerEncoderLayer or nn.TransformerDecoderLayer (norm_first, batch_first,
+dropout off) unless the model uses RoPE or a non-default attention scale; then a
+small RotaryEncoderLayer / RotaryDecoderLayer with the same parameter names
+(self_attn.in_proj_weight, norm1, linear1, ...) computes attention itself. ALiBi
+and every mask go in as one additive float attn_mask [B*H, Tq, Tk]. The
+state_dict's names are the PyTorch names of train/torch_names.h (the C function
+qkv_params_load_torch reads a file of them): RENAMES below is the same table.
+
+Masks: qkv's masks are 1 = real token; the modules take the same (src_mask [B,T]
+float or bool, 1 = real) and build PyTorch's -inf masks from them.
+"""
+import json
+import math
+import os
+import struct
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# ---- safetensors ------------------------------------------------------------------
+
+try:
+    import safetensors.torch as _st  # noqa: F401
+except ImportError:  # the format is small: 8-byte length, JSON header, raw data
+    _st = None
+
+
+def load_safetensors(path):
+    """(dict name -> float32 tensor, dict metadata)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n].decode("utf-8"))
+    meta = header.pop("__metadata__", {}) or {}
+    data = raw[8 + n:]
+    tensors = {}
+    for name, entry in header.items():
+        if entry["dtype"] != "F32":
+            raise ValueError("%s: tensor %s is %s, only F32 is read" % (path, name, entry["dtype"]))
+        begin, end = entry["data_offsets"]
+        t = torch.frombuffer(bytearray(data[begin:end]), dtype=torch.float32) if end > begin else torch.zeros(0)
+        tensors[name] = t.reshape(entry["shape"]).clone()
+    return tensors, meta
+
+
+def save_safetensors(path, tensors, meta=None):
+    """Writes float32 tensors (in the order given) and string metadata."""
+    header, offset, blobs = {}, 0, []
+    if meta:
+        header["__metadata__"] = {str(k): str(v) for k, v in meta.items()}
+    for name, t in tensors.items():
+        b = t.detach().to(torch.float32).contiguous().cpu().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
+        offset += len(b)
+        blobs.append(b)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * ((8 - len(text) % 8) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+    os.replace(tmp, path)
+
+
+# ---- the name map (train/torch_names.c has the same table) ------------------------
+
+RENAMES = [("ln1", "norm1"), ("ln2", "norm2"), ("ln3", "norm3"), ("ln_final", "norm"), ("attn", "self_attn"),
+           ("cross_attn", "multihead_attn"), ("ffn.fc1", "linear1"), ("ffn.fc2", "linear2"), ("wo", "out_proj")]
+STACKS = ("enc", "dec")
+PROJECTIONS = ("wq", "wk", "wv")
+
+
+def torch_name(qkv_name):
+    """(PyTorch name, part, parts): qkv's tensor is rows part/parts of that one."""
+    segs, out, i = qkv_name.split("."), [], 0
+    while i < len(segs):
+        s = segs[i]
+        if s in PROJECTIONS and i + 2 == len(segs) and segs[i + 1] in ("weight", "bias"):
+            return ".".join(out + ["in_proj_" + segs[i + 1]]), PROJECTIONS.index(s), 3
+        if i > 0 and segs[i - 1] in STACKS and s.isdigit():
+            out.append("layers")
+        for q, t in RENAMES:
+            qs = q.split(".")
+            if segs[i:i + len(qs)] == qs:
+                out.append(t)
+                i += len(qs)
+                break
+        else:
+            out.append(s)
+            i += 1
+    return ".".join(out), 0, 1
+
+
+def qkv_to_torch_state(tensors):
+    """qkv-named parameters -> a PyTorch-named state_dict (packing in_proj)."""
+    state, packs = {}, {}
+    for name, t in tensors.items():
+        tname, part, parts = torch_name(name)
+        if parts == 1:
+            state[tname] = t
+        else:
+            packs.setdefault(tname, [None] * parts)[part] = t
+    for tname, pieces in packs.items():
+        state[tname] = torch.cat(pieces, 0)
+    return state
+
+
+def torch_to_qkv_state(state, qkv_names):
+    """A PyTorch-named state_dict -> the qkv-named tensors of qkv_names."""
+    out = {}
+    for name in qkv_names:
+        tname, part, parts = torch_name(name)
+        t = state[tname]
+        rows = t.shape[0] // parts
+        out[name] = t[part * rows:(part + 1) * rows].detach().clone()
+    return out
+
+
+# ---- positions ------------------------------------------------------------------
+
+
+def sinusoidal_table(t, d, offset=0, base=10000.0):
+    """P[t][2i] = sin(t w_i), P[t][2i+1] = cos(t w_i), w_i = base^(-2i/d) (in double)."""
+    pos = torch.arange(offset, offset + t, dtype=torch.float64)[:, None]
+    i = torch.arange(0, d, 2, dtype=torch.float64)
+    w = torch.pow(torch.tensor(base, dtype=torch.float64), -i / d)
+    p = torch.zeros(t, d, dtype=torch.float64)
+    p[:, 0::2] = torch.sin(pos * w)
+    p[:, 1::2] = torch.cos(pos * w)[:, :d // 2]
+    return p.float()
+
+
+def alibi_slopes(n):
+    """qkv_alibi_slopes: 2^(-8k/n) for a power of two; else the interleaved rule."""
+    def power_of_two(m):
+        return [2.0 ** (-8.0 * k / m) for k in range(1, m + 1)]
+    m = 2 ** int(math.floor(math.log2(n)))
+    if m == n:
+        return power_of_two(n)
+    return power_of_two(m) + power_of_two(2 * m)[0::2][:n - m]
+
+
+def alibi_bias(slopes, tq, tk, symmetric):
+    """[H, Tq, Tk]: -slope * (qi - j), or -slope * |qi - j|; qi = i + Tk - Tq."""
+    qi = torch.arange(tq, dtype=torch.float64)[:, None] + (tk - tq)
+    j = torch.arange(tk, dtype=torch.float64)[None, :]
+    dist = (qi - j).abs() if symmetric else (qi - j)
+    s = torch.tensor(slopes, dtype=torch.float32)[:, None, None]
+    return -(s * dist.float()[None])
+
+
+class Rope(nn.Module):
+    """qkv_rope on [B,H,T,d]: pairs (2i, 2i+1) (interleaved) or (i, i+r/2) (halves) of
+    the first r dims rotate by p * base^(-2i/r); angles in double, rounded once."""
+
+    def __init__(self, base=10000.0, halves=False, fraction=1.0):
+        super().__init__()
+        self.base, self.halves, self.fraction = base or 10000.0, halves, fraction
+
+    def rotated(self, d):
+        if self.fraction in (0.0, 1.0):
+            return d
+        return int(math.floor(self.fraction * d)) // 2 * 2
+
+    def forward(self, x, offset=0):
+        t, d = x.shape[-2], x.shape[-1]
+        r = self.rotated(d)
+        pos = torch.arange(offset, offset + t, dtype=torch.float64)[:, None]
+        inv = torch.pow(torch.tensor(self.base, dtype=torch.float64),
+                        -torch.arange(0, r, 2, dtype=torch.float64) / r)
+        ang = pos * inv
+        cos, sin = torch.cos(ang).float(), torch.sin(ang).float()
+        rot, rest = x[..., :r], x[..., r:]
+        if self.halves:
+            a, b = rot[..., :r // 2], rot[..., r // 2:]
+            y = torch.cat([a * cos - b * sin, a * sin + b * cos], -1)
+        else:
+            a, b = rot[..., 0::2], rot[..., 1::2]
+            y = torch.stack([a * cos - b * sin, a * sin + b * cos], -1).flatten(-2)
+        return torch.cat([y, rest], -1)
+
+
+class Positions(nn.Module):
+    """A stack's positions: learned (parameter `table`) and sinusoidal are added to the
+    input; rope and alibi act inside attention (rope, slopes)."""
+
+    def __init__(self, kind, d, max_len, heads, rope=None):
+        super().__init__()
+        self.kind, self.d = kind, d
+        if kind == "learned":
+            self.table = nn.Parameter(torch.zeros(max_len, d))
+        self.rope = rope if kind == "rope" else None
+        self.slopes = alibi_slopes(heads) if kind == "alibi" else None
+
+    def forward(self, x):
+        if self.kind == "learned":
+            return x + self.table[:x.shape[1]]
+        if self.kind == "sinusoidal":
+            return x + sinusoidal_table(x.shape[1], self.d)
+        return x
+
+
+# ---- blocks -----------------------------------------------------------------------
+
+ACTIVATIONS = {"gelu": lambda x: F.gelu(x, approximate="tanh"), "gelu-exact": F.gelu, "relu": F.relu,
+               "tanh": torch.tanh}
+
+
+def additive_mask(batch, heads, tq, tk, causal=False, key_padding=None, bias=None):
+    """qkv's masks as PyTorch's float attn_mask [B*H, Tq, Tk]: 0 where a query may
+    attend, -inf elsewhere, plus the bias (ALiBi) broadcast over the batch."""
+    m = torch.zeros(batch, heads, tq, tk)
+    if bias is not None:
+        m = m + bias[None]
+    if causal:  # query i sees keys j <= i + Tk - Tq
+        i = torch.arange(tq)[:, None] + (tk - tq)
+        m = m.masked_fill(torch.arange(tk)[None, :] > i, float("-inf"))
+    if key_padding is not None:
+        m = m.masked_fill(~key_padding.bool()[:, None, None, :], float("-inf"))
+    return m.reshape(batch * heads, tq, tk)
+
+
+def rotary_attention(mha, x, ctx, mask, rope, scale):
+    """Attention with an nn.MultiheadAttention's parameters, RoPE on q and k and a
+    chosen scale (what nn.MultiheadAttention itself cannot do). mask: [B*H,Tq,Tk]."""
+    (b, tq, d), tk, h = x.shape, ctx.shape[1], mha.num_heads
+    w, bias = mha.in_proj_weight, mha.in_proj_bias
+    q = F.linear(x, w[:d], bias[:d])
+    k = F.linear(ctx, w[d:2 * d], bias[d:2 * d])
+    v = F.linear(ctx, w[2 * d:], bias[2 * d:])
+    dh = d // h
+    q, k, v = (t.reshape(b, -1, h, dh).transpose(1, 2) for t in (q, k, v))
+    if rope is not None:
+        q, k = rope(q), rope(k)
+    s = (scale if scale else 1.0 / math.sqrt(dh)) * (q @ k.transpose(-1, -2)) + mask.reshape(b, h, tq, tk)
+    o = torch.softmax(s, -1) @ v
+    return mha.out_proj(o.transpose(1, 2).reshape(b, tq, d))
+
+
+class RotaryEncoderLayer(nn.Module):
+    """A pre-LN encoder block with nn.TransformerEncoderLayer's parameter names."""
+
+    def __init__(self, d, heads, ff, activation, eps, scale, rope):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        self.linear1, self.linear2 = nn.Linear(d, ff), nn.Linear(ff, d)
+        self.norm1, self.norm2 = nn.LayerNorm(d, eps=eps), nn.LayerNorm(d, eps=eps)
+        self.act, self.scale, self.rope = ACTIVATIONS[activation], scale, rope
+
+    def forward(self, x, src_mask):
+        h = self.norm1(x)
+        x = x + rotary_attention(self.self_attn, h, h, src_mask, self.rope, self.scale)
+        return x + self.linear2(self.act(self.linear1(self.norm2(x))))
+
+
+class RotaryDecoderLayer(nn.Module):
+    """A pre-LN decoder block with nn.TransformerDecoderLayer's names: RoPE in the
+    causal self-attention, none in the cross-attention (as qkv_decoder)."""
+
+    def __init__(self, d, heads, ff, activation, eps, scale, rope):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        self.multihead_attn = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        self.linear1, self.linear2 = nn.Linear(d, ff), nn.Linear(ff, d)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d, eps=eps) for _ in range(3))
+        self.act, self.scale, self.rope = ACTIVATIONS[activation], scale, rope
+
+    def forward(self, y, memory, tgt_mask, memory_mask):
+        h = self.norm1(y)
+        y = y + rotary_attention(self.self_attn, h, h, tgt_mask, self.rope, self.scale)
+        y = y + rotary_attention(self.multihead_attn, self.norm2(y), memory, memory_mask, None, self.scale)
+        return y + self.linear2(self.act(self.linear1(self.norm3(y))))
+
+
+class Stack(nn.Module):
+    """qkv_encoder (causal or not) or qkv_decoder: positions, `layers`, final `norm`."""
+
+    def __init__(self, cfg, decoder=False, causal=False):
+        super().__init__()
+        d, h, ff = cfg["dim"], cfg["heads"], cfg["ff"]
+        self.heads, self.causal, self.decoder = h, causal or decoder, decoder
+        rope = Rope(cfg["rope_base"], cfg["rope_layout"] == "halves", cfg["rope_fraction"])
+        self.pos = Positions(cfg["pos"], d, cfg["max_len"], h, rope)
+        standard = cfg["pos"] != "rope" and cfg["attn_scale"] == 0
+        act = ACTIVATIONS[cfg["activation"]] if cfg["activation"] != "gelu-exact" else "gelu"
+        layers = []
+        for _ in range(cfg["layers"]):
+            if standard and decoder:
+                layers.append(nn.TransformerDecoderLayer(d, h, ff, 0.0, act, cfg["ln_eps"], batch_first=True,
+                                                         norm_first=True))
+            elif standard:
+                layers.append(nn.TransformerEncoderLayer(d, h, ff, 0.0, act, cfg["ln_eps"], batch_first=True,
+                                                         norm_first=True))
+            else:
+                kind = RotaryDecoderLayer if decoder else RotaryEncoderLayer
+                layers.append(kind(d, h, ff, cfg["activation"], cfg["ln_eps"], cfg["attn_scale"], self.pos.rope))
+        self.standard = standard
+        self.layers = nn.ModuleList(layers)
+        self.norm = nn.LayerNorm(d, eps=cfg["ln_eps"])
+
+    def forward(self, x, key_padding=None, memory=None, memory_padding=None):
+        b, t = x.shape[:2]
+        x = self.pos(x)
+        bias = None
+        if self.pos.slopes is not None:
+            bias = alibi_bias(self.pos.slopes, t, t, symmetric=not self.causal)
+        mask = additive_mask(b, self.heads, t, t, self.causal, key_padding, bias)
+        if self.decoder:
+            cross = additive_mask(b, self.heads, t, memory.shape[1], False, memory_padding)
+            for layer in self.layers:
+                if self.standard:
+                    x = layer(x, memory, tgt_mask=mask, memory_mask=cross)
+                else:
+                    x = layer(x, memory, mask, cross)
+        else:
+            for layer in self.layers:
+                x = layer(x, src_mask=mask) if self.standard else layer(x, mask)
+        return self.norm(x)
+
+
+# ---- the models of the tasks ----------------------------------------------------------
+
+OPTION_DEFAULTS = {"activation": "gelu", "ln_eps": 1e-5, "rope_layout": "interleaved", "rope_base": 10000.0,
+                   "rope_fraction": 1.0, "attn_scale": 0.0}
+
+
+class SequenceModel(nn.Module):
+    """reverse / copy / sort: embed -> enc (-> dec for seq2seq) -> head.
+    forward(src [B,S] ids, src_mask [B,S] 1 = real, tgt_in [B,T], tgt_mask) -> logits."""
+
+    def __init__(self, cfg, tokens):
+        super().__init__()
+        self.cfg = cfg
+        d, arch = cfg["dim"], cfg["arch"]
+        self.embed = nn.Embedding(tokens, d)
+        self.enc = Stack(dict(cfg, max_len=cfg["max_pos"]), causal=arch == "decoder")
+        if arch == "seq2seq":
+            self.dec = Stack(dict(cfg, max_len=cfg["max_pos"]), decoder=True)
+        self.head = nn.Linear(d, tokens)
+
+    def forward(self, src, src_mask=None, tgt_in=None, tgt_mask=None):
+        h = self.enc(self.embed(src), src_mask)
+        if self.cfg["arch"] == "seq2seq":
+            h = self.dec(self.embed(tgt_in), tgt_mask, memory=h, memory_padding=src_mask)
+        return self.head(h)
+
+
+class TextModel(nn.Module):
+    """qkv train text: embed -> causal dec -> head. forward(ids [B,T]) -> logits."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg["vocab"], cfg["dim"])
+        self.dec = Stack(dict(cfg, max_len=cfg["context"]), causal=True)
+        self.head = nn.Linear(cfg["dim"], cfg["vocab"])
+
+    def forward(self, ids):
+        return self.head(self.dec(self.embed(ids)))
+
+
+SEQUENCE_TASKS = ("reverse", "copy", "sort")
+INT_KEYS = ("vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos", "context")
+FLOAT_KEYS = ("ln_eps", "rope_base", "rope_fraction", "attn_scale", "dropout")
+
+
+def read_config(meta):
+    """The `config.*` metadata as a dict, typed, with the portable options' defaults."""
+    cfg = dict(OPTION_DEFAULTS)
+    for k, v in meta.items():
+        if k.startswith("config."):
+            key = k[len("config."):]
+            cfg[key] = int(v) if key in INT_KEYS else float(v) if key in FLOAT_KEYS else v
+    return cfg
+
+
+def sequence_tokens(cfg):
+    """qkv_seq_token_count: PAD, BOS, SEP, then the vocabulary."""
+    return cfg["vocab"] + 3
+
+
+def to_torch(path):
+    """The qkv checkpoint at path as an equivalent nn.Module (eval mode). The
+    module keeps `qkv_meta` (the checkpoint's metadata: config, step, RNG) and
+    `qkv_names` (its parameter names in qkv's order) for from_torch. The
+    optimizer's state is not carried over: a checkpoint from_torch writes
+    evaluates, draws and samples, but does not --resume."""
+    tensors, meta = load_safetensors(path)
+    cfg = read_config(meta)
+    task = cfg.get("task")
+    if task in SEQUENCE_TASKS:
+        model = SequenceModel(cfg, sequence_tokens(cfg))
+    elif "tokens" in cfg and "context" in cfg:
+        model = TextModel(cfg)
+    else:
+        raise ValueError("%s: a %s checkpoint; to_torch reads the sequence tasks and text only" % (path, task))
+    params = {k: v for k, v in tensors.items() if not k.startswith("optim.")}
+    state = qkv_to_torch_state(params)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise ValueError("%s: tensors missing %s, unexpected %s" % (path, missing, unexpected))
+    model.qkv_meta = dict(meta)
+    model.qkv_names = list(params)
+    return model.eval()
+
+
+def from_torch(module, path, meta=None, names=None):
+    """Writes module's weights as a qkv checkpoint that ./qkv eval, attn and sample
+    read. meta (the checkpoint's `config.*` metadata) and names (qkv's parameter
+    names, in qkv's order) default to those to_torch kept on the module; for
+    another module give both (the names of a qkv model of the same config: its
+    checkpoint's tensors)."""
+    meta = {k: v for k, v in (meta if meta is not None else module.qkv_meta).items() if not k.startswith("optim.")}
+    names = names if names is not None else module.qkv_names
+    state = {k: v for k, v in module.state_dict().items()}
+    tensors = torch_to_qkv_state(state, names)
+    for k, v in (("format", "qkv-checkpoint-1"), ("step", "0"), ("rng.seed", "1"), ("rng.counter", "0")):
+        meta.setdefault(k, v)
+    save_safetensors(path, tensors, meta)

@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""test_qkv_torch.py - `make test-torch`: qkv and PyTorch on the same weights.
+
+For every case of CASES: train a few steps with ./qkv and save; open the
+checkpoint with qkv_torch.to_torch; on one random batch (with padding) compare
+the logits, the loss and every parameter's gradient of one backward step between
+qkv (build/qkv_probe, the C API) and PyTorch; write the module back with
+from_torch and check that ./qkv eval gives the same line as on the original
+checkpoint, and that ./qkv attn (sequence tasks) or ./qkv sample (text) runs.
+Then import: a freshly initialized PyTorch module of the same config is compared
+again, once through its PyTorch-named state_dict loaded by the C name map
+(qkv_params_load_torch) and once written by from_torch and run by ./qkv eval.
+
+Run from the repository root after `make qkv build/qkv_probe`. Exit 1 when any
+comparison is off by more than TOL (relative to the tensor's largest value; see
+rel_err).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qkv_torch  # noqa: E402
+
+TOL = 1e-5
+FLOOR = 1e-3
+SMALL = ["--steps", "5", "--min-len", "3", "--max-len", "6", "--dim", "16", "--heads", "2", "--ff", "32",
+         "--layers", "2", "--test-size", "20", "--batch", "8", "--quiet"]
+PORTABLE = ["--activation", "gelu-exact", "--ln-eps", "1e-6", "--rope-layout", "halves", "--rope-base", "500",
+            "--rope-fraction", "0.5", "--attn-scale", "0.3"]
+
+# (label, ./qkv train arguments)
+CASES = [
+    ("reverse encoder learned", ["reverse", "--arch", "encoder", "--pos", "learned"]),
+    ("reverse encoder sinusoidal gelu-exact", ["reverse", "--arch", "encoder", "--pos", "sinusoidal",
+                                               "--activation", "gelu-exact"]),
+    ("reverse encoder alibi", ["reverse", "--arch", "encoder", "--pos", "alibi"]),
+    ("reverse encoder rope", ["reverse", "--arch", "encoder", "--pos", "rope"]),
+    ("copy seq2seq learned", ["copy", "--arch", "seq2seq", "--pos", "learned"]),
+    ("copy seq2seq sinusoidal eps 1e-6 relu", ["copy", "--arch", "seq2seq", "--pos", "sinusoidal", "--ln-eps", "1e-6",
+                                               "--activation", "relu"]),
+    ("copy seq2seq rope portable options", ["copy", "--arch", "seq2seq", "--pos", "rope"] + PORTABLE),
+    ("sort decoder none", ["sort", "--arch", "decoder", "--pos", "none"]),
+    ("sort decoder alibi scale 0.3", ["sort", "--arch", "decoder", "--pos", "alibi", "--attn-scale", "0.3"]),
+    ("sort decoder rope portable options", ["sort", "--arch", "decoder", "--pos", "rope"] + PORTABLE),
+    ("text learned", ["text", "--context", "12", "--dim", "16", "--heads", "2", "--ff", "32", "--layers", "2",
+                      "--steps", "5", "--batch", "4", "--val-windows", "4", "--sample-tokens", "0", "--quiet"]),
+    ("text rope portable options", ["text", "--context", "12", "--dim", "16", "--heads", "2", "--ff", "32",
+                                    "--layers", "2", "--steps", "5", "--batch", "4", "--val-windows", "4",
+                                    "--sample-tokens", "0", "--quiet", "--pos", "rope"] + PORTABLE),
+]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QKV = os.path.join(ROOT, "qkv")
+PROBE = os.path.join(ROOT, "build", "qkv_probe")
+TEXT = ("The quick brown fox jumps over the lazy dog. A small text for a small model, read again and again.\n" * 40)
+
+
+def run(args, **kw):
+    r = subprocess.run(args, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr.strip()))
+    return r.stdout
+
+
+def rel_err(a, b):
+    """max |a - b| over max |b|, the latter at least FLOOR: the key projection's bias
+    has gradient 0 in exact arithmetic (softmax ignores a shift shared by all keys),
+    so both sides hold rounding noise of about 1e-9 there."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), FLOOR))
+
+
+def make_batch(model, cfg, gen):
+    """Random ids and masks for the model's inputs, and targets (-1 = ignored)."""
+    b = 4
+    if isinstance(model, qkv_torch.TextModel):
+        t = cfg["context"]
+        src = torch.randint(0, cfg["vocab"], (b, t), generator=gen)
+        return {"src": src}, torch.randint(0, cfg["vocab"], (b, t), generator=gen)
+    tokens = qkv_torch.sequence_tokens(cfg)
+    arch, n = cfg["arch"], cfg["max_len"]
+    s = 2 * n + 1 if arch == "decoder" else n
+    src = torch.randint(0, tokens, (b, s), generator=gen)
+    lengths = torch.tensor([s, s - 1, max(1, s - 2), 2])
+    mask = (torch.arange(s)[None] < lengths[:, None]).float()
+    inputs = {"src": src, "src_mask": mask}
+    t = s
+    if arch == "seq2seq":
+        t = n
+        inputs["tgt_in"] = torch.randint(0, tokens, (b, t), generator=gen)
+        inputs["tgt_mask"] = (torch.arange(t)[None] < torch.tensor([t, t - 1, 2, 1])[:, None]).float()
+    targets = torch.randint(0, tokens, (b, t), generator=gen)
+    targets[1, -1] = -1
+    targets[3, 1:] = -1
+    return inputs, targets
+
+
+def torch_step(model, inputs, targets):
+    """Logits, loss and the qkv-named gradients of one backward step in PyTorch."""
+    model.zero_grad()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    if isinstance(model, qkv_torch.TextModel):
+        logits = model(inputs["src"])
+    else:
+        logits = model(inputs["src"], inputs["src_mask"], inputs.get("tgt_in"), inputs.get("tgt_mask"))
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-1)
+    loss.backward()
+    grads = {k: p.grad for k, p in model.named_parameters()}
+    return logits.detach(), loss.detach(), qkv_torch.torch_to_qkv_state(grads, model.qkv_names)
+
+
+def qkv_step(ckpt, inputs, targets, workdir, torch_weights=None):
+    for k, v in inputs.items():
+        np.save(os.path.join(workdir, k + ".npy"), v.float().numpy())
+    np.save(os.path.join(workdir, "targets.npy"), targets.float().numpy())
+    run([PROBE, ckpt, workdir] + ([torch_weights] if torch_weights else []))
+    logits = np.load(os.path.join(workdir, "logits.npy"))
+    loss = np.load(os.path.join(workdir, "loss.npy"))
+    grads, _ = qkv_torch.load_safetensors(os.path.join(workdir, "grads.safetensors"))
+    return logits, loss, grads
+
+
+def compare(label, model, ckpt, inputs, targets, workdir, torch_weights=None):
+    """The worst relative error over logits, loss and gradients; prints one line."""
+    t_logits, t_loss, t_grads = torch_step(model, inputs, targets)
+    q_logits, q_loss, q_grads = qkv_step(ckpt, inputs, targets, workdir, torch_weights)
+    errs = {"logits": rel_err(q_logits, t_logits), "loss": rel_err(q_loss, t_loss)}
+    errs["grads"] = max(rel_err(q_grads[k], t_grads[k]) for k in t_grads)
+    worst = max(errs.values())
+    print("%-4s %-48s logits %.1e  loss %.1e  grads %.1e (%d tensors)" % (
+        "ok" if worst <= TOL else "FAIL", label, errs["logits"], errs["loss"], errs["grads"], len(t_grads)))
+    return worst, len(t_grads)
+
+
+def eval_line(ckpt, data):
+    out = run([QKV, "eval", ckpt] + (["--data", data] if data else []) + ["--threads", "1"])
+    return [l for l in out.splitlines() if l.startswith("final:")][-1].split(" ", 2)[-1]
+
+
+def main():
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(1)
+    failures, worst_all, tensors = 0, 0.0, 0
+    with tempfile.TemporaryDirectory() as tmp:
+        text_path = os.path.join(tmp, "text.txt")
+        with open(text_path, "w") as f:
+            f.write(TEXT)
+        for i, (label, args) in enumerate(CASES):
+            ckpt = os.path.join(tmp, "case%d.safetensors" % i)
+            is_text = args[0] == "text"
+            extra = ["--data", text_path] if is_text else SMALL
+            run([QKV, "train"] + args + extra + ["--save", ckpt, "--threads", "1"])
+            model = qkv_torch.to_torch(ckpt)
+            cfg = model.cfg
+            inputs, targets = make_batch(model, cfg, gen)
+            w, n = compare("export: " + label, model, ckpt, inputs, targets, tmp)
+            failures += w > TOL
+            worst_all, tensors = max(worst_all, w), tensors + n
+            # export back: the same weights give the same evaluation, attn and sample run
+            back = os.path.join(tmp, "back%d.safetensors" % i)
+            qkv_torch.from_torch(model, back)
+            data = text_path if is_text else None
+            same = eval_line(ckpt, data) == eval_line(back, data)
+            if is_text:
+                run([QKV, "sample", back, "--tokens", "5", "--prompt", "The "])
+            else:
+                run([QKV, "attn", back, "--input", "3 1 2", "--out", os.path.join(tmp, "attn.png")])
+            print("%-4s %-48s qkv eval equal after from_torch: %s" % ("ok" if same else "FAIL",
+                                                                        "round trip: " + label, same))
+            failures += not same
+            # import: a PyTorch-initialized module of the same config
+            fresh = type(model)(cfg) if is_text else type(model)(cfg, qkv_torch.sequence_tokens(cfg))
+            fresh.qkv_meta, fresh.qkv_names = model.qkv_meta, model.qkv_names
+            fresh.eval()
+            state_path = os.path.join(tmp, "torch%d.safetensors" % i)
+            qkv_torch.save_safetensors(state_path, fresh.state_dict())
+            w, n = compare("import (C name map): " + label, fresh, ckpt, inputs, targets, tmp, state_path)
+            failures += w > TOL
+            worst_all, tensors = max(worst_all, w), tensors + n
+            imported = os.path.join(tmp, "imported%d.safetensors" % i)
+            qkv_torch.from_torch(fresh, imported)
+            w, n = compare("import (from_torch): " + label, fresh, imported, inputs, targets, tmp)
+            failures += w > TOL
+            worst_all, tensors = max(worst_all, w), tensors + n
+            eval_line(imported, data)
+    print("test-torch: %d cases, %d comparisons of %d tensors, worst relative error %.1e, %d failures" % (
+        len(CASES), 3 * len(CASES), tensors, worst_all, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
