@@ -6,7 +6,9 @@
  * reads DIR/src.npy [B,S] (token ids as floats), DIR/src_mask.npy [B,S] (1 = real),
  * for seq2seq also DIR/tgt_in.npy and DIR/tgt_mask.npy [B,T], and DIR/targets.npy
  * ([B,T] of the output positions, -1 = ignored); a text checkpoint reads only
- * src.npy and targets.npy. With TORCH.safetensors the weights come from that
+ * src.npy and targets.npy; a set checkpoint (points, maxreg) reads DIR/x.npy
+ * [B,N,d_in], DIR/mask.npy [B,N] (optional) and DIR/r.npy [B,n_outputs], and its
+ * loss is sum(out * r). With TORCH.safetensors the weights come from that
  * PyTorch-named state_dict instead (qkv_params_load_torch). Writes DIR/logits.npy,
  * DIR/loss.npy (mean cross-entropy over the targets) and DIR/grads.safetensors
  * (every parameter's gradient, under qkv's names). Exit 2 with one line on bad
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "qkv.h"
+#include "layers/set_models.h"
 #include "train/tasks/sequence.h"
 #include "train/tasks/text.h"
 
@@ -44,6 +47,62 @@ static void fail(const char *what) {
     exit(2);
 }
 
+/* DIR/logits.npy, DIR/loss.npy and DIR/grads.safetensors (qkv's names). */
+static void write_outputs(const char *ckpt, const char *dir, const qkv_params *params, const qkv_tensor *logits,
+                          const qkv_tensor *loss) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/logits.npy", dir);
+    if (qkv_npy_save(path, logits) != 0) fail(qkv_last_error());
+    snprintf(path, sizeof path, "%s/loss.npy", dir);
+    if (qkv_npy_save(path, loss) != 0) fail(qkv_last_error());
+    qkv_st_tensor *grads = calloc((size_t)params->n, sizeof *grads);
+    for (int i = 0; i < params->n; i++) {
+        const qkv_tensor *p = params->items[i];
+        grads[i] = (qkv_st_tensor){p->name, p->ndim, {0}, p->grad};
+        memcpy(grads[i].shape, p->shape, sizeof grads[i].shape);
+    }
+    snprintf(path, sizeof path, "%s/grads.safetensors", dir);
+    if (qkv_safetensors_save(path, params->n, grads, 0, NULL) != 0) fail(qkv_last_error());
+    printf("qkv_probe: %s loss %.6f\n", ckpt, loss->data[0]);
+}
+
+/* The set model of a points or maxreg checkpoint, its parameters loaded: 0 or -1. */
+static int load_set_model(const char *path, qkv_set_model *model, qkv_params *params) {
+    static qkv_config_kv config;
+    if (qkv_checkpoint_read_config(path, &config) != 0) return -1;
+    const char *task = qkv_config_get(&config, "task"), *kind = qkv_config_get(&config, "model");
+    if (!task || (strcmp(task, "points") && strcmp(task, "maxreg")) || !kind) return -1;
+    long long width, heads, layers, inducing, layer_norm, classes = 1;
+    if (qkv_config_get_int(&config, "width", 1, 8192, &width) || qkv_config_get_int(&config, "heads", 1, 1024, &heads) ||
+        qkv_config_get_int(&config, "layers", 1, 8, &layers) || qkv_config_get_int(&config, "inducing", 1, 4096, &inducing) ||
+        qkv_config_get_int(&config, "layer_norm", 0, 1, &layer_norm) ||
+        (!strcmp(task, "points") && qkv_config_get_int(&config, "classes", 1, 100000, &classes)))
+        return -1;
+    qkv_set_model_config c = {.kind = (qkv_set_model_kind)qkv_set_model_kind_parse(kind), .d_in = strcmp(task, "points") ? 1 : 3,
+                              .width = (int)width, .n_heads = (int)heads, .n_outputs = (int)classes,
+                              .n_layers = (int)layers, .n_inducing = (int)inducing, .layer_norm = (int)layer_norm};
+    qkv_rng rng = qkv_rng_make(1);
+    qkv_set_model_init(model, params, "set", &c, &rng);
+    return qkv_checkpoint_load(path, params, NULL, NULL, NULL);
+}
+
+/* One forward and backward of a set model: loss = sum(out * r). */
+static int probe_set(const char *ckpt, const char *dir, const char *torch_weights) {
+    static qkv_set_model model;
+    static qkv_params params;
+    if (load_set_model(ckpt, &model, &params) != 0) return -1;
+    if (torch_weights && qkv_params_load_torch(&params, torch_weights) != 0) fail(qkv_last_error());
+    qkv_tensor *x = load(dir, "x.npy", 1), *mask = load(dir, "mask.npy", 0), *r = load(dir, "r.npy", 1);
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *out = qkv_set_model_forward(tape, &model, x, mask);
+    if (out->size != r->size) fail("r.npy does not have the model's output shape");
+    qkv_tensor *loss = qkv_sum_all(tape, qkv_mul(tape, out, r));
+    qkv_params_zero_grad(&params);
+    qkv_backward(tape, loss);
+    write_outputs(ckpt, dir, &params, out, loss);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3 || argc > 4) fail("usage: qkv_probe CKPT DIR [TORCH.safetensors]");
     const char *dir = argv[2];
@@ -57,7 +116,10 @@ int main(int argc, char **argv) {
         params = &text.params;
         is_text = 1;
     } else {
-        fail(qkv_last_error());
+        char reason[512];
+        snprintf(reason, sizeof reason, "%s", qkv_last_error());
+        if (probe_set(argv[1], dir, argc == 4 ? argv[3] : NULL) == 0) return 0;
+        fail(reason);
     }
     if (argc == 4 && qkv_params_load_torch(params, argv[3]) != 0) fail(qkv_last_error());
 
@@ -87,19 +149,6 @@ int main(int argc, char **argv) {
     qkv_params_zero_grad(params);
     qkv_backward(tape, loss);
 
-    char path[1024];
-    snprintf(path, sizeof path, "%s/logits.npy", dir);
-    if (qkv_npy_save(path, logits) != 0) fail(qkv_last_error());
-    snprintf(path, sizeof path, "%s/loss.npy", dir);
-    if (qkv_npy_save(path, loss) != 0) fail(qkv_last_error());
-    qkv_st_tensor *grads = calloc((size_t)params->n, sizeof *grads);
-    for (int i = 0; i < params->n; i++) {
-        const qkv_tensor *p = params->items[i];
-        grads[i] = (qkv_st_tensor){p->name, p->ndim, {0}, p->grad};
-        memcpy(grads[i].shape, p->shape, sizeof grads[i].shape);
-    }
-    snprintf(path, sizeof path, "%s/grads.safetensors", dir);
-    if (qkv_safetensors_save(path, params->n, grads, 0, NULL) != 0) fail(qkv_last_error());
-    printf("qkv_probe: %s loss %.6f\n", argv[1], loss->data[0]);
+    write_outputs(argv[1], dir, params, logits, loss);
     return 0;
 }

@@ -80,21 +80,19 @@ def save_safetensors(path, tensors, meta=None):
 
 # ---- the name map (train/torch_names.c has the same table) ------------------------
 
-RENAMES = [("ln1", "norm1"), ("ln2", "norm2"), ("ln3", "norm3"), ("ln_final", "norm"), ("attn", "self_attn"),
+RENAMES = [("ln1", "norm1"), ("ln2", "norm2"), ("ln3", "norm3"), ("attn", "self_attn"),
            ("cross_attn", "multihead_attn"), ("ffn.fc1", "linear1"), ("ffn.fc2", "linear2"), ("wo", "out_proj")]
 STACKS = ("enc", "dec")
+BLOCK_PARTS = ("attn", "self_attn", "cross_attn", "ln1", "ln2", "ln3", "ffn")
 PROJECTIONS = ("wq", "wk", "wv")
 
 
-def torch_name(qkv_name):
-    """(PyTorch name, part, parts): qkv's tensor is rows part/parts of that one."""
-    segs, out, i = qkv_name.split("."), [], 0
+def _map_block(segs):
+    out, i = [], 0
     while i < len(segs):
         s = segs[i]
         if s in PROJECTIONS and i + 2 == len(segs) and segs[i + 1] in ("weight", "bias"):
-            return ".".join(out + ["in_proj_" + segs[i + 1]]), PROJECTIONS.index(s), 3
-        if i > 0 and segs[i - 1] in STACKS and s.isdigit():
-            out.append("layers")
+            return out + ["in_proj_" + segs[i + 1]], PROJECTIONS.index(s), 3
         for q, t in RENAMES:
             qs = q.split(".")
             if segs[i:i + len(qs)] == qs:
@@ -104,7 +102,19 @@ def torch_name(qkv_name):
         else:
             out.append(s)
             i += 1
-    return ".".join(out), 0, 1
+    return out, 0, 1
+
+
+def torch_name(qkv_name):
+    """(PyTorch name, part, parts): qkv's tensor is rows part/parts of that one."""
+    segs = qkv_name.split(".")
+    for i, s in enumerate(segs):
+        if s in STACKS and i + 2 < len(segs) and segs[i + 1].isdigit() and segs[i + 2] in BLOCK_PARTS:
+            rest, part, parts = _map_block(segs[i + 2:])
+            return ".".join(segs[:i + 1] + ["layers", segs[i + 1]] + rest), part, parts
+        if s in STACKS and i + 1 < len(segs) and segs[i + 1] == "ln_final":
+            return ".".join(segs[:i + 1] + ["norm"] + segs[i + 2:]), 0, 1
+    return qkv_name, 0, 1
 
 
 def qkv_to_torch_state(tensors):
@@ -375,8 +385,187 @@ class TextModel(nn.Module):
         return self.head(self.dec(self.embed(ids)))
 
 
+# ---- set models (layers/sets.h, set_models.h): the Set Transformer authors' names --------
+
+
+def _padding_rows(mask):
+    return None if mask is None else (mask != 0).float()[..., None]
+
+
+def _zero_padding(x, mask):
+    return x if mask is None else x * _padding_rows(mask)
+
+
+class MAB(nn.Module):
+    """MAB(X, Y) with the projected residual (the authors' code): H = LN0(q + O),
+    out = LN1(H + relu(fc_o(H))), O the heads' softmax(q k^T / sqrt(d_head)) v."""
+
+    def __init__(self, d_q, d_k, d, heads, layer_norm):
+        super().__init__()
+        self.fc_q, self.fc_k, self.fc_v, self.fc_o = nn.Linear(d_q, d), nn.Linear(d_k, d), nn.Linear(d_k, d), \
+            nn.Linear(d, d)
+        if layer_norm:
+            self.ln0, self.ln1 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.heads, self.layer_norm = heads, layer_norm
+
+    def forward(self, x, y, y_mask=None):
+        b, d, h = y.shape[0], self.fc_q.out_features, self.heads
+        q = self.fc_q(x)
+        if q.dim() == 2:
+            q = q.expand(b, -1, -1)
+        k, v = self.fc_k(y), self.fc_v(y)
+        qh, kh, vh = (t.reshape(b, t.shape[1], h, d // h).transpose(1, 2) for t in (q, k, v))
+        s = (qh @ kh.transpose(-1, -2)) / math.sqrt(d // h)
+        if y_mask is not None:
+            s = s.masked_fill((y_mask == 0)[:, None, None, :], float("-inf"))
+        o = (torch.softmax(s, -1) @ vh).transpose(1, 2).reshape(b, -1, d)
+        hid = q + o
+        if self.layer_norm:
+            hid = self.ln0(hid)
+        hid = hid + F.relu(self.fc_o(hid))
+        return self.ln1(hid) if self.layer_norm else hid
+
+
+class SplitAttention(nn.Module):
+    """qkv_mha outside a transformer block (attention pooling): separate wq, wk, wv,
+    wo Linear layers, qkv's names."""
+
+    def __init__(self, d, heads):
+        super().__init__()
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(d, d) for _ in range(4))
+        self.heads = heads
+
+    def forward(self, x, ctx, key_padding=None):
+        b, d, h = x.shape[0], self.wq.out_features, self.heads
+        q, k, v = (t.reshape(b, t.shape[1], h, d // h).transpose(1, 2)
+                   for t in (self.wq(x), self.wk(ctx), self.wv(ctx)))
+        s = (q @ k.transpose(-1, -2)) / math.sqrt(d // h)
+        if key_padding is not None:
+            s = s.masked_fill((key_padding == 0)[:, None, None, :], float("-inf"))
+        return self.wo((torch.softmax(s, -1) @ v).transpose(1, 2).reshape(b, -1, d))
+
+
+class SAB(nn.Module):
+    def __init__(self, d_in, d, heads, layer_norm):
+        super().__init__()
+        self.mab = MAB(d_in, d_in, d, heads, layer_norm)
+
+    def forward(self, x, mask=None):
+        x = _zero_padding(x, mask)
+        return self.mab(x, x, mask)
+
+
+class ISAB(nn.Module):
+    """ISAB_m(X) = MAB1(X, MAB0(I, X)); `I` [m, d] the inducing points."""
+
+    def __init__(self, d_in, d, heads, m, layer_norm):
+        super().__init__()
+        self.I = nn.Parameter(torch.zeros(m, d))
+        self.mab0, self.mab1 = MAB(d, d_in, d, heads, layer_norm), MAB(d_in, d, d, heads, layer_norm)
+
+    def forward(self, x, mask=None):
+        x = _zero_padding(x, mask)
+        return self.mab1(x, self.mab0(self.I, x, mask))
+
+
+class PMA(nn.Module):
+    """PMA_k(Z) = MAB(S, relu(rff(Z))); `S` [k, d] the seeds."""
+
+    def __init__(self, d, heads, k, layer_norm):
+        super().__init__()
+        self.S = nn.Parameter(torch.zeros(k, d))
+        self.rff = nn.Linear(d, d)
+        self.mab = MAB(d, d, d, heads, layer_norm)
+
+    def forward(self, z, mask=None):
+        z = F.relu(self.rff(_zero_padding(z, mask)))
+        return self.mab(self.S, z, mask)
+
+
+def _mlp(widths):
+    """An MLP as an nn.Sequential of Linear and ReLU would rename its layers; this
+    keeps qkv's numbering: a ModuleDict-like container whose children are "0", "1"..."""
+    m = nn.Module()
+    for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+        m.add_module(str(i), nn.Linear(a, b))
+    return m
+
+
+def _mlp_forward(m, x):
+    layers = list(m.children())
+    for i, layer in enumerate(layers):
+        x = layer(x)
+        if i + 1 < len(layers):
+            x = F.relu(x)
+    return x
+
+
+def _set_pool(x, mask, kind):
+    """qkv_set_pool_forward: sum, mean or max over the real rows (an empty set: 0)."""
+    if mask is None:
+        return {"sum": x.sum(1), "mean": x.mean(1), "max": x.max(1).values}[kind]
+    rows = _padding_rows(mask)
+    real = x * rows
+    if kind == "sum":
+        return real.sum(1)
+    count = rows.sum(1)
+    if kind == "mean":
+        return real.sum(1) * (1.0 / count.clamp(min=1.0))
+    return (real + (1.0 - rows) * -1e30).max(1).values * (count > 0).float()
+
+
+class SetModel(nn.Module):
+    """points / maxreg: the set model under `set`. forward(x [B,N,d_in], mask [B,N]
+    1 = real or None) -> [B, n_outputs]."""
+
+    def __init__(self, cfg, d_in, n_outputs):
+        super().__init__()
+        self.cfg = cfg
+        kind, w, h, layers = cfg["model"], cfg["width"], cfg["heads"], cfg["layers"]
+        ln = int(cfg["layer_norm"])
+        s = nn.Module()
+        if kind in ("isab", "sab"):
+            enc = nn.Module()
+            for i in range(layers):
+                din = d_in if i == 0 else w
+                enc.add_module(str(i), ISAB(din, w, h, cfg["inducing"], ln) if kind == "isab" else SAB(din, w, h, ln))
+            s.enc = enc
+            s.pool = PMA(w, h, 1, ln)
+            s.head = nn.Linear(w, n_outputs)
+        elif kind.startswith("deepsets"):
+            s.phi = _mlp([d_in] + [w] * layers)
+            s.rho = _mlp([w, w, n_outputs])
+        elif kind == "attnpool":
+            s.phi = _mlp([d_in] + [w] * layers)
+            pool = nn.Module()
+            pool.query = nn.Parameter(torch.zeros(1, w))
+            pool.attn = SplitAttention(w, h)
+            s.pool = pool
+            s.head = nn.Linear(w, n_outputs)
+        else:
+            raise ValueError("unknown set model %s" % kind)
+        self.set = s
+
+    def forward(self, x, mask=None):
+        s, kind = self.set, self.cfg["model"]
+        if kind.startswith("deepsets"):
+            feats = _mlp_forward(s.phi, _zero_padding(x, mask))
+            return _mlp_forward(s.rho, _set_pool(feats, mask, kind.split("-")[1]))
+        if kind in ("isab", "sab"):
+            for block in s.enc.children():
+                x = block(x, mask)
+            return s.head(s.pool(x, mask).reshape(x.shape[0], -1))
+        x = _zero_padding(_mlp_forward(s.phi, _zero_padding(x, mask)), mask)
+        b = x.shape[0]
+        pooled = s.pool.attn(s.pool.query.expand(b, -1, -1), x, mask)
+        return s.head(pooled.reshape(b, -1))
+
+
+SET_TASKS = {"points": 3, "maxreg": 1}
+
+
 SEQUENCE_TASKS = ("reverse", "copy", "sort")
-INT_KEYS = ("vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos", "context")
+INT_KEYS = ("classes", "points", "width", "inducing", "layer_norm", "min_size", "max_size", "vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos", "context")
 FLOAT_KEYS = ("ln_eps", "rope_base", "rope_fraction", "attn_scale", "dropout")
 
 
@@ -406,10 +595,13 @@ def to_torch(path):
     task = cfg.get("task")
     if task in SEQUENCE_TASKS:
         model = SequenceModel(cfg, sequence_tokens(cfg))
+    elif task in SET_TASKS:
+        model = SetModel(cfg, SET_TASKS[task], cfg["classes"] if task == "points" else 1)
     elif "tokens" in cfg and "context" in cfg:
         model = TextModel(cfg)
     else:
-        raise ValueError("%s: a %s checkpoint; to_torch reads the sequence tasks and text only" % (path, task))
+        raise ValueError("%s: a %s checkpoint; to_torch reads the sequence, set (points, maxreg) and text tasks"
+                         % (path, task))
     params = {k: v for k, v in tensors.items() if not k.startswith("optim.")}
     state = qkv_to_torch_state(params)
     missing, unexpected = model.load_state_dict(state, strict=False)

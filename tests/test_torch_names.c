@@ -32,6 +32,8 @@ START_TEST(names_map_to_pytorch) {
         {"enc.pos.table", "enc.pos.table", 0, 1},
         {"embed.weight", "embed.weight", 0, 1},
         {"head.bias", "head.bias", 0, 1},
+        {"set.enc.0.mab0.ln1.weight", "set.enc.0.mab0.ln1.weight", 0, 1},   /* a set model: the authors' names */
+        {"set.pool.attn.wq.weight", "set.pool.attn.wq.weight", 0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         qkv_torch_name t = qkv_torch_name_of(cases[i].qkv);

@@ -10,73 +10,105 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 
-/* Segment renames, matched on whole dotted segments (multi-segment entries too). */
+/* Segment renames inside a transformer block, matched on whole dotted segments. */
 static const struct { const char *qkv, *torch; } renames[] = {
-    {"ln1", "norm1"},         {"ln2", "norm2"},         {"ln3", "norm3"}, {"ln_final", "norm"},
+    {"ln1", "norm1"},         {"ln2", "norm2"},         {"ln3", "norm3"},
     {"attn", "self_attn"},    {"cross_attn", "multihead_attn"},          {"ffn.fc1", "linear1"},
     {"ffn.fc2", "linear2"},   {"wo", "out_proj"},
 };
-/* Stacks whose numbered blocks PyTorch keeps in a `layers` list. */
+/* Stacks whose numbered blocks PyTorch keeps in a `layers` list, and the parts that
+ * make a numbered entry a transformer block (a set model's "enc.0.mab0" is not one:
+ * its names are the Set Transformer authors' PyTorch names already). */
 static const char *const stacks[] = {"enc", "dec"};
+static const char *const block_parts[] = {"attn", "self_attn", "cross_attn", "ln1", "ln2", "ln3", "ffn"};
 /* The packed projections: wq, wk, wv are the thirds of in_proj_*, in this order. */
 static const char *const projections[] = {"wq", "wk", "wv"};
 static const char *const whole_projections[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
 
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
+#define MAX_SEGMENTS 32
 
-/* Whether s starts with the dotted segments seg, ending at a '.' or the end. */
-static size_t segments_match(const char *s, const char *seg) {
-    size_t n = strlen(seg);
-    return strncmp(s, seg, n) == 0 && (s[n] == '.' || s[n] == '\0') ? n : 0;
-}
-
-static int is_number(const char *s, size_t n) {
-    if (n == 0) return 0;
-    for (size_t i = 0; i < n; i++) if (!isdigit((unsigned char)s[i])) return 0;
+static int is_number(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++) if (!isdigit((unsigned char)*s)) return 0;
     return 1;
 }
 
-static void append(char *out, size_t *len, const char *s, size_t n) {
+static int in_list(const char *s, const char *const *list, int n) {
+    for (int i = 0; i < n; i++) if (!strcmp(s, list[i])) return 1;
+    return 0;
+}
+
+static void append(char *out, size_t *len, const char *s) {
+    size_t n = strlen(s);
     QKV_CHECK(*len + n + 2 < QKV_NAME_MAX, "torch_name: the name grows past %d characters", QKV_NAME_MAX);
     if (*len) out[(*len)++] = '.';
-    memcpy(out + *len, s, n);
+    memcpy(out + *len, s, n + 1);
     *len += n;
-    out[*len] = '\0';
+}
+
+/* The block's rest, seg[i..n): renames and the packed projections. */
+static void map_block(qkv_torch_name *r, size_t *len, char **seg, int i, int n) {
+    while (i < n) {
+        for (int p = 0; p < COUNT(projections); p++)
+            if (i + 2 == n && !strcmp(seg[i], projections[p]) && (!strcmp(seg[i + 1], "weight") || !strcmp(seg[i + 1], "bias"))) {
+                char packed[32];
+                snprintf(packed, sizeof packed, "in_proj_%s", seg[i + 1]);
+                if (!strcmp(seg[i + 1], "weight")) {
+                    size_t alt_len = *len;
+                    memcpy(r->alt, r->name, *len + 1);
+                    append(r->alt, &alt_len, whole_projections[p]);
+                }
+                append(r->name, len, packed);
+                r->part = p;
+                r->parts = 3;
+                return;
+            }
+        int used = 1;
+        const char *out = seg[i];
+        for (int k = 0; k < COUNT(renames); k++) {
+            const char *q = renames[k].qkv, *dot = strchr(q, '.');
+            if (!dot ? !strcmp(seg[i], q)
+                     : i + 1 < n && !strncmp(seg[i], q, (size_t)(dot - q)) && !seg[i][dot - q] && !strcmp(seg[i + 1], dot + 1)) {
+                out = renames[k].torch;
+                used = dot ? 2 : 1;
+                break;
+            }
+        }
+        append(r->name, len, out);
+        i += used;
+    }
 }
 
 qkv_torch_name qkv_torch_name_of(const char *qkv_name) {
     qkv_torch_name r = {"", 0, 1, ""};
+    char copy[QKV_NAME_MAX], *seg[MAX_SEGMENTS];
+    int n = 0;
+    snprintf(copy, sizeof copy, "%s", qkv_name);
+    for (char *s = copy; n < MAX_SEGMENTS; n++) {
+        seg[n] = s;
+        char *dot = strchr(s, '.');
+        if (!dot) { n++; break; }
+        *dot = '\0';
+        s = dot + 1;
+    }
     size_t len = 0;
-    const char *s = qkv_name, *prev = NULL;
-    size_t prev_n = 0;
-    while (*s) {
-        size_t n = strcspn(s, "."), m = 0;
-        const char *next = s[n] ? s + n + 1 : s + n;
-        /* <mha>.wq.weight -> <mha>.in_proj_weight, a third of it */
-        for (int p = 0; p < COUNT(projections) && !m; p++)
-            if (segments_match(s, projections[p]) && (!strcmp(next, "weight") || !strcmp(next, "bias"))) {
-                char packed[32];
-                snprintf(packed, sizeof packed, "in_proj_%s", next);
-                if (!strcmp(next, "weight")) {
-                    memcpy(r.alt, r.name, len + 1);
-                    size_t alt_len = len;
-                    append(r.alt, &alt_len, whole_projections[p], strlen(whole_projections[p]));
-                }
-                append(r.name, &len, packed, strlen(packed));
-                r.part = p;
-                r.parts = 3;
-                return r;
-            }
-        for (int k = 0; k < COUNT(stacks) && prev; k++)
-            if (prev_n == strlen(stacks[k]) && !strncmp(prev, stacks[k], prev_n) && is_number(s, n))
-                append(r.name, &len, "layers", 6);
-        for (int k = 0; k < COUNT(renames) && !m; k++)
-            if ((m = segments_match(s, renames[k].qkv))) append(r.name, &len, renames[k].torch, strlen(renames[k].torch));
-        if (!m) append(r.name, &len, s, m = n);
-        prev = s;
-        prev_n = n;
-        s += m;
-        if (*s == '.') s++;
+    for (int i = 0; i < n; i++) {
+        int stack = in_list(seg[i], stacks, COUNT(stacks));
+        if (stack && i + 2 < n && is_number(seg[i + 1]) && in_list(seg[i + 2], block_parts, COUNT(block_parts))) {
+            append(r.name, &len, seg[i]);          /* <stack>.<i>.<part> -> <stack>.layers.<i>.<part'> */
+            append(r.name, &len, "layers");
+            append(r.name, &len, seg[i + 1]);
+            map_block(&r, &len, seg, i + 2, n);
+            return r;
+        }
+        if (stack && i + 1 < n && !strcmp(seg[i + 1], "ln_final")) {
+            append(r.name, &len, seg[i]);          /* <stack>.ln_final -> <stack>.norm */
+            append(r.name, &len, "norm");
+            for (int j = i + 2; j < n; j++) append(r.name, &len, seg[j]);
+            return r;
+        }
+        append(r.name, &len, seg[i]);
     }
     return r;
 }

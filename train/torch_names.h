@@ -1,8 +1,9 @@
 /* torch_names.h — PyTorch's parameter names for qkv's, and loading a PyTorch
  * state_dict saved as safetensors straight into a qkv model.
  *
- * The map renames dotted segments by one table (torch_names.c) and splits the
- * packed input projection:
+ * The map renames the dotted segments of a transformer block (<stack>.<i>.<part>
+ * with part attn, self_attn, cross_attn, ln1..ln3 or ffn) and a stack's final
+ * norm by one table (torch_names.c), and splits the packed input projection:
  *   qkv                          PyTorch (nn.Transformer*Layer, nn.MultiheadAttention)
  *   <stack>.<i>.                 <stack>.layers.<i>.        (stack: enc, dec)
  *   ln1 ln2 ln3 ln_final         norm1 norm2 norm3 norm
@@ -13,8 +14,9 @@
  *                                whole, PyTorch's form when kdim/vdim differ from E)
  *   <mha>.wq|wk|wv.bias [E]      the same thirds of <mha>.in_proj_bias [3E]
  *   <mha>.wo                     <mha>.out_proj
- * Every other name (embed.weight, head.weight, <stack>.pos.table) is the same in
- * both. python/qkv_torch.py builds its modules with exactly these names and keeps
+ * Every other name is the same in both: embed.weight, head.weight,
+ * <stack>.pos.table, and the set models' (set.enc.0.mab0.fc_q.weight, set.pool.S:
+ * the Set Transformer authors' own PyTorch names). python/qkv_torch.py builds its modules with exactly these names and keeps
  * the same table (test-torch loads its files through this map).
  */
 #ifndef QKV_TORCH_NAMES_H
