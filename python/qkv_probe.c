@@ -8,7 +8,10 @@
  * ([B,T] of the output positions, -1 = ignored); a text checkpoint reads only
  * src.npy and targets.npy; a set checkpoint (points, maxreg) reads DIR/x.npy
  * [B,N,d_in], DIR/mask.npy [B,N] (optional) and DIR/r.npy [B,n_outputs], and its
- * loss is sum(out * r). With TORCH.safetensors the weights come from that
+ * loss is sum(out * r); a detect checkpoint reads DIR/images.npy [B,3,S,S],
+ * DIR/r.npy [B,N,C+1] and DIR/r_boxes.npy [B,N,4], its loss is the sum over the
+ * decoder layers of sum(logits * r) + sum(boxes * r_boxes), and it writes the
+ * last layer's boxes to DIR/boxes.npy too. With TORCH.safetensors the weights come from that
  * PyTorch-named state_dict instead (qkv_params_load_torch). Writes DIR/logits.npy,
  * DIR/loss.npy (mean cross-entropy over the targets) and DIR/grads.safetensors
  * (every parameter's gradient, under qkv's names). Exit 2 with one line on bad
@@ -19,6 +22,7 @@
 
 #include "qkv.h"
 #include "layers/set_models.h"
+#include "train/tasks/detect_model.h"
 #include "train/tasks/sequence.h"
 #include "train/tasks/text.h"
 
@@ -103,6 +107,41 @@ static int probe_set(const char *ckpt, const char *dir, const char *torch_weight
     return 0;
 }
 
+/* One forward and backward of a detect checkpoint's model (see the contract above). */
+static int probe_detect(const char *ckpt, const char *dir, const char *torch_weights) {
+    static qkv_config_kv config;
+    static qkv_detect_model model;
+    if (qkv_checkpoint_read_config(ckpt, &config) != 0) return -1;
+    const char *task = qkv_config_get(&config, "task");
+    if (!task || strcmp(task, "detect")) return -1;
+    static const char *const keys[] = {"size", "patch", "width", "heads", "ff", "enc_layers", "dec_layers", "queries"};
+    long long v[8];
+    for (int i = 0; i < 8; i++)
+        if (qkv_config_get_int(&config, keys[i], 1, 100000, &v[i]) != 0) return -1;
+    qkv_detect_model_config c = {(int)v[0], (int)v[1], (int)v[2], (int)v[3], (int)v[4], (int)v[5], (int)v[6], (int)v[7],
+                                 0.0f};
+    if (qkv_detect_model_check(&c) != 0) return -1;
+    qkv_detect_model_init(&model, &c, 1);
+    if (qkv_checkpoint_load(ckpt, &model.params, NULL, NULL, NULL) != 0) fail(qkv_last_error());
+    if (torch_weights && qkv_params_load_torch(&model.params, torch_weights) != 0) fail(qkv_last_error());
+    qkv_tensor *images = load(dir, "images.npy", 1), *r = load(dir, "r.npy", 1), *rb = load(dir, "r_boxes.npy", 1);
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_detr_out out = qkv_detect_model_forward(tape, &model, images);
+    qkv_tensor *loss = NULL;
+    for (int l = 0; l < out.n_layers; l++) {
+        qkv_tensor *term = qkv_add(tape, qkv_sum_all(tape, qkv_mul(tape, out.logits[l], r)),
+                                   qkv_sum_all(tape, qkv_mul(tape, out.boxes[l], rb)));
+        loss = loss ? qkv_add(tape, loss, term) : term;
+    }
+    qkv_params_zero_grad(&model.params);
+    qkv_backward(tape, loss);
+    write_outputs(ckpt, dir, &model.params, out.logits[out.n_layers - 1], loss);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/boxes.npy", dir);
+    if (qkv_npy_save(path, out.boxes[out.n_layers - 1]) != 0) fail(qkv_last_error());
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3 || argc > 4) fail("usage: qkv_probe CKPT DIR [TORCH.safetensors]");
     const char *dir = argv[2];
@@ -119,6 +158,7 @@ int main(int argc, char **argv) {
         char reason[512];
         snprintf(reason, sizeof reason, "%s", qkv_last_error());
         if (probe_set(argv[1], dir, argc == 4 ? argv[3] : NULL) == 0) return 0;
+        if (probe_detect(argv[1], dir, argc == 4 ? argv[3] : NULL) == 0) return 0;
         fail(reason);
     }
     if (argc == 4 && qkv_params_load_torch(params, argv[3]) != 0) fail(qkv_last_error());

@@ -561,11 +561,97 @@ class SetModel(nn.Module):
         return s.head(pooled.reshape(b, -1))
 
 
+# ---- detect (train/tasks/detect_model.c): patches, encoder, DETR decoder ---------------
+
+
+def positions_2d(rows, cols, d, base=10000.0):
+    """qkv_positions_2d: columns [0, d/2) the 1-D table at the patch's row, [d/2, d) at its column."""
+    r, c = sinusoidal_table(rows, d // 2, 0, base), sinusoidal_table(cols, d // 2, 0, base)
+    return torch.cat([r[:, None, :].expand(rows, cols, d // 2), c[None, :, :].expand(rows, cols, d // 2)],
+                     -1).reshape(rows * cols, d)
+
+
+class PatchEmbed(nn.Module):
+    """images [B,C,H,W] -> tokens [B,T,D] = proj(patchify) + pos (2-D sinusoidal);
+    a patch is flattened C-major, then rows, then columns (a stride-P conv's weight)."""
+
+    def __init__(self, channels, patch, d):
+        super().__init__()
+        self.patch, self.d = patch, d
+        self.proj = nn.Linear(channels * patch * patch, d)
+
+    def forward(self, images):
+        b, c, h, w = images.shape
+        p = self.patch
+        x = images.reshape(b, c, h // p, p, w // p, p).permute(0, 2, 4, 1, 3, 5).reshape(b, -1, c * p * p)
+        pos = positions_2d(h // p, w // p, self.d)
+        return self.proj(x) + pos, pos
+
+
+class DetrDecoderLayer(nn.Module):
+    """A pre-LN DETR decoder layer with nn.TransformerDecoderLayer's names: the query
+    embedding goes into queries and keys, the memory positions into the keys."""
+
+    def __init__(self, d, heads, ff):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        self.multihead_attn = nn.MultiheadAttention(d, heads, dropout=0.0, batch_first=True)
+        self.linear1, self.linear2 = nn.Linear(d, ff), nn.Linear(ff, d)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d) for _ in range(3))
+
+    def forward(self, tgt, memory, query_pos, memory_pos):
+        t = self.norm1(tgt)
+        tgt = tgt + self.self_attn(t + query_pos, t + query_pos, t, need_weights=False)[0]
+        t = self.norm2(tgt)
+        tgt = tgt + self.multihead_attn(t + query_pos, memory + memory_pos, memory, need_weights=False)[0]
+        return tgt + self.linear2(F.relu(self.linear1(self.norm3(tgt))))
+
+
+class DetrDecoder(nn.Module):
+    """qkv_detr: `query_embed`, `layers`, the shared `norm`, `class_head`, `box_head`."""
+
+    def __init__(self, d, heads, ff, n_layers, queries, classes):
+        super().__init__()
+        self.query_embed = nn.Parameter(torch.zeros(queries, d))
+        self.layers = nn.ModuleList(DetrDecoderLayer(d, heads, ff) for _ in range(n_layers))
+        self.norm = nn.LayerNorm(d)
+        self.class_head = nn.Linear(d, classes + 1)
+        self.box_head = _mlp([d, d, d, 4])
+
+    def forward(self, memory, memory_pos):
+        """Every layer's (logits [B,N,C+1], boxes [B,N,4])."""
+        tgt = torch.zeros(memory.shape[0], self.query_embed.shape[0], memory.shape[2])
+        out = []
+        for layer in self.layers:
+            tgt = layer(tgt, memory, self.query_embed, memory_pos)
+            h = self.norm(tgt)
+            out.append((self.class_head(h), torch.sigmoid(_mlp_forward(self.box_head, h))))
+        return out
+
+
+class DetectModel(nn.Module):
+    """qkv train detect: forward(images [B,3,S,S]) -> every decoder layer's
+    (logits, boxes); the last pair is the prediction."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        d, h, ff = cfg["width"], cfg["heads"], cfg["ff"]
+        self.patch = PatchEmbed(3, cfg["patch"], d)
+        self.enc = Stack(dict(cfg, dim=d, pos="none", layers=cfg["enc_layers"], activation="relu", max_len=0))
+        self.dec = DetrDecoder(d, h, ff, cfg["dec_layers"], cfg["queries"], cfg["classes"])
+
+    def forward(self, images):
+        tokens, pos = self.patch(images)
+        return self.dec(self.enc(tokens), pos)
+
+
 SET_TASKS = {"points": 3, "maxreg": 1}
 
 
 SEQUENCE_TASKS = ("reverse", "copy", "sort")
-INT_KEYS = ("classes", "points", "width", "inducing", "layer_norm", "min_size", "max_size", "vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos", "context")
+INT_KEYS = ("classes", "points", "width", "inducing", "layer_norm", "min_size", "max_size", "size", "patch", "ff", "enc_layers", "dec_layers",
+            "queries", "vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos", "context")
 FLOAT_KEYS = ("ln_eps", "rope_base", "rope_fraction", "attn_scale", "dropout")
 
 
@@ -597,10 +683,12 @@ def to_torch(path):
         model = SequenceModel(cfg, sequence_tokens(cfg))
     elif task in SET_TASKS:
         model = SetModel(cfg, SET_TASKS[task], cfg["classes"] if task == "points" else 1)
+    elif task == "detect":
+        model = DetectModel(cfg)
     elif "tokens" in cfg and "context" in cfg:
         model = TextModel(cfg)
     else:
-        raise ValueError("%s: a %s checkpoint; to_torch reads the sequence, set (points, maxreg) and text tasks"
+        raise ValueError("%s: a %s checkpoint; to_torch reads the sequence, set (points, maxreg), detect and text tasks"
                          % (path, task))
     params = {k: v for k, v in tensors.items() if not k.startswith("optim.")}
     state = qkv_to_torch_state(params)

@@ -8,7 +8,8 @@ qkv (build/qkv_probe, the C API) and PyTorch; write the module back with
 from_torch and check that ./qkv eval gives the same line as on the original
 checkpoint, and that ./qkv attn (sequence tasks) or ./qkv sample (text) runs.
 The set models (points, maxreg) are compared on a random padded batch with the
-loss sum(out * r).
+loss sum(out * r); detect on random images with the loss sum over the decoder
+layers of sum(logits * r) + sum(boxes * r_boxes) (./qkv detect draws the boxes).
 Then import: a freshly initialized PyTorch module of the same config is compared
 again, once through its PyTorch-named state_dict loaded by the C name map
 (qkv_params_load_torch) and once written by from_torch and run by ./qkv eval.
@@ -36,6 +37,9 @@ SMALL = ["--steps", "5", "--min-len", "3", "--max-len", "6", "--dim", "16", "--h
 SET_SMALL = ["--steps", "5", "--width", "16", "--heads", "2", "--inducing", "4", "--test-size", "8", "--batch", "4",
              "--quiet"]
 POINTS_SMALL = ["--points", "16"]
+DETECT_SMALL = ["--train", "8", "--test", "4", "--size", "24", "--patch", "6", "--width", "16", "--heads", "2", "--ff",
+                "16", "--enc-layers", "1", "--dec-layers", "2", "--queries", "4", "--batch", "4", "--steps", "5",
+                "--quiet"]
 PORTABLE = ["--activation", "gelu-exact", "--ln-eps", "1e-6", "--rope-layout", "halves", "--rope-base", "500",
             "--rope-fraction", "0.5", "--attn-scale", "0.3"]
 
@@ -61,6 +65,7 @@ CASES = [
     ("maxreg isab", ["maxreg", "--model", "isab", "--layer-norm", "1"]),
     ("maxreg deepsets-mean", ["maxreg", "--model", "deepsets-mean"]),
     ("maxreg deepsets-sum", ["maxreg", "--model", "deepsets-sum"]),
+    ("detect", ["detect"]),
     ("text learned", ["text", "--context", "12", "--dim", "16", "--heads", "2", "--ff", "32", "--layers", "2",
                       "--steps", "5", "--batch", "4", "--val-windows", "4", "--sample-tokens", "0", "--quiet"]),
     ("text rope portable options", ["text", "--context", "12", "--dim", "16", "--heads", "2", "--ff", "32",
@@ -104,6 +109,11 @@ def grads_err(q_grads, t_grads):
 def make_batch(model, cfg, gen):
     """Random ids and masks for the model's inputs, and targets (-1 = ignored)."""
     b = 4
+    if isinstance(model, qkv_torch.DetectModel):
+        size, n, c = cfg["size"], cfg["queries"], cfg["classes"]
+        images = torch.rand(b, 3, size, size, generator=gen)
+        return {"images": images}, {"r": torch.randn(b, n, c + 1, generator=gen),
+                                    "r_boxes": torch.randn(b, n, 4, generator=gen)}
     if isinstance(model, qkv_torch.SetModel):
         n, d_in = 9, qkv_torch.SET_TASKS[cfg["task"]]
         x = torch.randn(b, n, d_in, generator=gen)
@@ -137,31 +147,41 @@ def torch_step(model, inputs, targets):
     model.zero_grad()
     for p in model.parameters():
         p.requires_grad_(True)
-    if isinstance(model, qkv_torch.SetModel):
+    boxes = None
+    if isinstance(model, qkv_torch.DetectModel):
+        layers = model(inputs["images"])
+        loss = sum((lg * targets["r"]).sum() + (bx * targets["r_boxes"]).sum() for lg, bx in layers)
+        logits, boxes = layers[-1]
+    elif isinstance(model, qkv_torch.SetModel):
         logits = model(inputs["x"], inputs["mask"])
         loss = (logits * targets).sum()
     elif isinstance(model, qkv_torch.TextModel):
         logits = model(inputs["src"])
     else:
         logits = model(inputs["src"], inputs["src_mask"], inputs.get("tgt_in"), inputs.get("tgt_mask"))
-    if not isinstance(model, qkv_torch.SetModel):
+    if not isinstance(model, (qkv_torch.SetModel, qkv_torch.DetectModel)):
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-1)
     loss.backward()
     grads = {k: p.grad for k, p in model.named_parameters()}
+    if boxes is not None:  # the last layer's boxes are compared with the logits
+        logits = torch.cat([logits, boxes], -1)
     return logits.detach(), loss.detach(), qkv_torch.torch_to_qkv_state(grads, model.qkv_names)
 
 
 def qkv_step(ckpt, inputs, targets, workdir, torch_weights=None):
     for k, v in inputs.items():
         np.save(os.path.join(workdir, k + ".npy"), v.float().numpy())
-    for name in ("targets.npy", "r.npy", "x.npy", "mask.npy", "src.npy", "src_mask.npy", "tgt_in.npy", "tgt_mask.npy"):
-        if name[:-4] not in inputs and os.path.exists(os.path.join(workdir, name)):
+    for name in os.listdir(workdir):
+        if name.endswith(".npy"):
             os.remove(os.path.join(workdir, name))
-    for k, v in inputs.items():
+    if not isinstance(targets, dict):
+        targets = {"r" if "x" in inputs else "targets": targets}
+    for k, v in list(inputs.items()) + list(targets.items()):
         np.save(os.path.join(workdir, k + ".npy"), v.float().numpy())
-    np.save(os.path.join(workdir, "r.npy" if "x" in inputs else "targets.npy"), targets.float().numpy())
     run([PROBE, ckpt, workdir] + ([torch_weights] if torch_weights else []))
     logits = np.load(os.path.join(workdir, "logits.npy"))
+    if os.path.exists(os.path.join(workdir, "boxes.npy")):
+        logits = np.concatenate([logits, np.load(os.path.join(workdir, "boxes.npy"))], -1)
     loss = np.load(os.path.join(workdir, "loss.npy"))
     grads, _ = qkv_torch.load_safetensors(os.path.join(workdir, "grads.safetensors"))
     return logits, loss, grads
@@ -194,9 +214,9 @@ def main():
             f.write(TEXT)
         for i, (label, args) in enumerate(CASES):
             ckpt = os.path.join(tmp, "case%d.safetensors" % i)
-            is_text, is_set = args[0] == "text", args[0] in qkv_torch.SET_TASKS
-            extra = (["--data", text_path] if is_text else SET_SMALL + (POINTS_SMALL if args[0] == "points" else [])
-                     if is_set else SMALL)
+            is_text, is_set, is_detect = args[0] == "text", args[0] in qkv_torch.SET_TASKS, args[0] == "detect"
+            extra = (["--data", text_path] if is_text else DETECT_SMALL if is_detect
+                     else SET_SMALL + (POINTS_SMALL if args[0] == "points" else []) if is_set else SMALL)
             run([QKV, "train"] + args + extra + ["--save", ckpt, "--threads", "1"])
             model = qkv_torch.to_torch(ckpt)
             cfg = model.cfg
@@ -211,6 +231,10 @@ def main():
             same = eval_line(ckpt, data) == eval_line(back, data)
             if is_text:
                 run([QKV, "sample", back, "--tokens", "5", "--prompt", "The "])
+            elif is_detect:
+                img = os.path.join(tmp, "img")
+                run([QKV, "data", "detect", "--out", img, "--n", "1", "--size", "24"])
+                run([QKV, "detect", back, os.path.join(img, "img_00000.png"), "--out", os.path.join(tmp, "boxes.png")])
             elif not is_set:
                 run([QKV, "attn", back, "--input", "3 1 2", "--out", os.path.join(tmp, "attn.png")])
             print("%-4s %-48s qkv eval equal after from_torch: %s" % ("ok" if same else "FAIL",
@@ -219,6 +243,9 @@ def main():
             # import: a PyTorch-initialized module of the same config
             if is_text:
                 fresh = qkv_torch.TextModel(cfg)
+            elif is_detect:
+                fresh = qkv_torch.DetectModel(cfg)
+                torch.nn.init.normal_(fresh.dec.query_embed)
             elif is_set:
                 fresh = qkv_torch.SetModel(cfg, qkv_torch.SET_TASKS[cfg["task"]], cfg.get("classes", 1)
                                            if cfg["task"] == "points" else 1)
