@@ -117,6 +117,52 @@ def torch_name(qkv_name):
     return qkv_name, 0, 1
 
 
+_INVERSE = {"norm1": "ln1", "norm2": "ln2", "norm3": "ln3", "multihead_attn": "cross_attn", "linear1": "ffn.fc1",
+            "linear2": "ffn.fc2", "out_proj": "wo"}
+
+
+def qkv_names_of(torch_names):
+    """qkv's parameter names for a PyTorch state_dict's names (torch_name inverted):
+    in_proj_* gives three names, and a block's self_attn is qkv's `attn` in an
+    encoder block, `self_attn` in a decoder block (one with a multihead_attn); a
+    stack's `norm` is qkv's ln_final except in a DETR decoder (one with a
+    query_embed), whose shared norm keeps its name."""
+    torch_names = list(torch_names)
+    decoders = {n.split(".multihead_attn.")[0] for n in torch_names if ".multihead_attn." in n}
+    detr = {n[:-len(".query_embed")] for n in torch_names if n.endswith(".query_embed")}
+    out = []
+    for name in torch_names:
+        segs = name.split(".")
+        hit = next((i for i in range(len(segs) - 2) if segs[i] in STACKS and segs[i + 1] == "layers"
+                    and segs[i + 2].isdigit()), None)
+        if hit is not None:
+            layer = ".".join(segs[:hit + 3])
+            head, rest = segs[:hit + 1] + [segs[hit + 2]], segs[hit + 3:]
+            mapped = []
+            for j, seg in enumerate(rest):
+                if seg == "self_attn":
+                    mapped.append("self_attn" if layer in decoders else "attn")
+                elif seg in ("in_proj_weight", "in_proj_bias") and j + 1 == len(rest):
+                    kind = seg[len("in_proj_"):]
+                    out.extend(".".join(head + mapped + [p, kind]) for p in PROJECTIONS)
+                    mapped = None
+                    break
+                else:
+                    mapped.append(_INVERSE.get(seg, seg))
+            if mapped is not None:
+                out.append(".".join(head + mapped))
+            continue
+        if len(segs) >= 2 and segs[-2] == "norm" and len(segs) >= 3 and segs[-3] in STACKS \
+                and ".".join(segs[:-2]) not in detr:
+            out.append(".".join(segs[:-2] + ["ln_final", segs[-1]]))
+            continue
+        out.append(name)
+    for q in out:  # the inverse must round-trip through the forward map
+        if torch_name(q)[0] not in torch_names:
+            raise ValueError("no PyTorch tensor %s for qkv's %s" % (torch_name(q)[0], q))
+    return out
+
+
 def qkv_to_torch_state(tensors):
     """qkv-named parameters -> a PyTorch-named state_dict (packing in_proj)."""
     state, packs = {}, {}
@@ -701,14 +747,18 @@ def to_torch(path):
 
 
 def from_torch(module, path, meta=None, names=None):
-    """Writes module's weights as a qkv checkpoint that ./qkv eval, attn and sample
-    read. meta (the checkpoint's `config.*` metadata) and names (qkv's parameter
-    names, in qkv's order) default to those to_torch kept on the module; for
-    another module give both (the names of a qkv model of the same config: its
-    checkpoint's tensors)."""
-    meta = {k: v for k, v in (meta if meta is not None else module.qkv_meta).items() if not k.startswith("optim.")}
-    names = names if names is not None else module.qkv_names
-    state = {k: v for k, v in module.state_dict().items()}
+    """Writes the weights of module (an nn.Module, or a state_dict) as a qkv
+    checkpoint that ./qkv eval, attn, sample and detect read. meta is the
+    checkpoint's metadata (`config.<key>`: the task and its model's settings, as a
+    qkv checkpoint of the same model has them); names are qkv's parameter names.
+    Both default to what to_torch kept on the module; without them, meta must be
+    given and the names come from the state_dict's own (qkv_names_of)."""
+    state = dict(module if isinstance(module, dict) else module.state_dict())
+    if meta is None:
+        meta = module.qkv_meta
+    if names is None:
+        names = getattr(module, "qkv_names", None) or qkv_names_of(state)
+    meta = {k: v for k, v in meta.items() if not k.startswith("optim.")}
     tensors = torch_to_qkv_state(state, names)
     for k, v in (("format", "qkv-checkpoint-1"), ("step", "0"), ("rng.seed", "1"), ("rng.counter", "0")):
         meta.setdefault(k, v)
