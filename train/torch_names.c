@@ -23,7 +23,6 @@ static const char *const stacks[] = {"enc", "dec"};
 static const char *const block_parts[] = {"attn", "self_attn", "cross_attn", "ln1", "ln2", "ln3", "ffn"};
 /* The packed projections: wq, wk, wv are the thirds of in_proj_*, in this order. */
 static const char *const projections[] = {"wq", "wk", "wv"};
-static const char *const whole_projections[] = {"q_proj_weight", "k_proj_weight", "v_proj_weight"};
 
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
 #define MAX_SEGMENTS 32
@@ -54,11 +53,6 @@ static void map_block(qkv_torch_name *r, size_t *len, char **seg, int i, int n) 
             if (i + 2 == n && !strcmp(seg[i], projections[p]) && (!strcmp(seg[i + 1], "weight") || !strcmp(seg[i + 1], "bias"))) {
                 char packed[32];
                 snprintf(packed, sizeof packed, "in_proj_%s", seg[i + 1]);
-                if (!strcmp(seg[i + 1], "weight")) {
-                    size_t alt_len = *len;
-                    memcpy(r->alt, r->name, *len + 1);
-                    append(r->alt, &alt_len, whole_projections[p]);
-                }
                 append(r->name, len, packed);
                 r->part = p;
                 r->parts = 3;
@@ -81,7 +75,7 @@ static void map_block(qkv_torch_name *r, size_t *len, char **seg, int i, int n) 
 }
 
 qkv_torch_name qkv_torch_name_of(const char *qkv_name) {
-    qkv_torch_name r = {"", 0, 1, ""};
+    qkv_torch_name r = {"", 0, 1};
     char copy[QKV_NAME_MAX], *seg[MAX_SEGMENTS];
     int n = 0;
     snprintf(copy, sizeof copy, "%s", qkv_name);
@@ -118,8 +112,7 @@ static const qkv_st_tensor *source_of(const qkv_safetensors *st, const char *pat
                                       size_t *row0, char *used) {
     qkv_torch_name tn = qkv_torch_name_of(t->name);
     const qkv_st_tensor *found = qkv_safetensors_find(st, tn.name);
-    if (!found && tn.alt[0] && (found = qkv_safetensors_find(st, tn.alt))) tn = (qkv_torch_name){"", 0, 1, ""};
-    const char *name = found ? found->name : tn.name;
+    const char *name = tn.name;
     char want[QKV_SHAPE_STR_LEN], got[QKV_SHAPE_STR_LEN];
     if (!found) {
         qkv_set_error("%s: tensor \"%s\" (for qkv's \"%s\") is missing", path, name, t->name);

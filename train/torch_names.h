@@ -10,8 +10,8 @@
  *   attn / self_attn, cross_attn self_attn, multihead_attn
  *   ffn.fc1 ffn.fc2              linear1 linear2
  *   <mha>.wq|wk|wv.weight [E,E]  rows 0..E, E..2E, 2E..3E of <mha>.in_proj_weight [3E,E]
- *                                (or <mha>.q_proj_weight | k_proj_weight | v_proj_weight
- *                                whole, PyTorch's form when kdim/vdim differ from E)
+ *                                (a block's attention always has kdim = vdim = E, so
+ *                                PyTorch's separate q/k/v_proj_weight never occur)
  *   <mha>.wq|wk|wv.bias [E]      the same thirds of <mha>.in_proj_bias [3E]
  *   <mha>.wo                     <mha>.out_proj
  * Every other name is the same in both: embed.weight, head.weight,
@@ -29,7 +29,6 @@
 typedef struct qkv_torch_name {
     char name[QKV_NAME_MAX];
     int part, parts;
-    char alt[QKV_NAME_MAX];   /* the whole-tensor name to try when `name` is absent, or "" */
 } qkv_torch_name;
 
 /* The PyTorch name of a qkv parameter name (always succeeds: unknown segments
