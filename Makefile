@@ -105,7 +105,7 @@ SONAME   := libqkv.so.$(VERSION_MAJOR)
 
 .PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-ci fuzz-build demo deps \
         bench bench-compare gradcheck example tutorial clean deps-build deps-test test-mpi bench-mpi \
-        install uninstall test-install test-deps test-cross test-objects
+        install uninstall test-install test-deps test-cross test-objects test-torch
 all: $(LIB) $(SHLIB) $(BIN)
 
 # Phony and order-only below: they run first, once per make, and rebuild nothing.
@@ -171,6 +171,13 @@ $(B)/tutorial: docs/tutorial.c $(LIB)
 
 tutorial: build/tutorial
 	./build/tutorial
+
+# PyTorch round trip (python/, docs/torch.md): needs /usr/bin/python3 with torch; not part of `make test`.
+$(B)/qkv_probe: python/qkv_probe.c $(LIB)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+test-torch: $(BIN) $(B)/qkv_probe
+	/usr/bin/python3 python/test_qkv_torch.py
 
 test: $(B)/run_tests $(BIN) $(B)/example $(B)/tutorial | deps-test
 	./$(B)/example > /dev/null

@@ -62,5 +62,6 @@
 #include "data/tokenizer.h"
 #include "train/trainer.h"
 #include "train/checkpoint.h"
+#include "train/torch_names.h"
 
 #endif

@@ -10,7 +10,8 @@ int main(void) {
     qkv_params params = {0};
     qkv_tensor *embed = qkv_params_new(&params, "embed", 2, (int[]){tokens, dim});
     qkv_fill_normal(embed->data, embed->size, &rng, 0.0f, 1.0f);
-    qkv_stack_config stack = {{dim, 4, 4 * dim, QKV_ACT_GELU, 0, 0.0f}, 1, QKV_POS_LEARNED, 6};
+    qkv_stack_config stack = {.block = {.d_model = dim, .n_heads = 4, .d_ff = 4 * dim, .activation = QKV_ACT_GELU},
+                              .n_layers = 1, .positions = QKV_POS_LEARNED, .max_len = 6};
     qkv_encoder encoder;                                   /* positions + 1 block + final norm */
     qkv_encoder_init(&encoder, &params, "enc", &stack, 0, &rng);
     qkv_linear head;                                       /* dim -> one logit per token */

@@ -14,6 +14,7 @@ typedef struct layer_cfg {
     int d, heads, kdim, vdim, d_ff, n_layers;
     int causal, padding, post_ln, rope, alibi;
     qkv_pos_kind pos;
+    int portable;    /* the portability options: exact GELU, eps 1e-6, scale 0.3, RoPE halves base 500 of 3/4 */
 } layer_cfg;
 
 /* A [B,T] padding mask whose last sequence has its final two positions padded. */
@@ -63,7 +64,13 @@ typedef struct {
 } block_module;
 
 static qkv_block_config block_config(const layer_cfg *c) {
-    qkv_block_config b = {c->d, c->heads, c->d_ff, QKV_ACT_GELU, c->post_ln, 0.0f};
+    qkv_block_config b = {.d_model = c->d, .n_heads = c->heads, .d_ff = c->d_ff, .activation = QKV_ACT_GELU,
+                          .post_ln = c->post_ln};
+    if (c->portable) {
+        b.activation = QKV_ACT_GELU_EXACT;
+        b.ln_eps = 1e-6f;
+        b.attn_scale = 0.3f;
+    }
     return b;
 }
 
@@ -99,7 +106,8 @@ static qkv_tensor *decoder_block_case(qkv_tape *tape, qkv_tensor *const *in, con
 }
 
 static qkv_stack_config stack_config(const layer_cfg *c) {
-    qkv_stack_config s = {block_config(c), c->n_layers, c->pos, 8};
+    qkv_stack_config s = {.block = block_config(c), .n_layers = c->n_layers, .positions = c->pos, .max_len = 8};
+    if (c->portable) s.rope = (qkv_rope_opts){.base = 500.0f, .split_halves = 1, .rotary_fraction = 0.75f};
     return s;
 }
 
@@ -175,6 +183,10 @@ static const layer_cfg enc_learned = {.d = 8, .heads = 2, .d_ff = 8, .n_layers =
 static const layer_cfg enc_sin = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_SINUSOIDAL};
 static const layer_cfg gpt_rope = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_ROPE, .causal = 1};
 static const layer_cfg gpt_alibi = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_ALIBI, .causal = 1};
+static const layer_cfg gpt_rope_portable = {.d = 16, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_ROPE,
+                                            .causal = 1, .portable = 1};
+static const layer_cfg dec_portable = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_LEARNED,
+                                       .portable = 1};
 static const layer_cfg dec_cfg = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_SINUSOIDAL};
 static const layer_cfg graph_cfg = {.d = 8, .heads = 2};
 
@@ -209,6 +221,10 @@ static const qkv_gradcheck_case cases[] = {
      .ctx = &gpt_alibi, .setup = encoder_setup, .teardown = stack_teardown},
     {"encoder-decoder: decoder 2 layers", decoder_case, 2, {3, 3}, {{2, 3, 8}, {2, 4, 8}},
      .ctx = &dec_cfg, .setup = decoder_setup, .teardown = stack_teardown},
+    {"decoder-only rope halves base 500 fraction 3/4, gelu-exact, eps, scale", encoder_case, 1, {3}, {{2, 4, 16}},
+     .ctx = &gpt_rope_portable, .setup = encoder_setup, .teardown = stack_teardown},
+    {"encoder-decoder gelu-exact, eps 1e-6, scale 0.3", decoder_case, 2, {3, 3}, {{2, 3, 8}, {2, 4, 8}},
+     .ctx = &dec_portable, .setup = decoder_setup, .teardown = stack_teardown},
     {"graph attention path graph [2,5,8]", graph_case, 1, {3}, {{2, 5, 8}},
      .ctx = &graph_cfg, .setup = graph_setup, .teardown = stack_teardown},
 };

@@ -47,10 +47,13 @@ void qkv_mlp_init(qkv_mlp *mlp, qkv_params *params, const char *name, int n_laye
     }
 }
 
+const char *const qkv_activation_names[] = {"relu", "gelu", "tanh", "gelu-exact", NULL};
+
 qkv_tensor *qkv_activate(qkv_tape *tape, qkv_activation activation, qkv_tensor *x) {
     switch (activation) {
     case QKV_ACT_GELU: return qkv_gelu(tape, x);
     case QKV_ACT_TANH: return qkv_tanh(tape, x);
+    case QKV_ACT_GELU_EXACT: return qkv_gelu_exact(tape, x);
     default: return qkv_relu(tape, x);
     }
 }

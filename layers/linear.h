@@ -25,9 +25,12 @@ void qkv_linear_init(qkv_linear *layer, qkv_params *params, const char *name, in
                      int with_bias, qkv_rng *rng);
 qkv_tensor *qkv_linear_forward(qkv_tape *tape, const qkv_linear *layer, qkv_tensor *x);
 
-typedef enum qkv_activation { QKV_ACT_RELU, QKV_ACT_GELU, QKV_ACT_TANH } qkv_activation;
+typedef enum qkv_activation { QKV_ACT_RELU, QKV_ACT_GELU, QKV_ACT_TANH, QKV_ACT_GELU_EXACT } qkv_activation;
+/* Names in enum order, NULL-terminated: "relu", "gelu", "tanh", "gelu-exact". */
+extern const char *const qkv_activation_names[];
 
-/* The activation op for a kind (gelu is the tanh approximation). */
+/* The activation op for a kind: gelu is the tanh approximation (PyTorch's
+ * approximate='tanh'), gelu-exact x * Phi(x) with erf (PyTorch's default GELU). */
 qkv_tensor *qkv_activate(qkv_tape *tape, qkv_activation activation, qkv_tensor *x);
 
 #define QKV_MLP_MAX_LAYERS 8

@@ -96,6 +96,7 @@ static qkv_attention_opts attention_opts(const qkv_mha_call *call) {
         opts.keep = call->keep;
         opts.bias = call->bias;
         opts.weights = call->weights;
+        opts.scale = call->scale;
     }
     return opts;
 }

@@ -55,6 +55,7 @@ typedef struct qkv_mha_call {
     const qkv_rope_opts *rope;       /* rotate q and k; NULL: no RoPE */
     int weights;                     /* 0, 1 per head, 2 averaged over heads */
     qkv_tensor **weights_out;
+    float scale;                     /* scores = scale * q.k; 0: 1/sqrt(d_head) */
 } qkv_mha_call;
 
 /* Heads of a projected context: [B,Tk,H,d_head] each (heads_last), or

@@ -14,6 +14,14 @@ void qkv_block_config_check(const char *name, const qkv_block_config *cfg) {
               cfg->n_heads, cfg->d_ff);
     QKV_CHECK(cfg->dropout >= 0.0f && cfg->dropout < 1.0f, "%s: dropout %g outside [0, 1)", name,
               cfg->dropout);
+    QKV_CHECK(cfg->ln_eps >= 0.0f && cfg->attn_scale >= 0.0f, "%s: ln_eps %g, attn_scale %g must be >= 0", name,
+              cfg->ln_eps, cfg->attn_scale);
+}
+
+/* A LayerNorm of the block's width with the block's eps (0 keeps qkv_ln_init's). */
+static void block_ln_init(qkv_ln *ln, qkv_params *params, const char *name, const qkv_block_config *cfg) {
+    qkv_ln_init(ln, params, name, cfg->d_model);
+    if (cfg->ln_eps > 0.0f) ln->eps = cfg->ln_eps;
 }
 
 void qkv_ffn_init(qkv_ffn *ffn, qkv_params *params, const char *name, int d_model, int d_ff,
@@ -73,7 +81,7 @@ qkv_tensor *qkv_ffn_sublayer(qkv_tape *tape, const void *ffn, qkv_tensor *x) {
 static void ln_part(qkv_ln *ln, qkv_params *params, const char *name, const char *part,
                     const qkv_block_config *cfg) {
     char full[QKV_NAME_MAX];
-    qkv_ln_init(ln, params, qkv_name_join(full, name, part), cfg->d_model);
+    block_ln_init(ln, params, qkv_name_join(full, name, part), cfg);
 }
 
 static void attention_part(qkv_mha *mha, qkv_params *params, const char *name, const char *part,
@@ -136,9 +144,12 @@ static void stack_common_init(const qkv_stack_config *cfg, qkv_positions *pos, q
     qkv_name_join(full, name, "pos");
     qkv_positions_init(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
                        cfg->block.n_heads, rng);
+    QKV_CHECK(cfg->rope.offset == 0 && !cfg->rope.positions, "%s: the stack's rope options set an offset",
+              name);
+    if (cfg->positions == QKV_POS_ROPE) pos->rope = cfg->rope;
     if (!cfg->block.post_ln) {
         qkv_name_join(full, name, "ln_final");
-        qkv_ln_init(final_ln, params, full, cfg->block.d_model);
+        block_ln_init(final_ln, params, full, &cfg->block);
     }
 }
 
@@ -161,9 +172,10 @@ void qkv_encoder_free(qkv_encoder *enc) {
 }
 
 /* The per-layer attention call of a stack: its positions' RoPE and ALiBi. */
-static qkv_mha_call stack_call(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int causal,
-                               const qkv_tensor *key_padding) {
+static qkv_mha_call stack_call(qkv_tape *tape, const qkv_stack_config *cfg, const qkv_positions *pos, int tq,
+                               int tk, int causal, const qkv_tensor *key_padding) {
     qkv_mha_call call = {0};
+    call.scale = cfg->block.attn_scale;
     call.causal = causal;
     call.key_padding = key_padding;
     call.rope = qkv_positions_rope(pos);
@@ -185,7 +197,7 @@ static qkv_tensor *run_encoder(qkv_tape *tape, const qkv_encoder *enc, qkv_tenso
                                const qkv_tensor *key_padding, qkv_kv_cache *caches) {
     int offset = caches ? caches[0].len : 0, tn = x->shape[1];
     x = qkv_positions_add(tape, &enc->pos, x, offset);
-    qkv_mha_call call = stack_call(tape, &enc->pos, tn, offset + tn, enc->causal, key_padding);
+    qkv_mha_call call = stack_call(tape, &enc->cfg, &enc->pos, tn, offset + tn, enc->causal, key_padding);
     for (int i = 0; i < enc->cfg.n_layers; i++)
         x = qkv_encoder_block_forward(tape, &enc->blocks[i], x, &call, caches ? &caches[i] : NULL);
     return enc->cfg.block.post_ln ? x : qkv_ln_forward(tape, &enc->final_ln, x);
@@ -229,8 +241,9 @@ static qkv_tensor *run_decoder(qkv_tape *tape, const qkv_decoder *dec, qkv_tenso
                                const qkv_tensor *tgt_padding, qkv_kv_cache *caches) {
     int offset = caches ? caches[0].len : 0, tn = y->shape[1];
     y = qkv_positions_add(tape, &dec->pos, y, offset);
-    qkv_mha_call self_call = stack_call(tape, &dec->pos, tn, offset + tn, 1, tgt_padding);
+    qkv_mha_call self_call = stack_call(tape, &dec->cfg, &dec->pos, tn, offset + tn, 1, tgt_padding);
     qkv_mha_call cross_call = {0};
+    cross_call.scale = dec->cfg.block.attn_scale;
     cross_call.key_padding = src_padding;
     for (int i = 0; i < dec->cfg.n_layers; i++)
         y = qkv_decoder_block_forward(tape, &dec->blocks[i], y, &memory_kv[i], &self_call, &cross_call,

@@ -33,9 +33,11 @@
 
 typedef struct qkv_block_config {
     int d_model, n_heads, d_ff;
-    qkv_activation activation;   /* QKV_ACT_GELU or QKV_ACT_RELU */
+    qkv_activation activation;   /* QKV_ACT_GELU (tanh), QKV_ACT_GELU_EXACT (erf) or QKV_ACT_RELU */
     int post_ln;                 /* 0: pre-LN (default), 1: post-LN */
     float dropout;               /* residual dropout while training */
+    float ln_eps;                /* every LayerNorm's eps; 0: 1e-5 (PyTorch's layer_norm_eps) */
+    float attn_scale;            /* the stacks' attention scale; 0: 1/sqrt(d_head) */
 } qkv_block_config;
 
 /* One residual sublayer placed as cfg says: pre-LN x + drop(f(LN(x))), post-LN
@@ -47,7 +49,8 @@ qkv_tensor *qkv_residual(qkv_tape *tape, const qkv_block_config *cfg, const qkv_
 /* The feed-forward sublayer for qkv_residual: ffn is a const qkv_ffn *. */
 qkv_tensor *qkv_ffn_sublayer(qkv_tape *tape, const void *ffn, qkv_tensor *x);
 /* Stops (name, the sizes) unless d_model, d_ff, n_heads >= 1, heads divide
- * d_model and dropout is in [0, 1): every block and layer built of blocks checks. */
+ * d_model, dropout is in [0, 1) and ln_eps, attn_scale >= 0: every block and
+ * layer built of blocks checks. */
 void qkv_block_config_check(const char *name, const qkv_block_config *cfg);
 
 typedef struct qkv_ffn {
@@ -94,6 +97,9 @@ typedef struct qkv_stack_config {
     int n_layers;
     qkv_pos_kind positions;
     int max_len;                 /* rows of a learned table */
+    qkv_rope_opts rope;          /* RoPE's base, layout and fraction (zero: base 10000,
+                                  * interleaved pairs, the whole head); offset and
+                                  * positions must stay 0 / NULL */
 } qkv_stack_config;
 
 typedef struct qkv_encoder {

@@ -176,13 +176,16 @@ END_TEST
  * outputs) and compare the argmax at every position. */
 START_TEST(cached_decoding_matches_full_pass) {
     const qkv_seq_arch archs[] = {QKV_ARCH_SEQ2SEQ, QKV_ARCH_DECODER};
-    const qkv_pos_kind kinds[] = {QKV_POS_LEARNED, QKV_POS_ROPE, QKV_POS_ALIBI, QKV_POS_SINUSOIDAL};
+    /* the last: RoPE with every portability option away from its default */
+    const qkv_pos_kind kinds[] = {QKV_POS_LEARNED, QKV_POS_ROPE, QKV_POS_ALIBI, QKV_POS_SINUSOIDAL, QKV_POS_ROPE};
     for (int a = 0; a < 2; a++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             qkv_seq_model_config c;
             small_config(&c, archs[a]);
             c.pos = kinds[k];
             c.dropout = 0;
+            if (k == 4)
+                c.options = (qkv_stack_options){QKV_ACT_GELU_EXACT, 1e-6f, 1, 500.0f, 0.5f, 0.3f};
             qkv_seq_model t;
             qkv_seq_model_init(&t, &c);
             qkv_tape *tape = qkv_tape_create(1);

@@ -93,7 +93,8 @@ static void build(model *m, const config *c, const qkv_perm_options *o, qkv_rng 
     qkv_set_block_config set_cfg = {.d = o->dim, .n_heads = o->heads};
     switch (c->kind) {
     case K_ENCODER: {
-        qkv_stack_config stack = {{o->dim, o->heads, 2 * o->dim, QKV_ACT_GELU, 0, 0.0f}, 2, c->pos, o->tokens};
+        qkv_stack_config stack = {.block = {.d_model = o->dim, .n_heads = o->heads, .d_ff = 2 * o->dim, .activation = QKV_ACT_GELU},
+                                  .n_layers = 2, .positions = c->pos, .max_len = o->tokens};
         qkv_encoder_init(&m->enc, &m->params, "enc", &stack, c->causal, rng);
         if (m->enc.pos.table) qkv_fill_normal(m->enc.pos.table->data, m->enc.pos.table->size, rng, 0.0f, 1.0f);
         break;
@@ -109,7 +110,7 @@ static void build(model *m, const config *c, const qkv_perm_options *o, qkv_rng 
         break;
     }
     case K_DETR: {
-        qkv_detr_config dc = {{o->dim, o->heads, 2 * o->dim, QKV_ACT_RELU, 0, 0.0f}, 2, 5, 3};
+        qkv_detr_config dc = {{.d_model = o->dim, .n_heads = o->heads, .d_ff = 2 * o->dim, .activation = QKV_ACT_RELU}, 2, 5, 3};
         qkv_detr_init(&m->detr, &m->params, "detr", &dc, rng);
         if (c->detr_pos) {
             size_t n = (size_t)(o->tokens + 3) * o->dim;

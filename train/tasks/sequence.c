@@ -34,6 +34,7 @@ typedef qkv_seq_task_config C;
         QKV_INT_FIELD("--max-pos", "max_pos", C, model.max_pos, 0, 1e6, 0,                                       \
                       "rows of a learned position table; 0: the longest stream"),                                \
         QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),               \
+        QKV_STACK_OPTION_FIELDS(C, model.options),                                                               \
         QKV_INT_FIELD("--batch", "batch", C, model.batch, 1, 1e6, 64, "batch size"),                             \
         QKV_INT_FIELD("--test-size", "test_size", C, model.test_size, 1, 1e7, 1000, "held-out sequences"),       \
         QKV_INT_FIELD("--train-size", "train_size", C, model.train_size, 0, 1e9, 0,                              \
@@ -63,6 +64,7 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (d->min_len < 1 || d->max_len < d->min_len || d->max_len > 4096)
         return qkv_set_error("--min-len %d / --max-len %d: expected 1 <= min <= max <= 4096", d->min_len, d->max_len), -1;
     if (qkv_stack_fields_check(c->dim, c->heads, c->pos) != 0) return -1;
+    if (qkv_stack_options_check(&c->options, c->dim, c->heads, c->pos) != 0) return -1;
     if (c->dim > 8192 || c->heads > 1024) return qkv_set_error("--dim %d / --heads %d: expected at most 8192 / 1024", c->dim, c->heads), -1;
     if (c->layers < 1 || c->layers > 64) return qkv_set_error("--layers %d: expected 1..64", c->layers), -1;
     if (c->ff < 1 || c->ff > 65536) return qkv_set_error("--ff %d: expected 1..65536", c->ff), -1;
@@ -271,8 +273,10 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     int tokens = qkv_seq_token_count(&config->data);
     t->embed = qkv_params_new(&t->params, "embed.weight", 2, (int[]){tokens, config->dim});
     qkv_fill_normal(t->embed->data, t->embed->size, &rng, 0.0f, 1.0f);
-    qkv_stack_config stack = {{config->dim, config->heads, config->ff, QKV_ACT_GELU, 0, config->dropout},
-                              config->layers, config->pos, position_rows(config)};
+    qkv_stack_config stack = {.block = {.d_model = config->dim, .n_heads = config->heads, .d_ff = config->ff,
+                                        .dropout = config->dropout},
+                              .n_layers = config->layers, .positions = config->pos, .max_len = position_rows(config)};
+    qkv_stack_options_apply(&config->options, &stack);
     qkv_encoder_init(&t->encoder, &t->params, "enc", &stack, config->data.arch == QKV_ARCH_DECODER, &rng);
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);

@@ -23,6 +23,7 @@
 
 #include "data/sequence.h"
 #include "layers/transformer.h"
+#include "train/tasks/stack_fields.h"
 #include "train/trainer.h"
 
 typedef struct qkv_seq_model_config {
@@ -31,6 +32,7 @@ typedef struct qkv_seq_model_config {
     qkv_pos_kind pos;
     int max_pos;               /* rows of a learned position table: 0 = longest training stream */
     float dropout;
+    qkv_stack_options options; /* activation, LayerNorm eps, RoPE layout, attention scale */
     int batch, test_size, train_size;
     unsigned long long seed;   /* model init and the training stream */
 } qkv_seq_model_config;

@@ -51,6 +51,7 @@ static const qkv_field fields[] = {
     QKV_INT_FIELD("--ff", "ff", C, ff, 1, 65536, 512, "feed-forward width"),
     QKV_CHOICE_FIELD("--pos", "pos", C, pos, qkv_pos_kind_names, QKV_POS_LEARNED, "position scheme"),
     QKV_FLOAT_FIELD("--dropout", "dropout", C, dropout, 0, 0.99, 0, "residual dropout"),
+    QKV_STACK_OPTION_FIELDS(C, options),
     QKV_INT_FIELD("--batch", "batch", C, batch, 1, 65536, 12, "windows per batch"),
     QKV_INT_FIELD("--val-windows", "val_windows", C, val_windows, 1, 1000000, 100,
                   "validation windows, evenly spaced over the held-out part"),
@@ -218,6 +219,7 @@ static void text_defaults(void *config) { qkv_fields_defaults(fields, N_FIELDS, 
 static int text_check(void *config, qkv_trainer_config *trainer) {
     qkv_text_config *c = config;
     if (qkv_stack_fields_check(c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
+    if (qkv_stack_options_check(&c->options, c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
     if (!trainer && !c->tokens) return qkv_set_error("config \"tokens\" is missing"), -1;
     if (trainer && c->tokenizer == QKV_TOKENIZER_BPE && c->vocab == 0)
         return qkv_set_error("--tokenizer bpe needs --vocab N (up to %d)", QKV_TOKENIZER_MAX_VOCAB), -1;

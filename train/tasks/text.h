@@ -41,6 +41,7 @@
 #include "layers/sampling.h"
 #include "layers/transformer.h"
 #include "train/task.h"
+#include "train/tasks/stack_fields.h"
 
 /* When --data is not given: the fortunes package's files (Debian: fortunes). */
 #define QKV_TEXT_DEFAULT_CORPUS "/usr/share/games/fortunes"
@@ -54,6 +55,7 @@ typedef struct qkv_text_config {
     float val_fraction;
     int context, layers, heads, dim, ff, pos;
     float dropout;
+    qkv_stack_options options;   /* activation, LayerNorm eps, RoPE layout, attention scale */
     int batch, val_windows, sample_tokens;
     unsigned long long seed;
 } qkv_text_config;
