@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void default_hook(const char *message) {
     fprintf(stderr, "qkv: %s\n", message);
@@ -31,11 +32,16 @@ void qkv_fatal(const char *fmt, ...) {
 
 static _Thread_local char last_error[512];
 
+/* Formatted into a buffer of its own first: a caller may pass qkv_last_error() as
+ * an argument ("<context>: %s"), and formatting into the buffer being read would
+ * repeat or garble the message. */
 void qkv_set_error(const char *fmt, ...) {
+    char message[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    memcpy(last_error, message, sizeof message);
 }
 
 const char *qkv_last_error(void) { return last_error; }

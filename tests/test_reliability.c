@@ -128,12 +128,89 @@ START_TEST(detect_nan_names_the_op_and_the_step) {
 }
 END_TEST
 
-/* ---- crash safety ------------------------------------------------------------------ */
-
 /* Small and fast; a constant schedule, so the lr of a step does not depend on
  * --steps and a run with more steps goes through the same states. */
 #define SPIRALS "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 " \
                 "--eval-every 0 --target 0 --threads 1 --quiet"
+
+/* Finding 1 of issue 20: the loss of step 7 of this run is finite, its update is
+ * not. The check after the update stops the run there, so the step-6 checkpoint
+ * is the last one, and it holds only finite values. */
+#define SGD_LR10 "--optimizer sgd --lr 10 --clip 0 --schedule constant --steps 100 --save-every 1 --eval-every 0"
+
+/* Every tensor of a checkpoint is finite. */
+static void expect_finite_checkpoint(const char *path) {
+    qkv_safetensors st;
+    ck_assert_msg(qkv_safetensors_load(path, &st) == 0, "%s", qkv_last_error());
+    for (int i = 0; i < st.n_tensors; i++)
+        ck_assert_msg(qkv_count_nonfinite(st.tensors[i].data, qkv_shape_size(st.tensors[i].ndim, st.tensors[i].shape)) == 0,
+                      "%s: %s holds NaN/Inf", path, st.tensors[i].name);
+    qkv_safetensors_free(&st);
+}
+
+START_TEST(a_diverged_update_is_never_checkpointed) {
+    scratch_dir_create();
+    char args[1024], line[512], saved[128], ck[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(args, sizeof args, "train reverse " SGD_LR10 " --save %s --quiet", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 3);
+    long step = step_in(line); /* 7 on the development machine: a finite loss, a NaN gradient */
+    ck_assert_msg(strstr(line, "the gradient norm is ") || strstr(line, "the update left ") ||
+                      strstr(line, "the loss is "), "%s", line);
+    snprintf(saved, sizeof saved, "ck.safetensors (step %ld) is the last good checkpoint", step - 1);
+    ck_assert_msg(strstr(line, saved), "%s", line);
+    ck_assert_int_eq(checkpoint_step(ck), step - 1);
+    expect_finite_checkpoint(ck);
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 1);
+    /* The detect task stops the same way: exit 3, the step once, the checkpoint. */
+    snprintf(args, sizeof args, "train detect " SGD_LR10 " --save %s --quiet --threads 1", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 3);
+    step = step_in(line);
+    snprintf(saved, sizeof saved, "ck.safetensors (step %ld) is the last good checkpoint", step - 1);
+    ck_assert_msg(strstr(line, saved), "%s", line);
+    ck_assert_msg(!strstr(line, "detect: step"), "the step is named twice: %s", line);
+    expect_finite_checkpoint(ck);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* A checkpoint someone else wrote with a NaN in it: eval and --resume refuse it in
+ * one line with exit 2. */
+START_TEST(a_nonfinite_checkpoint_is_refused) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(args, sizeof args, SPIRALS " --steps 5 --save %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    size_t len = 0;
+    unsigned char *bytes = read_file_bytes(ck, &len);
+    const uint32_t nan_bits = 0x7fc00000u; /* the file's last float: a NaN */
+    memcpy(bytes + len - 4, &nan_bits, 4);
+    write_file_bytes(ck, bytes, len);
+    free(bytes);
+    snprintf(args, sizeof args, "eval %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "ck.safetensors: refused: tensor \"") && strstr(line, " holds 1 NaN/Inf value of "),
+                  "%s", line);
+    snprintf(args, sizeof args, SPIRALS " --steps 10 --resume %s --save %s", ck, scratch_file("next"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, " holds 1 NaN/Inf value of "), "%s", line);
+    ck_assert(!file_exists(scratch_file("next")));
+    scratch_dir_remove();
+}
+END_TEST
+
+/* An error built from the previous one ("<context>: %s" of qkv_last_error()) says
+ * the context once: the detect task's doubled "detect: step 7: detect: step 7:". */
+START_TEST(an_error_wrapping_the_last_one_is_not_garbled) {
+    qkv_set_error("hungarian: entry 0 is nan");
+    qkv_set_error("detect: step %d: %s", 7, qkv_last_error());
+    ck_assert_str_eq(qkv_last_error(), "detect: step 7: hungarian: entry 0 is nan");
+}
+END_TEST
+
+/* ---- crash safety ------------------------------------------------------------------ */
+
 
 /* The tensors of two checkpoints (parameters and optimizer state) are bitwise equal. */
 static void expect_same_tensors(const char *a_path, const char *b_path) {
@@ -265,6 +342,9 @@ Suite *suite_reliability(void) {
     tcase_add_test(tc, anomaly_mode_names_the_backward_op);
     tcase_add_test(tc, nan_loss_stops_training);
     tcase_add_test(tc, detect_nan_names_the_op_and_the_step);
+    tcase_add_test(tc, a_diverged_update_is_never_checkpointed);
+    tcase_add_test(tc, a_nonfinite_checkpoint_is_refused);
+    tcase_add_test(tc, an_error_wrapping_the_last_one_is_not_garbled);
     tcase_add_test(tc, sigkill_during_training_resumes_bitwise);
     tcase_add_test(tc, sigkill_during_checkpoint_write_keeps_the_previous_one);
     tcase_add_test(tc, allocation_failure_names_the_size);

@@ -241,10 +241,14 @@ typedef struct toy_task {
     qkv_task task;
 } toy_task;
 
+/* 1: the failure from fail_from on is a diverged value (task->diverged). */
+static int toy_failure_diverged;
+
 static qkv_tensor *toy_loss(void *self, qkv_tape *tape, long step) {
     toy_task *t = self;
     if (t->fail_from >= 0 && step >= t->fail_from) {
         qkv_set_error("toy: no batch for step %ld", step);
+        t->task.diverged = toy_failure_diverged;
         return NULL;
     }
     float c = t->nan_from >= 0 && step >= t->nan_from ? NAN : 1.0f;
@@ -317,6 +321,13 @@ START_TEST(api_failures_return_an_error_and_print_nothing) {
     ck_assert_int_eq(train_toy_silently(&t, -1, 4, &result), -1);
     ck_assert_int_eq(result.nonfinite, 0);
     ck_assert_str_eq(qkv_last_error(), "toy: no batch for step 4");
+    /* The same error marked as a diverged value: a NaN/Inf stop naming the step once. */
+    toy_failure_diverged = 1;
+    ck_assert_int_eq(train_toy_silently(&t, -1, 4, &result), -1);
+    toy_failure_diverged = 0;
+    ck_assert_int_eq(result.nonfinite, 1);
+    ck_assert_msg(strncmp(qkv_last_error(), "step 5: toy: no batch for step 4; training stopped; ", 52) == 0, "%s",
+                  qkv_last_error());
 
     /* An unwritable --json: -1 before training, naming the path; nothing written. */
     remove(t.save_path);

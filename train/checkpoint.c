@@ -39,6 +39,21 @@ static void arm_test_kill(void) {
         qkv_atomic_test_kill_after((size_t)bytes);
 }
 
+/* A checkpoint holds only finite values: 0, or -1 with an error naming the first
+ * tensor with a NaN/Inf and how many it holds. */
+static int check_finite(const char *path, const char *doing, int n, const qkv_st_tensor *tensors) {
+    for (int i = 0; i < n; i++) {
+        size_t count = qkv_shape_size(tensors[i].ndim, tensors[i].shape);
+        size_t bad = qkv_count_nonfinite(tensors[i].data, count);
+        if (bad) {
+            qkv_set_error("%s: %s: tensor \"%s\" holds %zu NaN/Inf value%s of %zu (the run had diverged)", path,
+                          doing, tensors[i].name, bad, bad == 1 ? "" : "s", count);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
                         const qkv_rng *rng, const qkv_config_kv *config) {
     arm_test_kill();
@@ -80,7 +95,7 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
         snprintf(keys[i], sizeof keys[i], CONFIG_PREFIX "%s", config->key[i]);
         meta[n_meta++] = (qkv_st_meta){keys[i], config->value[i]};
     }
-    int rc = qkv_safetensors_save(path, n, tensors, n_meta, meta);
+    int rc = check_finite(path, "not saved", n, tensors) == 0 ? qkv_safetensors_save(path, n, tensors, n_meta, meta) : -1;
     for (int k = 0; k < n_state; k++) free(names[k]);
     free(names);
     free(tensors);
@@ -203,6 +218,7 @@ int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimize
     if (meta_u64(&st, path, "step", MAX_STEP, &step_value) != 0 || meta_u64(&st, path, "rng.seed", UINT64_MAX, &seed) != 0 ||
         meta_u64(&st, path, "rng.counter", UINT64_MAX, &counter) != 0)
         goto done;
+    if (check_finite(path, "refused", st.n_tensors, st.tensors) != 0) goto done;
 
     /* 2. Only now touch the model and the optimizer. */
     for (int i = 0; i < params->n; i++)

@@ -8,8 +8,11 @@
  *
  * Loading validates the whole file against the model before touching it: every
  * expected tensor present with its shape, nothing unexpected, metadata well-formed
- * and the optimizer kind the same. Any problem: -1 and a one-line
- * qkv_last_error(); the model, the optimizer and the outputs are unchanged.
+ * and the optimizer kind the same, and every tensor in the file (parameters and
+ * optimizer state) finite. Any problem: -1 and a one-line qkv_last_error(); the
+ * model, the optimizer and the outputs are unchanged. Saving refuses the same way
+ * (-1, nothing written) when a parameter or optimizer value is NaN/Inf: a
+ * checkpoint on disk is never a diverged one.
  *
  * Saving goes through the atomic writer (core/fileio.h): a crash at any moment
  * leaves the previous checkpoint intact. Test hook: the environment variable

@@ -16,6 +16,7 @@
 #include "train/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "train/dist.h"
 #include "train/trainer_outputs.h"
 
@@ -192,6 +193,8 @@ static int stop_nonfinite(train_run *run, const char *what) {
     char saved[160] = "";
     if (run->last_path)
         snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", run->last_path, run->last_saved);
+    else if (run->config->save_path)
+        snprintf(saved, sizeof saved, "; no checkpoint was saved");
     qkv_set_error("step %ld: %s; training stopped%s", run->step + 1, what, saved);
     run->result->nonfinite = 1;
     return -1;
@@ -215,6 +218,48 @@ static int check_finite(train_run *run, float loss) {
     return 0;
 }
 
+/* The values of the run's state that are NaN/Inf: every parameter, then every
+ * optimizer buffer; *first names the first tensor holding one. */
+static size_t count_nonfinite_state(const train_run *run, char first[QKV_NAME_MAX + 8]) {
+    const qkv_params *params = run->task->params;
+    const qkv_optimizer *opt = &run->opt;
+    size_t total = 0;
+    first[0] = '\0';
+    for (int k = 0; k < params->n + opt->n_slots * opt->n_params; k++) {
+        const qkv_tensor *p = params->items[k % params->n];
+        size_t bad = qkv_count_nonfinite(k < params->n ? p->data : opt->state[k - params->n], p->size);
+        if (bad && !total)
+            snprintf(first, QKV_NAME_MAX + 8, k < params->n ? "%s" : "optim.%s.%s",
+                     k < params->n ? p->name : qkv_optimizer_slot_name(opt, (k - params->n) / params->n), p->name);
+        total += bad;
+    }
+    return total;
+}
+
+/* After the update, the fused check: every parameter and optimizer value finite,
+ * one pass over the state (a NaN/Inf gradient shows up here too, through the
+ * update). Every rank holds the same state, so every rank stops at the same step.
+ * grad_norm: the norm clipping measured, or < 0 when it did not run. 0, or -1 with
+ * the error naming what went non-finite first: the gradients or the update. */
+static int check_updated_state(train_run *run, float loss, double grad_norm) {
+    char first[QKV_NAME_MAX + 8], what[400];
+    size_t bad = count_nonfinite_state(run, first);
+    if (!bad) return 0;
+    if (grad_norm < 0) {
+        double sum = 0.0;
+        for (int i = 0; i < run->task->params->n; i++)
+            sum += qkv_sum_squares_fixed(run->task->params->items[i]->grad, run->task->params->items[i]->size);
+        grad_norm = sqrt(sum);
+    }
+    if (!isfinite(grad_norm))
+        snprintf(what, sizeof what, "the gradient norm is %s with a finite loss %g (try --clip, a smaller --lr or "
+                 "--detect-nan to find the op)", isnan(grad_norm) ? "NaN" : "Inf", loss);
+    else
+        snprintf(what, sizeof what, "the update left %zu NaN/Inf values, first in %s (loss %g, gradient norm %g: try a "
+                 "smaller --lr or --clip)", bad, first, loss, grad_norm);
+    return stop_nonfinite(run, what);
+}
+
 /* --print-tape and --dot show the first step's tape. 0, or -1 if --dot fails. */
 static int show_first_tape(const train_run *run) {
     const qkv_trainer_config *config = run->config;
@@ -233,9 +278,9 @@ static int train_step(train_run *run, float lr) {
     qkv_task *task = run->task;
     qkv_tape *tape = run->tape;
     qkv_tensor *loss = task->loss(task->self, tape, run->step);
-    if (!loss) { /* the task reported an error (a diverged run): stop, write nothing */
+    if (!loss) { /* the task reported an error: stop, write nothing */
         qkv_tape_reset(tape);
-        return -1;
+        return task->diverged ? stop_nonfinite(run, qkv_last_error()) : -1;
     }
     qkv_params_zero_grad(task->params);
     qkv_backward(tape, loss);
@@ -245,8 +290,12 @@ static int train_step(train_run *run, float lr) {
         qkv_tape_reset(tape);
         return -1;
     }
-    if (run->config->clip > 0) qkv_clip_grad_norm(task->params, run->config->clip);
+    double grad_norm = run->config->clip > 0 ? qkv_clip_grad_norm(task->params, run->config->clip) : -1.0;
     qkv_optimizer_step(&run->opt, task->params, lr);
+    if (check_updated_state(run, loss_value, grad_norm) != 0) {
+        qkv_tape_reset(tape);
+        return -1;
+    }
     run->result->final_loss = loss_value;
     qkv_tape_reset(tape);
     run->step++;

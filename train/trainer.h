@@ -19,10 +19,14 @@
  * one line, and the command line prints "qkv: <line>" and chooses the exit status
  * (train/cli/train_flags.h: 2, or 3 for a NaN/Inf stop).
  *
- * Non-finite values: the loss of every step is checked; a NaN/Inf loss stops the
- * run before the optimizer step ("step 12: the loss is NaN ...; training stopped",
- * result->nonfinite set), and nothing is written after it (the last checkpoint
- * stays the last good one, and the error names it).
+ * Non-finite values: the loss of every step is checked before the optimizer step,
+ * and after it one fused pass checks every parameter and optimizer value (a NaN/Inf
+ * gradient shows there too; the error then names the gradient norm, else the first
+ * tensor and the count). Either stops the run ("step 12: the loss is NaN ...;
+ * training stopped", result->nonfinite set), and nothing is written after it: the
+ * last checkpoint stays the last good one, the error names it, and no checkpoint
+ * ever holds a NaN/Inf (checkpoint.h). A task whose loss() fails because a value
+ * went non-finite (task->diverged) stops the same way.
  * detect_nan (--detect-nan) turns on the tape's anomaly mode (tape.h): the first
  * op whose output or input gradient holds a NaN/Inf stops the run the same way,
  * naming the op, its input shapes and the step.
@@ -70,7 +74,7 @@ typedef struct qkv_train_result {
     qkv_metrics metrics;
     double seconds, steps_per_second;
     int stopped_early;
-    int nonfinite; /* 1: stopped on a NaN/Inf loss or --detect-nan anomaly (the command line's exit status 3) */
+    int nonfinite; /* 1: stopped on a NaN/Inf loss, gradient or state, or a --detect-nan anomaly (the command line's exit status 3) */
 } qkv_train_result;
 
 /* Runs the loop. Returns 0, or -1 with qkv_last_error() (an unwritable output path,

@@ -75,8 +75,10 @@ static qkv_tensor *detect_loss(void *self, qkv_tape *tape, long step) {
     qkv_set_loss_config loss_cfg = qkv_set_loss_defaults();
     loss_cfg.eos_coef = t->config.eos_coef;
     qkv_tensor *loss = qkv_set_loss_layers(tape, out.n_layers, out.logits, out.boxes, &targets, &loss_cfg, NULL);
-    if (!loss) qkv_set_error("detect: step %ld: %s (the run diverged: try a lower --lr or --clip)", step + 1,
-                             qkv_last_error());
+    if (!loss) { /* the matching fails only on a NaN/Inf cost: the trainer names the step */
+        qkv_set_error("detect: %s", qkv_last_error());
+        t->task.diverged = 1;
+    }
     return loss;
 }
 
@@ -131,7 +133,7 @@ void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *conf
     /* Under MPI the ranks' losses are averaged with equal weights (loss_terms 0): each
      * slice normalizes its box terms by its own object count, as DETR's per-process loss does. */
     t->task = (qkv_task){"detect", t, &t->model.params, detect_loss, detect_evaluate, detect_describe,
-                         config->batch, 0, NULL};
+                         config->batch, 0, NULL, 0};
 }
 
 void qkv_detect_task_free(qkv_detect_task *t) {
