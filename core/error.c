@@ -6,9 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The exit status of the stop under way: 0 for a programmer error (abort, a core
+ * to debug), else qkv_fatal_exit's status. */
+static _Thread_local int stop_status;
+
 static void default_hook(const char *message) {
     fprintf(stderr, "qkv: %s\n", message);
     fflush(stderr);
+    if (stop_status) _Exit(stop_status);
     abort();
 }
 
@@ -26,8 +31,20 @@ void qkv_fatal(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    stop_status = 0;
     current_hook(message);
     abort(); /* a hook that returns has broken its contract */
+}
+
+void qkv_fatal_exit(int status, const char *fmt, ...) {
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    stop_status = status;
+    current_hook(message);
+    abort();
 }
 
 static _Thread_local char last_error[512];

@@ -22,6 +22,11 @@ qkv_error_hook qkv_set_error_hook(qkv_error_hook hook);
 /* Formats the message and calls the hook. Never returns. */
 _Noreturn void qkv_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The same for a stop that is not a bug (memory ran out): the default hook prints
+ * "qkv: <message>" and exits with status (never 0) instead of aborting; a test's
+ * hook sees it as any other stop. */
+_Noreturn void qkv_fatal_exit(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Stops with the formatted message unless cond holds. */
 #define QKV_CHECK(cond, ...) do { if (!(cond)) qkv_fatal(__VA_ARGS__); } while (0)
 

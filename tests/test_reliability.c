@@ -10,6 +10,7 @@
  *  - memory exhaustion (alloc.h): a clear message naming the size, never a
  *    segfault, also for ./qkv under a limited address space (RLIMIT_AS).
  */
+#define _GNU_SOURCE /* memmem */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/fastmath.h"
 #include "test_util.h"
 
 /* ---- anomaly mode ---------------------------------------------------------------- */
@@ -209,6 +211,96 @@ START_TEST(an_error_wrapping_the_last_one_is_not_garbled) {
 }
 END_TEST
 
+/* ---- NaN on the way through the ops (finding 5 of issue 20) -------------------------- */
+
+/* The fast exponential's special inputs: no undefined behavior (make test-asan runs
+ * this under UBSan), NaN for NaN and +inf, 0 for -inf. */
+START_TEST(fast_exp_on_special_values) {
+    (void)qkv_fast_exp_nonpositive(1e30f); /* outside the contract (x <= 0), but defined */
+    ck_assert(isnan(qkv_fast_exp_nonpositive(NAN)) && isnan(qkv_fast_exp_nonpositive(INFINITY)));
+    ck_assert(qkv_fast_exp_nonpositive(-INFINITY) == 0.0f && qkv_fast_exp_nonpositive(-1e30f) == 0.0f);
+    ck_assert(qkv_fast_exp_nonpositive(0.0f) == 1.0f);
+    ck_assert(isnan(qkv_fast_tanhf(NAN)) && qkv_fast_tanhf(INFINITY) == 1.0f);
+}
+END_TEST
+
+/* Values a diverging run produces: NaN, both infinities, the largest float. */
+static const float hostile[] = {NAN, INFINITY, -INFINITY, 3.4e38f, -3.4e38f, 1.0f, -2.0f, 0.5f};
+#define N_HOSTILE ((int)(sizeof hostile / sizeof hostile[0]))
+
+static qkv_tensor *hostile_tensor(int ndim, const int *shape, int shift) {
+    qkv_tensor *t = tensor_of(ndim, shape, NULL, 1);
+    for (size_t i = 0; i < t->size; i++) t->data[i] = hostile[(i + (size_t)shift) % N_HOSTILE];
+    return t;
+}
+
+/* NaN and Inf through cross-entropy, softmax, attention, GELU and the set loss,
+ * forward and backward: the results are NaN where they must be, and under
+ * make test-asan no op does anything undefined on the way. */
+START_TEST(nan_through_the_ops_is_defined) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *logits = hostile_tensor(2, (const int[]){8, 5}, 0);
+    const int32_t targets[8] = {0, 1, 2, 3, 4, 0, 1, 2};
+    qkv_tensor *ce = qkv_cross_entropy(tape, logits, targets, -1, NULL);
+    ck_assert(!isfinite(ce->data[0]));
+    qkv_backward(tape, ce);
+    qkv_tape_reset(tape);
+    qkv_tensor *sm = qkv_sum_all(tape, qkv_softmax(tape, logits));
+    ck_assert(!isfinite(sm->data[0]));
+    qkv_backward(tape, sm);
+    qkv_tape_reset(tape);
+
+    qkv_tensor *x = hostile_tensor(2, (const int[]){4, 8}, 3);
+    qkv_tensor *g = qkv_sum_all(tape, qkv_gelu(tape, x));
+    ck_assert(isnan(g->data[0]));
+    qkv_backward(tape, g);
+    qkv_tape_reset(tape);
+    g = qkv_sum_all(tape, qkv_gelu_exact(tape, x));
+    qkv_backward(tape, g);
+    qkv_tape_reset(tape);
+
+    for (int shift = 0; shift < N_HOSTILE; shift++) { /* NaN in q, in k, in v, and in every position */
+        const int shape[4] = {1, 2, 4, 4};
+        qkv_tensor *q = hostile_tensor(4, shape, shift), *k = hostile_tensor(4, shape, shift + 1),
+                   *v = hostile_tensor(4, shape, shift + 2);
+        qkv_attention_opts opts = {.causal = shift & 1};
+        qkv_tensor *a = qkv_sum_all(tape, qkv_attention(tape, q, k, v, &opts, NULL));
+        ck_assert(!isfinite(a->data[0]));
+        qkv_backward(tape, a);
+        qkv_tape_reset(tape);
+        qkv_tensor_free(q);
+        qkv_tensor_free(k);
+        qkv_tensor_free(v);
+    }
+
+    /* The set loss: NaN logits or boxes make the matching fail with an error, never UB. */
+    qkv_tensor *set_logits = hostile_tensor(3, (const int[]){1, 4, 3}, 0);
+    qkv_tensor *boxes = hostile_tensor(3, (const int[]){1, 4, 4}, 5);
+    const int counts[1] = {2};
+    const int32_t classes[2] = {0, 1};
+    const float target_boxes[8] = {0.5f, 0.5f, 0.2f, 0.2f, 0.3f, 0.3f, 0.1f, 0.1f};
+    qkv_set_targets set = {1, counts, classes, target_boxes};
+    ck_assert_ptr_null(qkv_set_loss(tape, set_logits, boxes, &set, NULL, NULL, NULL));
+    ck_assert_msg(strstr(qkv_last_error(), "matching failed"), "%s", qkv_last_error());
+    qkv_tape_reset(tape);
+    for (size_t i = 0; i < boxes->size; i++) boxes->data[i] = 0.25f; /* finite boxes, NaN logits */
+    ck_assert_ptr_null(qkv_set_loss(tape, set_logits, boxes, &set, NULL, NULL, NULL));
+    qkv_tape_reset(tape);
+    qkv_tensor *raw = hostile_tensor(1, (const int[]){N_HOSTILE}, 0);
+    qkv_tensor *sig = qkv_sigmoid(tape, raw);
+    qkv_tensor *giou = qkv_sum_all(tape, qkv_giou_loss(tape, qkv_reshape(tape, sig, 2, (const int[]){2, 4}),
+                                                       qkv_reshape(tape, sig, 2, (const int[]){2, 4})));
+    ck_assert(isnan(giou->data[0]));
+    qkv_backward(tape, giou);
+    qkv_tape_free(tape);
+    qkv_tensor_free(logits);
+    qkv_tensor_free(x);
+    qkv_tensor_free(set_logits);
+    qkv_tensor_free(boxes);
+    qkv_tensor_free(raw);
+}
+END_TEST
+
 /* ---- crash safety ------------------------------------------------------------------ */
 
 
@@ -288,6 +380,39 @@ START_TEST(sigkill_during_checkpoint_write_keeps_the_previous_one) {
 }
 END_TEST
 
+/* ---- values at the edge of a range (finding 3 of issue 20) ----------------------------- */
+
+/* --enc-layers 0 used to be inside the range and abort (134) in the encoder: the
+ * range starts at 1, and a checkpoint that says 0 is refused in one line too. */
+START_TEST(enc_layers_zero_is_refused_not_aborted) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[64], bad[64];
+    ck_assert_int_eq(run_qkv("train detect --enc-layers 0 --steps 1", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--enc-layers: expected an integer in [1, 64], got '0'"), "%s", line);
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(bad, sizeof bad, "%s", scratch_file("zero.safetensors"));
+    snprintf(args, sizeof args, "train detect --steps 1 --width 16 --ff 16 --heads 2 --threads 1 --quiet --save %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    size_t len = 0;
+    unsigned char *bytes = read_file_bytes(ck, &len);
+    bytes[len] = '\0';
+    char *key = memmem(bytes, len, "\"config.enc_layers\":\"2\"", 23);
+    ck_assert_ptr_nonnull(key);
+    key[21] = '0'; /* same length: the header stays valid */
+    write_file_bytes(bad, bytes, len);
+    free(bytes);
+    snprintf(args, sizeof args, "eval %s", bad);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "config \"enc_layers\" is \"0\" (expected an integer in 1..64)"), "%s", line);
+    snprintf(args, sizeof args, "data detect --out %s --n 1", scratch_file("images"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, "detect %s %s/img_00000.png", bad, scratch_file("images"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "config \"enc_layers\" is \"0\""), "%s", line);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* ---- memory exhaustion -------------------------------------------------------------- */
 
 START_TEST(allocation_failure_names_the_size) {
@@ -324,7 +449,7 @@ START_TEST(qkv_out_of_memory_is_a_message_not_a_segfault) {
                           (size_t)128 << 20, err);
     int status = wait_qkv(pid);
     ck_assert_msg(!(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV), "qkv segfaulted");
-    ck_assert_msg(WIFSIGNALED(status) ? WTERMSIG(status) == SIGABRT : WEXITSTATUS(status) != 0, "status %d", status);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: not exit 1", status); /* never abort() */
     size_t len = 0;
     char *text = (char *)read_file_bytes(err, &len);
     text[len] = '\0';
@@ -345,8 +470,11 @@ Suite *suite_reliability(void) {
     tcase_add_test(tc, a_diverged_update_is_never_checkpointed);
     tcase_add_test(tc, a_nonfinite_checkpoint_is_refused);
     tcase_add_test(tc, an_error_wrapping_the_last_one_is_not_garbled);
+    tcase_add_test(tc, fast_exp_on_special_values);
+    tcase_add_test(tc, nan_through_the_ops_is_defined);
     tcase_add_test(tc, sigkill_during_training_resumes_bitwise);
     tcase_add_test(tc, sigkill_during_checkpoint_write_keeps_the_previous_one);
+    tcase_add_test(tc, enc_layers_zero_is_refused_not_aborted);
     tcase_add_test(tc, allocation_failure_names_the_size);
     tcase_add_test(tc, qkv_out_of_memory_is_a_message_not_a_segfault);
     suite_add_tcase(s, tc);

@@ -175,7 +175,7 @@ static const qkv_field fields[] = {
     QKV_INT_FIELD("--width", "width", C, model.width, 4, 8192, 64, "model width"),
     QKV_INT_FIELD("--heads", "heads", C, model.heads, 1, 1024, 4, "attention heads"),
     QKV_INT_FIELD("--ff", "ff", C, model.ff, 1, 65536, 128, "feed-forward width"),
-    QKV_INT_FIELD("--enc-layers", "enc_layers", C, model.enc_layers, 0, 64, 2, "encoder layers"),
+    QKV_INT_FIELD("--enc-layers", "enc_layers", C, model.enc_layers, 1, 64, 2, "encoder layers"),
     QKV_INT_FIELD("--dec-layers", "dec_layers", C, model.dec_layers, 1, QKV_DETR_MAX_LAYERS, 2, "decoder layers"),
     QKV_INT_FIELD("--queries", "queries", C, model.queries, 1, 4096, 8, "object queries"),
     QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),
