@@ -256,7 +256,8 @@ int run_qkv(const char *args, char *line, size_t len) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path) {
+/* spawn_qkv and spawn_qkv_piped: the child's stdout is out (-1: /dev/null). */
+static pid_t spawn_with_stdout(const char *args, const char *env, size_t as_limit, const char *err_path, int out_fd) {
     char copy[1024], limit_flag[48], *argv[64];
     int argc = 0;
     snprintf(copy, sizeof copy, "%s", args);
@@ -285,13 +286,32 @@ pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) { /* the child: only async-signal-safe calls until exec */
-        int out = open("/dev/null", O_WRONLY), err = open(err_path ? err_path : "/dev/null",
-                                                          O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int out = out_fd >= 0 ? out_fd : open("/dev/null", O_WRONLY),
+            err = open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
         execve(argv[0], argv, envp);
         _exit(127);
     }
     free(envp);
+    return pid;
+}
+
+pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path) {
+    return spawn_with_stdout(args, env, as_limit, err_path, -1);
+}
+
+pid_t spawn_qkv_piped(const char *args, const char *err_path, FILE **out) {
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    /* Neither end survives the exec (dup2 makes the child's stdout a copy without
+     * the flag): the child must not hold the read end, or closing ours would not
+     * give it a SIGPIPE. */
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    pid_t pid = spawn_with_stdout(args, NULL, 0, err_path, fds[1]);
+    close(fds[1]);
+    *out = fdopen(fds[0], "r");
+    ck_assert_ptr_nonnull(*out);
     return pid;
 }
 

@@ -155,6 +155,9 @@ int run_qkv(const char *args, char *line, size_t len);
  * /usr/bin/prlimit so that it holds for qkv alone). Returns the
  * child's pid; wait_qkv waits for it and returns the raw wait status. */
 pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path);
+/* The same with the child's stdout readable from *out (a pipe; the caller
+ * fcloses it): a test waits for a line of output instead of for a time. */
+pid_t spawn_qkv_piped(const char *args, const char *err_path, FILE **out);
 int wait_qkv(pid_t pid);
 
 /* ---- lists kept in step with the sources ------------------------------------------ */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "train/dist.h"
+#include "train/interrupt.h"
 #include "train/trainer_outputs.h"
 
 /* ---- metrics and config ------------------------------------------------------ */
@@ -33,6 +35,10 @@ int qkv_check_output_path(const char *path) {
     struct stat st;
     if (!*path) {
         qkv_set_error("an output path is empty");
+        return -1;
+    }
+    if (path[strlen(path) - 1] == '/') { /* dirname("newdir/") is ".": check it here */
+        qkv_set_error("%s: names a directory (ends with '/'); an output is a file", path);
         return -1;
     }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -180,7 +186,12 @@ static int start_run(train_run *run) {
     qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
     run->step = run->last_saved = run->start;
     run->last_path = config->resume_path;
-    qkv_train_outputs_open(&run->outputs, config);
+    if (qkv_train_outputs_open(&run->outputs, config) != 0) {
+        qkv_train_outputs_finish(&run->outputs, 0, task, &run->description, run->result);
+        qkv_tape_free(run->tape);
+        qkv_optimizer_free(&run->opt);
+        return -1;
+    }
     run->prog = (progress){isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), run->start, config->steps};
     return 0;
 }
@@ -375,6 +386,17 @@ static int after_step(train_run *run, float lr) {
 
 /* ---- the end ------------------------------------------------------------------------- */
 
+/* The checkpoint of --save at the end, unless --save-every has just written this
+ * very step (once is enough). 0, or -1 if it cannot be written. */
+static int save_final(train_run *run) {
+    const char *path = run->config->save_path;
+    if (!path || (run->last_path == path && run->last_saved == run->step)) return 0;
+    if (save_checkpoint(run) != 0) return -1;
+    run->last_path = path;
+    run->last_saved = run->step;
+    return 0;
+}
+
 /* After a run without error, on rank 0: the final evaluation and progress line, and
  * the checkpoint of --save. 0, or -1 if the checkpoint cannot be written. */
 static int final_evaluation(train_run *run) {
@@ -384,21 +406,42 @@ static int final_evaluation(train_run *run) {
     qkv_train_outputs_record_final(&run->outputs, run->step, run->start, result->final_loss, &run->metrics);
     if (run->prog.tty && !run->prog.quiet)
         report_progress(&run->prog, run->config, run->step, result->final_loss, &run->metrics, 1);
-    return run->config->save_path ? save_checkpoint(run) : 0;
+    return save_final(run);
 }
 
-/* Times the run, ends it (rc 0: the final evaluation and the files; else none of
- * them) and frees what start_run made. Returns rc, or -1 if a file failed. */
+/* A run stopped by a signal, on rank 0: no final evaluation (the last one's metrics
+ * stand), the checkpoint of --save, and the error saying where the work is. 0 to
+ * write the other files, or -1 if the checkpoint failed. */
+static int end_interrupted(train_run *run) {
+    const char *name = qkv_signal_name(run->result->interrupted);
+    run->result->metrics = run->metrics;
+    if (save_final(run) != 0) return -1;
+    if (run->config->save_path)
+        qkv_set_error("stopped by %s after step %ld of %d; %s (step %ld) holds the work: continue with --resume %s",
+                      name, run->step, run->config->steps, run->config->save_path, run->step, run->config->save_path);
+    else
+        qkv_set_error("stopped by %s after step %ld of %d; nothing was saved (no --save)", name, run->step,
+                      run->config->steps);
+    return 0;
+}
+
+/* Times the run, ends it (rc 0: the final evaluation and the files; rc 2, a signal:
+ * the checkpoint and the files; else none of them) and frees what start_run made.
+ * Returns 0, or -1 on an error, a file that failed or a signal. */
 static int finish_run(train_run *run, int rc) {
     qkv_train_result *result = run->result;
     result->seconds = omp_get_wtime() - run->prog.start;
     result->steps_done = run->step;
     result->steps_per_second = (double)(run->step - run->start) / (result->seconds > 0 ? result->seconds : 1e-9);
     if (rc == 0 && qkv_dist_rank() == 0) rc = final_evaluation(run);
-    if (qkv_train_outputs_finish(&run->outputs, rc == 0, run->task, &run->description, result) != 0) rc = -1;
+    if (rc == 2 && qkv_dist_rank() == 0 && end_interrupted(run) != 0) rc = -1;
+    char message[512];
+    snprintf(message, sizeof message, "%s", qkv_last_error());
+    if (qkv_train_outputs_finish(&run->outputs, rc >= 0, run->task, &run->description, result) != 0) rc = -1;
+    else if (rc == 2) qkv_set_error("%s", message);
     qkv_tape_free(run->tape);
     qkv_optimizer_free(&run->opt);
-    return rc;
+    return rc == 0 ? 0 : -1;
 }
 
 /* ---- the loop -------------------------------------------------------------------------- */
@@ -408,11 +451,15 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
     memset(result, 0, sizeof *result);
     train_run run = {.config = &config, .task = task, .result = result};
     if (start_run(&run) != 0) return -1;
-    int rc = 0; /* 0: go on; 1: stop early; -1: an error */
+    int rc = 0; /* 0: go on; 1: stop early; 2: a signal (interrupt.h); -1: an error */
     while (rc == 0 && run.step < config.steps) {
         float lr = config.optim.lr * qkv_schedule_factor(&config.schedule, run.step);
         rc = train_step(&run, lr);
         if (rc == 0) rc = after_step(&run, lr);
+        if (rc == 0 && qkv_dist_any(qkv_interrupt_signal() != 0) && run.step < config.steps) {
+            result->interrupted = qkv_interrupt_signal() ? qkv_interrupt_signal() : SIGTERM; /* another rank's */
+            rc = 2;
+        }
     }
-    return finish_run(&run, rc < 0 ? -1 : 0);
+    return finish_run(&run, rc < 0 ? -1 : rc == 2 ? 2 : 0);
 }

@@ -31,10 +31,18 @@
  * op whose output or input gradient holds a NaN/Inf stops the run the same way,
  * naming the op, its input shapes and the step.
  *
+ * Signals (train/interrupt.h, once installed): after the step in progress, the
+ * run ends as if --steps were reached, without the final evaluation: the --save
+ * checkpoint (atomic), --csv, --json and --plot are written, and qkv_train
+ * returns -1 with result->interrupted set and the error saying where the work
+ * is ("stopped by SIGINT after step 12 of 100; ck.safetensors (step 12) holds the
+ * work: continue with --resume ck.safetensors").
+ *
  * Output: on a terminal a one-line progress bar (step, loss, metric, steps/s, ETA);
  * piped, plain log lines every log_every steps; quiet, nothing but the summary.
- * The last line is always "final: key=value ...". --json, --csv and --plot files
- * are written atomically at the end, --dot after the first step; their paths are
+ * The last line is always "final: key=value ...". --json and --plot files are
+ * written atomically at the end, --csv row by row into its temporary file renamed
+ * into place at the end, --dot after the first step; their paths are
  * checked before training starts. --plot records the loss at each log point (every
  * step when log_every is 0) and the metrics at each evaluation, including the last.
  */
@@ -74,6 +82,7 @@ typedef struct qkv_train_result {
     qkv_metrics metrics;
     double seconds, steps_per_second;
     int stopped_early;
+    int interrupted; /* the signal that ended the run early (train/interrupt.h), or 0 */
     int nonfinite; /* 1: stopped on a NaN/Inf loss, gradient or state, or a --detect-nan anomaly (the command line's exit status 3) */
 } qkv_train_result;
 
@@ -88,7 +97,7 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
  * and writes all files). */
 qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared);
 
-/* Checks that path can be created or replaced: not empty, its directory exists
+/* Checks that path can be created or replaced: not empty, not ending in '/', its directory exists
  * and is writable, and path is absent or a regular file (never a directory or a
  * device). Returns 0 or -1 with qkv_last_error(). */
 int qkv_check_output_path(const char *path);

@@ -19,6 +19,7 @@
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/cli/train_flags.h"
+#include "train/interrupt.h"
 #include "train/tasks/registry.h"
 
 #define MAX_SEEDS 4
@@ -102,6 +103,7 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     }
     if (!f.trainer.quiet) kind->banner(task, &f.trainer, f.threads);
     qkv_train_result result;
+    qkv_interrupt_install(); /* Ctrl-C, SIGTERM, SIGHUP, a closed stdout: the run ends after its step */
     int rc = qkv_train_exit(qkv_train(&f.trainer, task, &result), task->name, &result);
     kind->destroy(task);
     return rc;
