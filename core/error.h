@@ -9,7 +9,9 @@
  *
  * Input errors (files, flags, data sets) never stop the program: the function
  * records a one-line message with qkv_set_error() and returns a failure value
- * (NULL or -1). qkv_last_error() gives that message, per thread, like dlerror().
+ * (NULL or -1). qkv_last_error() gives that message, per thread, like dlerror():
+ * always one printable line (control characters and bytes that are not UTF-8
+ * escaped as \n, \t, \xNN), whatever the input that went into it.
  */
 #ifndef QKV_ERROR_H
 #define QKV_ERROR_H

@@ -566,6 +566,36 @@ START_TEST(the_final_checkpoint_is_written_once) {
 }
 END_TEST
 
+/* ---- errors found early, in one printable line (finding 4 of issue 20) ------------------ */
+
+/* --save newdir/ used to pass the up-front check (dirname is ".") and fail after
+ * the last step: now it is refused before the data is even loaded. */
+START_TEST(a_directory_name_as_output_is_refused_up_front) {
+    scratch_dir_create();
+    char args[1024], line[512];
+    snprintf(args, sizeof args, SPIRALS " --steps 100000000 --save %s/", scratch_file("newdir"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2); /* at once: 10^8 steps would never end */
+    ck_assert_msg(strstr(line, "newdir/: names a directory (ends with '/')"), "%s", line);
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 0);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* A newline or a raw byte inside a value: still one line, escaped. */
+START_TEST(control_characters_in_errors_are_escaped) {
+    qkv_set_error("%s", "adam\nw\t\xff\xc3\xa9\x1b");
+    ck_assert_str_eq(qkv_last_error(), "adam\\nw\\t\\xff\xc3\xa9\\x1b"); /* UTF-8 (é) is kept */
+    scratch_dir_create();
+    char err[64], line[512];
+    snprintf(err, sizeof err, "%s", scratch_file("stderr"));
+    int status = wait_qkv(spawn_qkv("train spirals --steps 1 --optimizer adam\nw", NULL, 0, err));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d", status);
+    first_line(err, line, sizeof line); /* fails on a second line */
+    ck_assert_msg(strstr(line, "--optimizer: unknown value 'adam\\nw'"), "%s", line);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* ---- values at the edge of a range (finding 3 of issue 20) ----------------------------- */
 
 /* --enc-layers 0 used to be inside the range and abort (134) in the encoder: the
@@ -666,6 +696,8 @@ Suite *suite_reliability(void) {
     tcase_add_test(tc, stale_temporary_files_are_removed_at_the_next_save);
     tcase_add_test(tc, saving_to_a_symlink_writes_through_it);
     tcase_add_test(tc, the_final_checkpoint_is_written_once);
+    tcase_add_test(tc, a_directory_name_as_output_is_refused_up_front);
+    tcase_add_test(tc, control_characters_in_errors_are_escaped);
     tcase_add_test(tc, enc_layers_zero_is_refused_not_aborted);
     tcase_add_test(tc, allocation_failure_names_the_size);
     tcase_add_test(tc, qkv_out_of_memory_is_a_message_not_a_segfault);
