@@ -22,6 +22,7 @@
 
 #include "core/fastmath.h"
 #include "test_util.h"
+#include "train/experiments/experiments.h"
 
 /* ---- anomaly mode ---------------------------------------------------------------- */
 
@@ -566,6 +567,22 @@ START_TEST(the_final_checkpoint_is_written_once) {
 }
 END_TEST
 
+/* At 256 tokens RoPE's invariance error (about 6e-3) falls between "holds" and
+ * "broken": inconclusive, not a disagreement, so the command exits 0. */
+START_TEST(a_measurement_between_the_thresholds_is_inconclusive) {
+    qkv_perm_options o;
+    qkv_perm_default_options(&o);
+    o.tokens = 256;
+    qkv_perm_row rows[QKV_PERM_MAX_ROWS];
+    int n = qkv_permutation_experiment(&o, rows), inconclusive = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(rows[i].agrees, "%s disagrees", rows[i].config);
+        inconclusive += rows[i].inconclusive;
+    }
+    ck_assert_int_ge(inconclusive, 1);
+}
+END_TEST
+
 /* ---- errors found early, in one printable line (finding 4 of issue 20) ------------------ */
 
 /* --save newdir/ used to pass the up-front check (dirname is ".") and fail after
@@ -698,6 +715,7 @@ Suite *suite_reliability(void) {
     tcase_add_test(tc, the_final_checkpoint_is_written_once);
     tcase_add_test(tc, a_directory_name_as_output_is_refused_up_front);
     tcase_add_test(tc, control_characters_in_errors_are_escaped);
+    tcase_add_test(tc, a_measurement_between_the_thresholds_is_inconclusive);
     tcase_add_test(tc, enc_layers_zero_is_refused_not_aborted);
     tcase_add_test(tc, allocation_failure_names_the_size);
     tcase_add_test(tc, qkv_out_of_memory_is_a_message_not_a_segfault);
