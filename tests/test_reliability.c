@@ -553,6 +553,26 @@ START_TEST(saving_to_a_symlink_writes_through_it) {
 }
 END_TEST
 
+/* Changing --lr, --clip, --warmup or --schedule on --resume is allowed, and said in
+ * one line: the run is then no longer the uninterrupted one. */
+START_TEST(changed_settings_on_resume_are_named) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(args, sizeof args, SPIRALS " --steps 5 --lr 0.1 --save %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, SPIRALS " --steps 10 --lr 0.1 --resume %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_str_eq(line, ""); /* nothing changed: nothing said */
+    snprintf(args, sizeof args, SPIRALS " --steps 10 --lr 0.05 --clip 2 --resume %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_msg(strstr(line, "--resume with changed settings: --lr 0.05 (the checkpoint's run: 0.1), --clip 2 "
+                               "(the checkpoint's run: 0); ") && strstr(line, "no longer the uninterrupted one"),
+                  "%s", line);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* When --save-every divides --steps, the last periodic save is the final one: the
  * third save of this run would be a second write of step 10 (the kill hook of
  * checkpoint.h makes it fatal). */
@@ -713,6 +733,7 @@ Suite *suite_reliability(void) {
     tcase_add_test(tc, stale_temporary_files_are_removed_at_the_next_save);
     tcase_add_test(tc, saving_to_a_symlink_writes_through_it);
     tcase_add_test(tc, the_final_checkpoint_is_written_once);
+    tcase_add_test(tc, changed_settings_on_resume_are_named);
     tcase_add_test(tc, a_directory_name_as_output_is_refused_up_front);
     tcase_add_test(tc, control_characters_in_errors_are_escaped);
     tcase_add_test(tc, a_measurement_between_the_thresholds_is_inconclusive);

@@ -14,6 +14,7 @@
 
 #define FORMAT "qkv-checkpoint-1"
 #define CONFIG_PREFIX "config."
+#define SETTINGS_PREFIX "train."
 #define MAX_STEP 1000000000000ULL /* steps beyond this are not a real checkpoint */
 
 /* Names of optimizer state tensors: "optim.<slot>.<param>". */
@@ -55,7 +56,7 @@ static int check_finite(const char *path, const char *doing, int n, const qkv_st
 }
 
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
-                        const qkv_rng *rng, const qkv_config_kv *config) {
+                        const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings) {
     arm_test_kill();
     int n_state = n_state_tensors(opt);
     int n = params->n + n_state;
@@ -77,8 +78,8 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
 
     /* Metadata: fixed keys, then the config under "config.". */
     enum { FIXED = 6 };
-    qkv_st_meta meta[FIXED + QKV_MAX_CONFIG];
-    char values[FIXED][32], keys[QKV_MAX_CONFIG][48];
+    qkv_st_meta meta[FIXED + 2 * QKV_MAX_CONFIG];
+    char values[FIXED][32], keys[2 * QKV_MAX_CONFIG][48];
     snprintf(values[0], 32, "%ld", step);
     snprintf(values[1], 32, "%" PRIu64, rng ? rng->seed : 0);
     snprintf(values[2], 32, "%" PRIu64, rng ? rng->counter : 0);
@@ -94,6 +95,11 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
     for (int i = 0; config && i < config->n; i++) {
         snprintf(keys[i], sizeof keys[i], CONFIG_PREFIX "%s", config->key[i]);
         meta[n_meta++] = (qkv_st_meta){keys[i], config->value[i]};
+    }
+    for (int i = 0; settings && i < settings->n; i++) {
+        char *key = keys[QKV_MAX_CONFIG + i];
+        snprintf(key, sizeof keys[0], SETTINGS_PREFIX "%s", settings->key[i]);
+        meta[n_meta++] = (qkv_st_meta){key, settings->value[i]};
     }
     int rc = check_finite(path, "not saved", n, tensors) == 0 ? qkv_safetensors_save(path, n, tensors, n_meta, meta) : -1;
     for (int k = 0; k < n_state; k++) free(names[k]);
@@ -134,14 +140,15 @@ static int open_checked(const char *path, qkv_safetensors *st) {
     return 0;
 }
 
-int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
+/* The metadata entries under "<prefix_text>", without it. */
+static int read_prefixed(const char *path, const char *prefix_text, qkv_config_kv *config) {
     qkv_safetensors st;
     if (open_checked(path, &st) != 0) return -1;
     config->n = 0;
-    size_t prefix = strlen(CONFIG_PREFIX);
+    size_t prefix = strlen(prefix_text);
     for (int i = 0; i < st.n_meta; i++) {
         const qkv_st_meta *m = &st.meta[i];
-        if (strncmp(m->key, CONFIG_PREFIX, prefix) != 0) continue;
+        if (strncmp(m->key, prefix_text, prefix) != 0) continue;
         if (config->n == QKV_MAX_CONFIG || strlen(m->key + prefix) >= sizeof config->key[0] ||
             strlen(m->value) >= sizeof config->value[0]) {
             qkv_set_error("%s: config entry \"%.40s\" too long or too many entries", path, m->key);
@@ -154,6 +161,14 @@ int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
     }
     qkv_safetensors_free(&st);
     return 0;
+}
+
+int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
+    return read_prefixed(path, CONFIG_PREFIX, config);
+}
+
+int qkv_checkpoint_read_settings(const char *path, qkv_config_kv *settings) {
+    return read_prefixed(path, SETTINGS_PREFIX, settings);
 }
 
 /* The tensor named name with exactly t's shape, or NULL with an error. */

@@ -339,9 +339,33 @@ static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m
     return config->lower_is_better ? *v <= config->target : *v >= config->target;
 }
 
+void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out) {
+    out->n = 0;
+    qkv_config_add(out, "lr", "%g", config->optim.lr);
+    qkv_config_add(out, "clip", "%g", config->clip);
+    qkv_config_add(out, "warmup", "%ld", config->schedule.warmup);
+    qkv_config_add(out, "schedule", "%s", qkv_schedule_kind_names[config->schedule.kind]);
+}
+
+void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, size_t len) {
+    qkv_config_kv now, saved;
+    out[0] = '\0';
+    if (!config->resume_path || qkv_checkpoint_read_settings(config->resume_path, &saved) != 0) return;
+    qkv_trainer_settings(config, &now);
+    size_t used = 0;
+    for (int i = 0; i < now.n && used < len; i++) {
+        const char *before = qkv_config_get(&saved, now.key[i]);
+        if (before && strcmp(before, now.value[i]) != 0)
+            used += (size_t)snprintf(out + used, len - used, "%s--%s %s (the checkpoint's run: %s)", used ? ", " : "",
+                                     now.key[i], now.value[i], before);
+    }
+}
+
 static int save_checkpoint(train_run *run) {
+    qkv_config_kv settings;
+    qkv_trainer_settings(run->config, &settings);
     return qkv_checkpoint_save(run->config->save_path, run->task->params, &run->opt, run->step, &run->tape->rng,
-                               &run->description);
+                               &run->description, &settings);
 }
 
 /* --save-every: a checkpoint every save_every steps, then the last good one. */

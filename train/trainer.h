@@ -97,6 +97,16 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
  * and writes all files). */
 qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared);
 
+/* The optimization settings a resumed run should share with the run it goes on
+ * from: lr, clip, warmup and schedule as key/value text, stored in checkpoints
+ * (checkpoint.h: "train.<key>"). */
+void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
+/* With --resume: the settings that differ from the checkpoint's, as "--lr 0.05
+ * (the checkpoint's run: 0.1), ..." in out; "" when none differ, or the checkpoint
+ * does not record them (written before they were) or cannot be read (qkv_train
+ * then reports it). */
+void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, size_t len);
+
 /* Checks that path can be created or replaced: not empty, not ending in '/', its directory exists
  * and is writable, and path is absent or a regular file (never a directory or a
  * device). Returns 0 or -1 with qkv_last_error(). */
