@@ -633,6 +633,30 @@ START_TEST(control_characters_in_errors_are_escaped) {
 }
 END_TEST
 
+/* `qkv data detect`: a path that cannot work is exit 2 before any image; the set is
+ * written into a temporary directory renamed into place, so nothing else is left. */
+START_TEST(data_detect_path_errors_are_exit_2_and_leave_nothing) {
+    scratch_dir_create();
+    char args[1024], line[512];
+    write_file_bytes(scratch_file("file"), "x", 1);
+    snprintf(args, sizeof args, "data detect --n 2 --out %s", scratch_file("file"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "file: exists and is not a directory"), "%s", line);
+    snprintf(args, sizeof args, "data detect --n 2 --out %s/x", scratch_file("missing"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "the parent directory ") && strstr(line, "does not exist"), "%s", line);
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 1);
+    snprintf(args, sizeof args, "data detect --n 2 --out %s", scratch_file("set"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_int_eq(count_dir_entries(scratch_file("set")), 3); /* two images and annotations.txt */
+    ck_assert_int_eq(count_dir_entries(scratch_dir), 2);           /* no temporary directory */
+    snprintf(args, sizeof args, "data detect --n 2 --out %s", scratch_file("set"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "directory is not empty (3 entries)"), "%s", line);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* ---- values at the edge of a range (finding 3 of issue 20) ----------------------------- */
 
 /* --enc-layers 0 used to be inside the range and abort (134) in the encoder: the
@@ -737,6 +761,7 @@ Suite *suite_reliability(void) {
     tcase_add_test(tc, a_directory_name_as_output_is_refused_up_front);
     tcase_add_test(tc, control_characters_in_errors_are_escaped);
     tcase_add_test(tc, a_measurement_between_the_thresholds_is_inconclusive);
+    tcase_add_test(tc, data_detect_path_errors_are_exit_2_and_leave_nothing);
     tcase_add_test(tc, enc_layers_zero_is_refused_not_aborted);
     tcase_add_test(tc, allocation_failure_names_the_size);
     tcase_add_test(tc, qkv_out_of_memory_is_a_message_not_a_segfault);
