@@ -1,17 +1,22 @@
 /* test_reliability.c — what keeps long unattended runs safe:
  *  - anomaly mode (tape.h): the first NaN/Inf of an op's output (forward) or of an
  *    input gradient (backward) is reported with the op and its input shapes;
- *  - the trainer stops on a NaN loss (exit 3) with or without --detect-nan, and
- *    writes nothing after the bad step;
+ *  - the trainer stops on a NaN loss, gradient or updated state (exit 3) with or
+ *    without --detect-nan, writes nothing after the bad step, and no checkpoint
+ *    holds a NaN (eval and --resume refuse one); the NaN path through the ops is
+ *    free of undefined behavior (make test-asan);
  *  - crash safety: a run killed with SIGKILL in the middle of training, or in the
  *    middle of a checkpoint write (the QKV_TEST_KILL_SAVE hook, checkpoint.h),
  *    leaves the previous checkpoint loadable, and resuming from it ends bitwise
  *    equal to an uninterrupted run;
- *  - memory exhaustion (alloc.h): a clear message naming the size, never a
- *    segfault, also for ./qkv under a limited address space (RLIMIT_AS).
+ *  - input errors found early and said in one printable line (an output path
+ *    ending in '/', control characters, data detect's paths, --enc-layers 0), and
+ *    a permutation measurement between the thresholds called inconclusive;
+ *  - memory exhaustion (alloc.h): a clear message naming the size and exit 1,
+ *    never abort or a segfault, also for ./qkv under a limited address space.
+ * Signals and the files a save leaves are test_interrupt.c's.
  */
 #define _GNU_SOURCE /* memmem */
-#include <dirent.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,21 +79,6 @@ END_TEST
 #define DIVERGING "train maxreg --lr 10 --optimizer sgd --clip 0 --schedule constant --warmup 0 --width 8 " \
                   "--heads 2 --batch 16 --test-size 16 --threads 1 --quiet --steps 20"
 
-static long checkpoint_step(const char *path) {
-    qkv_safetensors st;
-    ck_assert_msg(qkv_safetensors_load(path, &st) == 0, "%s", qkv_last_error());
-    const char *step = qkv_safetensors_meta(&st, "step");
-    ck_assert_ptr_nonnull(step);
-    long value = atol(step);
-    qkv_safetensors_free(&st);
-    return value;
-}
-
-static int file_exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* The step a "qkv: step N: ..." message names. */
 static long step_in(const char *line) {
     long step = -1;
@@ -107,7 +97,7 @@ START_TEST(nan_loss_stops_training) {
     snprintf(saved, sizeof saved, "ck.safetensors (step %ld) is the last good checkpoint", step - 1);
     ck_assert_msg(strstr(line, saved), "%s", line);
     ck_assert_int_eq(checkpoint_step(scratch_file("ck.safetensors")), step - 1); /* nothing after the bad step */
-    ck_assert(!file_exists(scratch_file("run.json")));
+    ck_assert(!path_exists(scratch_file("run.json")));
     ck_assert_int_eq(count_dir_entries(scratch_dir), 1); /* no temporary file left */
     scratch_dir_remove();
 }
@@ -131,11 +121,6 @@ START_TEST(detect_nan_names_the_op_and_the_step) {
     scratch_dir_remove();
 }
 END_TEST
-
-/* Small and fast; a constant schedule, so the lr of a step does not depend on
- * --steps and a run with more steps goes through the same states. */
-#define SPIRALS "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 " \
-                "--eval-every 0 --target 0 --threads 1 --quiet"
 
 /* Finding 1 of issue 20: the loss of step 7 of this run is finite, its update is
  * not. The check after the update stops the run there, so the step-6 checkpoint
@@ -184,7 +169,7 @@ START_TEST(a_nonfinite_checkpoint_is_refused) {
     scratch_dir_create();
     char args[1024], line[512], ck[64];
     snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
-    snprintf(args, sizeof args, SPIRALS " --steps 5 --save %s", ck);
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 5 --save %s", ck);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
     size_t len = 0;
     unsigned char *bytes = read_file_bytes(ck, &len);
@@ -196,10 +181,10 @@ START_TEST(a_nonfinite_checkpoint_is_refused) {
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_msg(strstr(line, "ck.safetensors: refused: tensor \"") && strstr(line, " holds 1 NaN/Inf value of "),
                   "%s", line);
-    snprintf(args, sizeof args, SPIRALS " --steps 10 --resume %s --save %s", ck, scratch_file("next"));
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 10 --resume %s --save %s", ck, scratch_file("next"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_msg(strstr(line, " holds 1 NaN/Inf value of "), "%s", line);
-    ck_assert(!file_exists(scratch_file("next")));
+    ck_assert(!path_exists(scratch_file("next")));
     scratch_dir_remove();
 }
 END_TEST
@@ -306,34 +291,6 @@ END_TEST
 /* ---- crash safety ------------------------------------------------------------------ */
 
 
-/* The tensors of two checkpoints (parameters and optimizer state) are bitwise equal. */
-static void expect_same_tensors(const char *a_path, const char *b_path) {
-    qkv_safetensors a, b;
-    ck_assert_msg(qkv_safetensors_load(a_path, &a) == 0, "%s", qkv_last_error());
-    ck_assert_msg(qkv_safetensors_load(b_path, &b) == 0, "%s", qkv_last_error());
-    ck_assert_int_eq(a.n_tensors, b.n_tensors);
-    for (int i = 0; i < a.n_tensors; i++) {
-        const qkv_st_tensor *x = &a.tensors[i], *y = qkv_safetensors_find(&b, x->name);
-        ck_assert_msg(y != NULL, "%s lacks %s", b_path, x->name);
-        size_t n = 1;
-        for (int d = 0; d < x->ndim; d++) n *= (size_t)x->shape[d];
-        ck_assert_msg(memcmp(x->data, y->data, n * sizeof(float)) == 0, "%s differs after resuming", x->name);
-    }
-    ck_assert_str_eq(qkv_safetensors_meta(&a, "step"), qkv_safetensors_meta(&b, "step"));
-    qkv_safetensors_free(&a);
-    qkv_safetensors_free(&b);
-}
-
-/* Resumes from ck to `steps` and compares with a run that was never interrupted. */
-static void expect_resume_matches(const char *ck, long steps) {
-    char args[1024], line[512];
-    snprintf(args, sizeof args, SPIRALS " --steps %ld --resume %s --save %s", steps, ck, scratch_file("resumed"));
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    snprintf(args, sizeof args, SPIRALS " --steps %ld --save %s", steps, scratch_file("uninterrupted"));
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    expect_same_tensors(scratch_file("resumed"), scratch_file("uninterrupted"));
-}
-
 START_TEST(sigkill_during_training_resumes_bitwise) {
     scratch_dir_create();
     char args[512];
@@ -341,10 +298,10 @@ START_TEST(sigkill_during_training_resumes_bitwise) {
     snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
     /* A run that would go on for a long time, checkpointing every 5 steps: kill it
      * as soon as its first checkpoint exists, wherever it is then. */
-    snprintf(args, sizeof args, SPIRALS " --steps 100000000 --save %s --save-every 5", ck);
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 100000000 --save %s --save-every 5", ck);
     pid_t pid = spawn_qkv(args, NULL, 0, NULL);
     int status = 0;
-    while (!file_exists(ck)) {
+    while (!path_exists(ck)) {
         ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "the run ended before its first checkpoint");
         usleep(1000);
     }
@@ -353,7 +310,7 @@ START_TEST(sigkill_during_training_resumes_bitwise) {
     ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d", status);
     long step = checkpoint_step(ck); /* intact and loadable, whatever the kill interrupted */
     ck_assert(step >= 5 && step % 5 == 0);
-    expect_resume_matches(ck, step + 12);
+    expect_resume_matches(SMALL_SPIRALS, ck, step + 12);
     scratch_dir_remove();
 }
 END_TEST
@@ -364,7 +321,7 @@ START_TEST(sigkill_during_checkpoint_write_keeps_the_previous_one) {
     snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
     snprintf(err, sizeof err, "%s", scratch_file("stderr"));
     /* The third checkpoint (step 30) dies after 300 bytes of its temporary file. */
-    snprintf(args, sizeof args, SPIRALS " --steps 40 --save %s --save-every 10", ck);
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 40 --save %s --save-every 10", ck);
     pid_t pid = spawn_qkv(args, "QKV_TEST_KILL_SAVE=3:300", 0, err);
     int status = wait_qkv(pid);
     ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d", status);
@@ -377,218 +334,11 @@ START_TEST(sigkill_during_checkpoint_write_keeps_the_previous_one) {
     ck_assert_msg(len >= 300 && len < 2000, "temporary file of %zu bytes", len);
     qkv_safetensors st;
     ck_assert_int_eq(qkv_safetensors_load(tmp, &st), -1);
-    expect_resume_matches(ck, 40);
+    expect_resume_matches(SMALL_SPIRALS, ck, 40);
     scratch_dir_remove();
 }
 END_TEST
 
-/* ---- signals (finding 2 of issue 20) ------------------------------------------------ */
-
-/* A run that would go on for ever, with a progress line every 5 steps to wait for. */
-#define ENDLESS "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 --eval-every 0 " \
-                "--target 0 --threads 1 --log-every 5 --steps 100000000"
-
-/* The first line of a file (its one line of stderr), without the newline. */
-static void first_line(const char *path, char *line, size_t len) {
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    if (!fgets(line, (int)len, f)) line[0] = '\0';
-    line[strcspn(line, "\n")] = '\0';
-    char more[8];
-    ck_assert_msg(!fgets(more, sizeof more, f), "more than one line in %s after: %s", path, line);
-    fclose(f);
-}
-
-/* Reads the child's stdout until a progress line ("step ...") has come. */
-static void wait_for_a_step_line(FILE *out) {
-    char text[512];
-    while (fgets(text, sizeof text, out))
-        if (strncmp(text, "step ", 5) == 0) return;
-    ck_abort_msg("the run ended before its first progress line");
-}
-
-/* Reads and drops the rest of the child's stdout (so that it never blocks on a full pipe). */
-static void drain(FILE *out) {
-    char text[512];
-    while (fgets(text, sizeof text, out)) {}
-    fclose(out);
-}
-
-/* No "*.tmp.*" file in the scratch directory. */
-static void expect_no_temporary_files(void) {
-    DIR *d = opendir(scratch_dir);
-    ck_assert_ptr_nonnull(d);
-    for (struct dirent *e; (e = readdir(d));) ck_assert_msg(!strstr(e->d_name, ".tmp."), "%s left behind", e->d_name);
-    closedir(d);
-}
-
-/* SIGINT, SIGTERM and SIGHUP end the run after its step: the checkpoint at that
- * step, the CSV with its rows, the summary, exit 128 + the signal, and one line
- * saying where the work is; resuming from it ends as an uninterrupted run. */
-START_TEST(a_signal_stops_after_the_step_and_keeps_the_work) {
-    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
-    const char *names[] = {"SIGINT", "SIGTERM", "SIGHUP"};
-    for (int i = 0; i < 3; i++) {
-        scratch_dir_create();
-        char args[1024], ck[64], csv[64], json[64], err[64], line[512], expect[256];
-        snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
-        snprintf(csv, sizeof csv, "%s", scratch_file("log.csv"));
-        snprintf(json, sizeof json, "%s", scratch_file("run.json"));
-        snprintf(err, sizeof err, "%s", scratch_file("stderr"));
-        snprintf(args, sizeof args, ENDLESS " --save %s --csv %s --json %s", ck, csv, json);
-        FILE *out = NULL;
-        pid_t pid = spawn_qkv_piped(args, err, &out);
-        wait_for_a_step_line(out);
-        ck_assert_int_eq(kill(pid, signals[i]), 0);
-        drain(out);
-        int status = wait_qkv(pid);
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + signals[i], "%s: status %d", names[i], status);
-        first_line(err, line, sizeof line);
-        long step = -1;
-        snprintf(expect, sizeof expect, "qkv: stopped by %s after step %%ld of 100000000; ", names[i]);
-        ck_assert_msg(sscanf(line, expect, &step) == 1 && step >= 1, "%s", line);
-        snprintf(expect, sizeof expect, "ck.safetensors (step %ld) holds the work: continue with --resume ", step);
-        ck_assert_msg(strstr(line, expect), "%s", line);
-        ck_assert_int_eq(checkpoint_step(ck), step);
-        size_t len = 0;
-        char *text = (char *)read_file_bytes(csv, &len);
-        text[len] = '\0';
-        ck_assert_msg(strncmp(text, "step,loss,lr,seconds\n1,", 23) == 0, "%.60s", text);
-        free(text);
-        text = (char *)read_file_bytes(json, &len);
-        text[len] = '\0';
-        snprintf(expect, sizeof expect, "\"steps\": %ld,", step);
-        ck_assert_msg(strstr(text, expect), "%s", text);
-        free(text);
-        expect_no_temporary_files();
-        if (signals[i] == SIGINT) expect_resume_matches(ck, step + 7);
-        scratch_dir_remove();
-    }
-}
-END_TEST
-
-/* A second Ctrl-C does not wait for the step or the save: exit 130 at once, and
- * no temporary file (checkpoint or CSV) is left. */
-START_TEST(a_second_sigint_exits_at_once_without_a_partial_file) {
-    scratch_dir_create();
-    char args[1024], err[64];
-    snprintf(err, sizeof err, "%s", scratch_file("stderr"));
-    snprintf(args, sizeof args, ENDLESS " --save %s --csv %s", scratch_file("ck.safetensors"), scratch_file("log.csv"));
-    FILE *out = NULL;
-    pid_t pid = spawn_qkv_piped(args, err, &out);
-    wait_for_a_step_line(out);
-    ck_assert_int_eq(kill(pid, SIGINT), 0);
-    ck_assert_int_eq(kill(pid, SIGINT), 0);
-    drain(out);
-    int status = wait_qkv(pid);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
-    expect_no_temporary_files();
-    scratch_dir_remove();
-}
-END_TEST
-
-/* `qkv train ... | head -1`: the reader goes away, the run ends after its step as on
- * SIGINT (the checkpoint, exit 141), not killed silently. */
-START_TEST(a_closed_stdout_stops_the_run_like_a_signal) {
-    scratch_dir_create();
-    char args[1024], err[64], line[512], ck[64];
-    snprintf(err, sizeof err, "%s", scratch_file("stderr"));
-    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
-    snprintf(args, sizeof args, ENDLESS " --save %s", ck);
-    FILE *out = NULL;
-    pid_t pid = spawn_qkv_piped(args, err, &out);
-    wait_for_a_step_line(out);
-    fclose(out);
-    int status = wait_qkv(pid);
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 141, "status %d", status);
-    first_line(err, line, sizeof line);
-    long step = -1;
-    ck_assert_msg(sscanf(line, "qkv: stopped by SIGPIPE after step %ld of ", &step) == 1, "%s", line);
-    ck_assert_int_eq(checkpoint_step(ck), step);
-    expect_no_temporary_files();
-    scratch_dir_remove();
-}
-END_TEST
-
-/* The temporary file a killed save left is removed by the next save of the same
- * checkpoint; a live process's is not touched. */
-START_TEST(stale_temporary_files_are_removed_at_the_next_save) {
-    scratch_dir_create();
-    char args[1024], line[512], stale[128], live[128], other[128];
-    pid_t dead = fork();
-    ck_assert_int_ge(dead, 0);
-    if (dead == 0) _exit(0);
-    wait_qkv(dead); /* its pid now belongs to no process */
-    snprintf(stale, sizeof stale, "%s.tmp.%ld", scratch_file("ck.safetensors"), (long)dead);
-    snprintf(live, sizeof live, "%s.tmp.%ld", scratch_file("ck.safetensors"), (long)getpid());
-    snprintf(other, sizeof other, "%s.tmp.%ld", scratch_file("other.safetensors"), (long)dead);
-    write_file_bytes(stale, "torn", 4);
-    write_file_bytes(live, "busy", 4);
-    write_file_bytes(other, "else", 4);
-    snprintf(args, sizeof args, SPIRALS " --steps 2 --save %s", scratch_file("ck.safetensors"));
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    ck_assert(!file_exists(stale));
-    ck_assert(file_exists(live) && file_exists(other));
-    scratch_dir_remove();
-}
-END_TEST
-
-/* ---- smaller promises (finding 6 of issue 20) ------------------------------------------ */
-
-/* --save to a symlink writes through it: the link stays, its target is the checkpoint. */
-START_TEST(saving_to_a_symlink_writes_through_it) {
-    scratch_dir_create();
-    char args[1024], line[512], target[64], link[64];
-    snprintf(target, sizeof target, "%s", scratch_file("real.safetensors"));
-    snprintf(link, sizeof link, "%s", scratch_file("link.safetensors"));
-    write_file_bytes(target, "old", 3);
-    ck_assert_int_eq(symlink("real.safetensors", link), 0);
-    snprintf(args, sizeof args, SPIRALS " --steps 3 --save %s", link);
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    struct stat st;
-    ck_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
-    ck_assert_int_eq(checkpoint_step(target), 3);
-    ck_assert_int_eq(count_dir_entries(scratch_dir), 2);
-    scratch_dir_remove();
-}
-END_TEST
-
-/* Changing --lr, --clip, --warmup or --schedule on --resume is allowed, and said in
- * one line: the run is then no longer the uninterrupted one. */
-START_TEST(changed_settings_on_resume_are_named) {
-    scratch_dir_create();
-    char args[1024], line[512], ck[64];
-    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
-    snprintf(args, sizeof args, SPIRALS " --steps 5 --lr 0.1 --save %s", ck);
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    snprintf(args, sizeof args, SPIRALS " --steps 10 --lr 0.1 --resume %s", ck);
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    ck_assert_str_eq(line, ""); /* nothing changed: nothing said */
-    snprintf(args, sizeof args, SPIRALS " --steps 10 --lr 0.05 --clip 2 --resume %s", ck);
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    ck_assert_msg(strstr(line, "--resume with changed settings: --lr 0.05 (the checkpoint's run: 0.1), --clip 2 "
-                               "(the checkpoint's run: 0); ") && strstr(line, "no longer the uninterrupted one"),
-                  "%s", line);
-    scratch_dir_remove();
-}
-END_TEST
-
-/* When --save-every divides --steps, the last periodic save is the final one: the
- * third save of this run would be a second write of step 10 (the kill hook of
- * checkpoint.h makes it fatal). */
-START_TEST(the_final_checkpoint_is_written_once) {
-    scratch_dir_create();
-    char args[1024];
-    snprintf(args, sizeof args, SPIRALS " --steps 10 --save-every 5 --save %s", scratch_file("ck.safetensors"));
-    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_KILL_SAVE=3:1", 0, NULL));
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: a third save", status);
-    ck_assert_int_eq(checkpoint_step(scratch_file("ck.safetensors")), 10);
-    scratch_dir_remove();
-}
-END_TEST
-
-/* At 256 tokens RoPE's invariance error (about 6e-3) falls between "holds" and
- * "broken": inconclusive, not a disagreement, so the command exits 0. */
 START_TEST(a_measurement_between_the_thresholds_is_inconclusive) {
     qkv_perm_options o;
     qkv_perm_default_options(&o);
@@ -610,7 +360,7 @@ END_TEST
 START_TEST(a_directory_name_as_output_is_refused_up_front) {
     scratch_dir_create();
     char args[1024], line[512];
-    snprintf(args, sizeof args, SPIRALS " --steps 100000000 --save %s/", scratch_file("newdir"));
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 100000000 --save %s/", scratch_file("newdir"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2); /* at once: 10^8 steps would never end */
     ck_assert_msg(strstr(line, "newdir/: names a directory (ends with '/')"), "%s", line);
     ck_assert_int_eq(count_dir_entries(scratch_dir), 0);
@@ -751,13 +501,6 @@ Suite *suite_reliability(void) {
     tcase_add_test(tc, nan_through_the_ops_is_defined);
     tcase_add_test(tc, sigkill_during_training_resumes_bitwise);
     tcase_add_test(tc, sigkill_during_checkpoint_write_keeps_the_previous_one);
-    tcase_add_test(tc, a_signal_stops_after_the_step_and_keeps_the_work);
-    tcase_add_test(tc, a_second_sigint_exits_at_once_without_a_partial_file);
-    tcase_add_test(tc, a_closed_stdout_stops_the_run_like_a_signal);
-    tcase_add_test(tc, stale_temporary_files_are_removed_at_the_next_save);
-    tcase_add_test(tc, saving_to_a_symlink_writes_through_it);
-    tcase_add_test(tc, the_final_checkpoint_is_written_once);
-    tcase_add_test(tc, changed_settings_on_resume_are_named);
     tcase_add_test(tc, a_directory_name_as_output_is_refused_up_front);
     tcase_add_test(tc, control_characters_in_errors_are_escaped);
     tcase_add_test(tc, a_measurement_between_the_thresholds_is_inconclusive);

@@ -10,6 +10,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 jmp_buf qkv_test_jump;
@@ -324,6 +325,63 @@ int wait_qkv(pid_t pid) {
 void write_sparse_file(const char *path, const void *bytes, size_t len, size_t size) {
     write_file_bytes(path, bytes, len);
     ck_assert_msg(truncate(path, (off_t)size) == 0, "cannot extend %s to %zu bytes", path, size);
+}
+
+/* ---- checkpoints and runs -------------------------------------------------------- */
+
+long checkpoint_step(const char *path) {
+    qkv_safetensors st;
+    ck_assert_msg(qkv_safetensors_load(path, &st) == 0, "%s", qkv_last_error());
+    const char *step = qkv_safetensors_meta(&st, "step");
+    ck_assert_ptr_nonnull(step);
+    long value = atol(step);
+    qkv_safetensors_free(&st);
+    return value;
+}
+
+int path_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+
+/* The tensors of two checkpoints (parameters and optimizer state) are bitwise equal. */
+void expect_same_checkpoints(const char *a_path, const char *b_path) {
+    qkv_safetensors a, b;
+    ck_assert_msg(qkv_safetensors_load(a_path, &a) == 0, "%s", qkv_last_error());
+    ck_assert_msg(qkv_safetensors_load(b_path, &b) == 0, "%s", qkv_last_error());
+    ck_assert_int_eq(a.n_tensors, b.n_tensors);
+    for (int i = 0; i < a.n_tensors; i++) {
+        const qkv_st_tensor *x = &a.tensors[i], *y = qkv_safetensors_find(&b, x->name);
+        ck_assert_msg(y != NULL, "%s lacks %s", b_path, x->name);
+        size_t n = 1;
+        for (int d = 0; d < x->ndim; d++) n *= (size_t)x->shape[d];
+        ck_assert_msg(memcmp(x->data, y->data, n * sizeof(float)) == 0, "%s differs after resuming", x->name);
+    }
+    ck_assert_str_eq(qkv_safetensors_meta(&a, "step"), qkv_safetensors_meta(&b, "step"));
+    qkv_safetensors_free(&a);
+    qkv_safetensors_free(&b);
+}
+
+/* Resumes from ck to `steps` and compares with a run that was never interrupted. */
+void expect_resume_matches(const char *train, const char *ck, long steps) {
+    char args[1024], line[512];
+    snprintf(args, sizeof args, "%s --steps %ld --resume %s --save %s", train, steps, ck, scratch_file("resumed"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, "%s --steps %ld --save %s", train, steps, scratch_file("uninterrupted"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    expect_same_checkpoints(scratch_file("resumed"), scratch_file("uninterrupted"));
+}
+
+/* The first line of a file (its one line of stderr), without the newline. */
+void first_line(const char *path, char *line, size_t len) {
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    if (!fgets(line, (int)len, f)) line[0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    char more[8];
+    ck_assert_msg(!fgets(more, sizeof more, f), "more than one line in %s after: %s", path, line);
+    fclose(f);
 }
 
 /* ---- lists kept in step with the sources ------------------------------------------ */
