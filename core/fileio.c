@@ -124,14 +124,34 @@ static size_t test_kill_after; /* armed for the next qkv_atomic_open */
 
 void qkv_atomic_test_kill_after(size_t bytes) { test_kill_after = bytes; }
 
+/* The file a symlink at path names, in a malloc'd string: realpath when it exists,
+ * else the link's own text (one level), relative to the link's directory. NULL when
+ * path is not a symlink or the name cannot be made. */
+static char *symlink_target(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return NULL;
+    char *resolved = realpath(path, NULL);
+    if (resolved) return resolved;
+    char target[4096];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0) return NULL;
+    target[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = target[0] == '/' || !slash ? 0 : (size_t)(slash - path) + 1;
+    char *out = malloc(dir_len + (size_t)n + 1);
+    if (!out) return NULL;
+    memcpy(out, path, dir_len);
+    memcpy(out + dir_len, target, (size_t)n + 1);
+    return out;
+}
+
 int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
     QKV_CHECK(f != NULL && path != NULL, "atomic_open: NULL argument");
     memset(f, 0, sizeof *f);
     f->kill_after = test_kill_after;
     test_kill_after = 0;
     /* A symlink is written through: its target is the file replaced. */
-    struct stat link_st;
-    char *resolved = lstat(path, &link_st) == 0 && S_ISLNK(link_st.st_mode) ? realpath(path, NULL) : NULL;
+    char *resolved = symlink_target(path);
     if (resolved) path = resolved;
     remove_stale_temps(path);
     size_t path_len = strlen(path), tmp_cap = path_len + 32;

@@ -17,8 +17,8 @@
  *
  * One writer per path at a time: two writers in one process would share the
  * temporary name. The temporary file is opened without following a symlink; a
- * path that is a symlink to an existing file is written through (the target is
- * replaced, the link stays). Opening removes the "<path>.tmp.<pid>" files of
+ * path that is a symlink is written through (its target, existing or not, is
+ * replaced; the link stays). Opening removes the "<path>.tmp.<pid>" files of
  * processes that no longer exist (a writer killed mid-file). qkv_atomic_flush
  * hands the buffered bytes to the kernel (a log written row by row).
  * qkv_atomic_remove_temps, async-signal-safe, unlinks every temporary file this

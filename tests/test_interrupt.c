@@ -173,6 +173,12 @@ START_TEST(saving_to_a_symlink_writes_through_it) {
     ck_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
     ck_assert_int_eq(checkpoint_step(target), 3);
     ck_assert_int_eq(count_dir_entries(scratch_dir), 2);
+    /* A link to a file that does not exist yet: the file is created, the link stays. */
+    ck_assert_int_eq(symlink("later.safetensors", scratch_file("dangling")), 0);
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 2 --save %s", scratch_file("dangling"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert(lstat(scratch_file("dangling"), &st) == 0 && S_ISLNK(st.st_mode));
+    ck_assert_int_eq(checkpoint_step(scratch_file("later.safetensors")), 2);
     scratch_dir_remove();
 }
 END_TEST
