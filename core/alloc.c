@@ -35,7 +35,7 @@ size_t qkv_size_mul(size_t count, size_t size) {
 }
 
 static void *or_stop(void *p, size_t bytes, const char *what) {
-    if (!p) qkv_fatal("out of memory allocating %zu bytes for %s", bytes, what ? what : "data");
+    if (!p) qkv_fatal_exit(1, "out of memory allocating %zu bytes for %s", bytes, what ? what : "data");
     return p;
 }
 

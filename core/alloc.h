@@ -4,8 +4,9 @@
  *
  *  - qkv_malloc, qkv_calloc, qkv_realloc, qkv_malloc_aligned, qkv_strdup: for
  *    memory the program cannot go on without (parameters, the tape's arena,
- *    optimizer state, scratch). Failure stops through qkv_fatal() with
- *        "out of memory allocating 6442450944 bytes for tensor 'enc.0.ff.w1'".
+ *    optimizer state, scratch). Failure stops through qkv_fatal_exit() with
+ *        "out of memory allocating 6442450944 bytes for tensor 'enc.0.ff.w1'"
+ *    and exit status 1 (a failure; never abort() and its core dump).
  *  - qkv_try_malloc, qkv_try_realloc, qkv_try_malloc_aligned, qkv_try_strdup: for loaders of
  *    input files, where a size the file asks for is an input error. Failure
  *    returns NULL and records, for qkv_last_error(),

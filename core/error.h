@@ -9,7 +9,9 @@
  *
  * Input errors (files, flags, data sets) never stop the program: the function
  * records a one-line message with qkv_set_error() and returns a failure value
- * (NULL or -1). qkv_last_error() gives that message, per thread, like dlerror().
+ * (NULL or -1). qkv_last_error() gives that message, per thread, like dlerror():
+ * always one printable line (control characters and bytes that are not UTF-8
+ * escaped as \n, \t, \xNN), whatever the input that went into it.
  */
 #ifndef QKV_ERROR_H
 #define QKV_ERROR_H
@@ -21,6 +23,11 @@ qkv_error_hook qkv_set_error_hook(qkv_error_hook hook);
 
 /* Formats the message and calls the hook. Never returns. */
 _Noreturn void qkv_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The same for a stop that is not a bug (memory ran out): the default hook prints
+ * "qkv: <message>" and exits with status (never 0) instead of aborting; a test's
+ * hook sees it as any other stop. */
+_Noreturn void qkv_fatal_exit(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Stops with the formatted message unless cond holds. */
 #define QKV_CHECK(cond, ...) do { if (!(cond)) qkv_fatal(__VA_ARGS__); } while (0)

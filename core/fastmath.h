@@ -19,7 +19,8 @@
 #include <string.h>
 
 /* exp(x) for x <= 0 or -inf, within 1e-7 relative of expf where the result is a
- * normal float, exactly 1 at 0 and exactly 0 at -inf. Cephes' polynomial for
+ * normal float, exactly 1 at 0 and exactly 0 at -inf; NaN for NaN and +inf, and
+ * no undefined behavior for any x. Cephes' polynomial for
  * exp(r) on [-ln2/2, ln2/2] after the range reduction x = n ln2 + r. */
 static inline float qkv_fast_exp_nonpositive(float x) {
     const float magic = 12582912.0f;                        /* 1.5 * 2^23: x + magic - magic rounds x */
@@ -34,8 +35,12 @@ static inline float qkv_fast_exp_nonpositive(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    float n_finite = n == n ? n : 0.0f;                     /* NaN in: p is NaN, and so is the result */
-    uint32_t bits = (uint32_t)((int32_t)n_finite + 126 + 127) << 23; /* 2^(n + 126): a normal float */
+    /* n in [-159, 0] before the integer conversion, whatever x was: NaN (p is NaN,
+     * and so is the result) and x > 0 outside the contract (+Inf gives r, p and the
+     * result NaN) must not reach a float-to-int conversion out of range or a shift
+     * of a negative value, both undefined. */
+    float n_safe = n == n ? (n > 0.0f ? 0.0f : n) : 0.0f;
+    uint32_t bits = (uint32_t)((int32_t)n_safe + 126 + 127) << 23; /* 2^(n + 126): a normal float */
     float two_pow;
     memcpy(&two_pow, &bits, sizeof two_pow);
     return (p * two_pow) * 1.17549435e-38f;                 /* * 2^-126, one rounding (to 0 if tiny) */

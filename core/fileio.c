@@ -53,15 +53,64 @@ const char *qkv_quote_bytes(const void *bytes, size_t len, char out[32]) {
 
 /* ---- atomic writes -------------------------------------------------------------- */
 
+/* The temporary files this process has open, for qkv_atomic_remove_temps (a signal
+ * handler): a slot holds a name from its creation until just before it is renamed
+ * or removed, and is cleared before the name is freed. */
+#define MAX_LIVE_TEMPS 8
+static char *volatile live_temps[MAX_LIVE_TEMPS];
+
+static void track_temp(const char *name, char *replace_with) {
+    for (int i = 0; i < MAX_LIVE_TEMPS; i++)
+        if (live_temps[i] == name) {
+            live_temps[i] = replace_with;
+            return;
+        }
+}
+
+void qkv_atomic_remove_temps(void) {
+    for (int i = 0; i < MAX_LIVE_TEMPS; i++) {
+        char *name = live_temps[i];
+        if (name) unlink(name); /* async-signal-safe */
+    }
+}
+
 /* Closes and removes the temporary file (if this writer created it) and frees f. */
 static void discard(qkv_atomic_file *f) {
     if (!f->path) return;
+    track_temp(f->tmp_path, NULL);
     if (f->file) {
         fclose(f->file);
         remove(f->tmp_path);
     }
     free(f->path);
     memset(f, 0, sizeof *f);
+}
+
+/* Removes "<path>.tmp.<pid>" files of processes that no longer exist: what a killed
+ * writer of the same file left behind. A live process's file is its own business. */
+static void remove_stale_temps(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0, base_len = strlen(base);
+    char dir[4096];
+    if (dir_len + 1 > sizeof dir) return;
+    memcpy(dir, dir_len ? path : ".", dir_len ? dir_len : 1);
+    dir[dir_len ? dir_len : 1] = '\0';
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *name = e->d_name;
+        if (strncmp(name, base, base_len) != 0 || strncmp(name + base_len, ".tmp.", 5) != 0) continue;
+        const char *digits = name + base_len + 5;
+        char *end = NULL;
+        long pid = strtol(digits, &end, 10);
+        if (end == digits || *end || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char full[4096 + 256];
+        snprintf(full, sizeof full, "%s%s", dir_len ? dir : "", name);
+        unlink(full);
+    }
+    closedir(d);
 }
 
 /* "<path>: <step>: <strerror(err)>", then discard. */
@@ -75,18 +124,48 @@ static size_t test_kill_after; /* armed for the next qkv_atomic_open */
 
 void qkv_atomic_test_kill_after(size_t bytes) { test_kill_after = bytes; }
 
+/* The file a symlink at path names, in a malloc'd string: realpath when it exists,
+ * else the link's own text (one level), relative to the link's directory. NULL when
+ * path is not a symlink or the name cannot be made. */
+static char *symlink_target(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) return NULL;
+    char *resolved = realpath(path, NULL);
+    if (resolved) return resolved;
+    char target[4096];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n <= 0) return NULL;
+    target[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = target[0] == '/' || !slash ? 0 : (size_t)(slash - path) + 1;
+    char *out = malloc(dir_len + (size_t)n + 1);
+    if (!out) return NULL;
+    memcpy(out, path, dir_len);
+    memcpy(out + dir_len, target, (size_t)n + 1);
+    return out;
+}
+
 int qkv_atomic_open(qkv_atomic_file *f, const char *path) {
     QKV_CHECK(f != NULL && path != NULL, "atomic_open: NULL argument");
     memset(f, 0, sizeof *f);
     f->kill_after = test_kill_after;
     test_kill_after = 0;
+    /* A symlink is written through: its target is the file replaced. */
+    char *resolved = symlink_target(path);
+    if (resolved) path = resolved;
+    remove_stale_temps(path);
     size_t path_len = strlen(path), tmp_cap = path_len + 32;
     char *block = qkv_try_malloc(path_len + 1 + tmp_cap, path, "the temporary file's name");
-    if (!block) return -1;
+    if (!block) {
+        free(resolved);
+        return -1;
+    }
     f->path = memcpy(block, path, path_len + 1);
+    free(resolved);
     f->tmp_path = block + path_len + 1;
-    snprintf(f->tmp_path, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(f->tmp_path, tmp_cap, "%s.tmp.%ld", f->path, (long)getpid());
 
+    track_temp(NULL, f->tmp_path); /* before it exists: a signal may come at any moment */
     int fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666);
     if (fd < 0) return atomic_fail(f, "cannot create temporary file", errno);
     f->file = fdopen(fd, "wb");
@@ -154,6 +233,7 @@ int qkv_atomic_commit(qkv_atomic_file *f) {
         remove(f->tmp_path);
         return atomic_fail(f, "close failed", err);
     }
+    track_temp(f->tmp_path, NULL); /* from here on the name is the real file's */
     if (rename(f->tmp_path, f->path) != 0) {
         int err = errno;
         remove(f->tmp_path);
@@ -165,6 +245,11 @@ int qkv_atomic_commit(qkv_atomic_file *f) {
                            "a crash): %s", strerror(errno));
     discard(f);
     return rc;
+}
+
+int qkv_atomic_flush(qkv_atomic_file *f) {
+    if (!f->path) return -1;
+    return fflush(f->file) == 0 ? 0 : atomic_fail(f, "write failed", errno);
 }
 
 void qkv_atomic_abort(qkv_atomic_file *f) {

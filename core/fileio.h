@@ -16,7 +16,13 @@
  *     return qkv_atomic_commit(&f);
  *
  * One writer per path at a time: two writers in one process would share the
- * temporary name. The temporary file is opened without following a symlink.
+ * temporary name. The temporary file is opened without following a symlink; a
+ * path that is a symlink is written through (its target, existing or not, is
+ * replaced; the link stays). Opening removes the "<path>.tmp.<pid>" files of
+ * processes that no longer exist (a writer killed mid-file). qkv_atomic_flush
+ * hands the buffered bytes to the kernel (a log written row by row).
+ * qkv_atomic_remove_temps, async-signal-safe, unlinks every temporary file this
+ * process has open: a signal handler that exits at once calls it.
  *
  * Reading. qkv_reader_open opens a regular file (anything else, a FIFO or a
  * directory, is refused without blocking) no larger than max_bytes and records its
@@ -64,6 +70,8 @@ int qkv_atomic_write(qkv_atomic_file *f, const void *bytes, size_t n);
 int qkv_atomic_write_f32(qkv_atomic_file *f, const float *values, size_t n);
 int qkv_atomic_commit(qkv_atomic_file *f);
 void qkv_atomic_abort(qkv_atomic_file *f);
+int qkv_atomic_flush(qkv_atomic_file *f);
+void qkv_atomic_remove_temps(void);
 /* The whole file at once: open, write len bytes, commit. */
 int qkv_write_file_atomic(const char *path, const void *bytes, size_t len);
 

@@ -1,6 +1,7 @@
 /* tensor.c — owned tensors, shapes, and small utilities. See tensor.h. */
 #include "tensor.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,16 @@ float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta) {
 
 void qkv_tensor_fill(qkv_tensor *t, float value) {
     for (size_t i = 0; i < t->size; i++) t->data[i] = value;
+}
+
+size_t qkv_count_nonfinite(const float *x, size_t n) {
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, x + i, sizeof bits);
+        bad += (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return bad;
 }
 
 void qkv_tensor_copy_from(qkv_tensor *t, const float *values) {

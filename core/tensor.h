@@ -75,6 +75,11 @@ void qkv_tensor_fill(qkv_tensor *t, float value);
 void qkv_tensor_copy_from(qkv_tensor *t, const float *values); /* t->size floats */
 void qkv_tensor_zero_grad(qkv_tensor *t);
 
+/* How many of x[0..n) are NaN or Inf (the exponent bits all set): one vectorized
+ * pass, the check the trainer runs on every parameter and optimizer value after
+ * each step and checkpoints run on every tensor they write or read. */
+size_t qkv_count_nonfinite(const float *x, size_t n);
+
 /* Prints shape and the first few values, for debugging and teaching. */
 void qkv_tensor_print(const qkv_tensor *t, FILE *out);
 

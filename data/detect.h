@@ -96,9 +96,13 @@ void qkv_detect_set_free(qkv_detect_set *set);
  * img_%05d.png by index. Made in parallel, one image per thread. */
 void qkv_detect_generate(const qkv_detect_config *config, uint64_t seed, uint64_t first, int n, qkv_detect_set *set);
 
-/* Writes images 0..n-1 of (config, seed) into dir: img_00000.png ... and, last and
- * atomically, annotations.txt. dir is created if missing (its parent must exist);
- * a dir that holds any entry is refused, so nothing is overwritten. 0 or -1. */
+/* Whether dir can receive a data set: absent with an existing writable parent, or
+ * an empty directory. 0, or -1 with qkv_last_error() naming dir. */
+int qkv_detect_check_out(const char *dir);
+/* Writes images 0..n-1 of (config, seed): img_00000.png ... and annotations.txt,
+ * into "<dir>.tmp.<pid>", renamed to dir at the end, so a failed run (disk full)
+ * leaves nothing behind and a rerun can start over. dir must pass
+ * qkv_detect_check_out. 0 or -1. */
 int qkv_detect_write(const char *dir, const qkv_detect_config *config, uint64_t seed, int n);
 
 /* Parses an annotation file's text[0..len) (any bytes) into set's targets and file

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -28,19 +29,48 @@
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-/* dir exists afterwards (made if missing) and holds no entry. */
-static int prepare_empty_dir(const char *dir) {
-    if (mkdir(dir, 0777) == 0) return 0;
-    if (errno != EEXIST) return qkv_file_fail(dir, "cannot create directory: %s", strerror(errno));
-    DIR *d = opendir(dir);
-    if (!d) return qkv_file_fail(dir, "cannot open directory: %s", strerror(errno));
-    struct dirent *e;
-    int entries = 0;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) entries++;
-    closedir(d);
-    if (entries) return qkv_file_fail(dir, "directory is not empty (%d entries); refusing to overwrite", entries);
+int qkv_detect_check_out(const char *dir) {
+    struct stat st;
+    size_t len = strlen(dir);
+    if (len == 0 || len > 4000) return qkv_file_fail(dir, "not a usable directory name");
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return qkv_file_fail(dir, "exists and is not a directory");
+        DIR *d = opendir(dir);
+        if (!d) return qkv_file_fail(dir, "cannot open directory: %s", strerror(errno));
+        int entries = 0;
+        for (struct dirent *e; (e = readdir(d));)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) entries++;
+        closedir(d);
+        if (entries) return qkv_file_fail(dir, "directory is not empty (%d entries); refusing to overwrite", entries);
+    } else if (errno != ENOENT) {
+        return qkv_file_fail(dir, "cannot use: %s", strerror(errno));
+    }
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dir);
+    while (len > 1 && parent[len - 1] == '/') parent[--len] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (!slash) strcpy(parent, ".");
+    else if (slash == parent) parent[1] = '\0';
+    else *slash = '\0';
+    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+        return qkv_file_fail(dir, "the parent directory %s does not exist", parent);
+    if (access(parent, W_OK | X_OK) != 0) return qkv_file_fail(dir, "the parent directory %s is not writable", parent);
     return 0;
+}
+
+/* Removes dir and the files in it (the temporary directory of a failed write). */
+static void remove_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        char path[8192];
+        for (struct dirent *e; (e = readdir(d));)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+                unlink(path);
+            }
+        closedir(d);
+    }
+    rmdir(dir);
 }
 
 /* "<dir>/<name>" into buf, or -1 naming dir if it does not fit. */
@@ -54,9 +84,16 @@ int qkv_detect_write(const char *dir, const qkv_detect_config *config, uint64_t 
     qkv_detect_config_check(config);
     qkv_detect_example ex;
     qkv_tensor *image = qkv_tensor_create(NULL, 3, (int[]){3, config->size, config->size}, 0);
-    char path[4096], line[512];
+    char path[4096], line[512], tmp_dir[4096 + 32];
     qkv_atomic_file annotations = {0};
-    int rc = prepare_empty_dir(dir);
+    int rc = qkv_detect_check_out(dir);
+    size_t dir_len = strlen(dir);
+    while (dir_len > 1 && dir[dir_len - 1] == '/') dir_len--;
+    snprintf(tmp_dir, sizeof tmp_dir, "%.*s.tmp.%ld", (int)dir_len, dir, (long)getpid());
+    int made = !rc && mkdir(tmp_dir, 0777) == 0;
+    if (!rc && !made) rc = qkv_file_fail(tmp_dir, "cannot create directory: %s", strerror(errno));
+    const char *out = dir;
+    dir = tmp_dir; /* everything goes into the temporary directory, renamed into place at the end */
     if (!rc) rc = join(path, sizeof path, dir, QKV_DETECT_ANNOTATIONS);
     if (!rc) rc = qkv_atomic_open(&annotations, path);
     if (!rc) {
@@ -85,6 +122,9 @@ int qkv_detect_write(const char *dir, const qkv_detect_config *config, uint64_t 
     }
     if (!rc) rc = qkv_atomic_commit(&annotations);
     else qkv_atomic_abort(&annotations);
+    /* rename(2) replaces an empty directory: the one the check allowed, if any. */
+    if (!rc && rename(tmp_dir, out) != 0) rc = qkv_file_fail(out, "cannot rename %s into place: %s", tmp_dir, strerror(errno));
+    if (rc && made) remove_tree(tmp_dir);
     qkv_tensor_free(image);
     return rc;
 }

@@ -274,7 +274,7 @@ START_TEST(command_writes_a_set) {
     ck_assert_int_eq(memcmp(set.pixels, made.pixels, 6 * 3 * 48 * 48 * sizeof(float)), 0);
     qkv_detect_set_free(&set);
     qkv_detect_set_free(&made);
-    ck_assert_int_eq(run_qkv(args, line, sizeof line), 1); /* the directory now holds files */
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2); /* the directory now holds files: an input error */
     ck_assert_ptr_nonnull(strstr(line, "not empty"));
     ck_assert_int_eq(count_dir_entries(dir), 7);
     ck_assert_int_eq(run_qkv("data detect --n 3", line, sizeof line), 2);

@@ -94,7 +94,7 @@ START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
     qkv_rng rng = qkv_rng_make(3);
     qkv_config_kv description = {0};
     a.task.describe(&a, &description);
-    ck_assert_int_eq(qkv_checkpoint_save(path, &a.params, &opt, 17, &rng, &description), 0);
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.params, &opt, 17, &rng, &description, NULL), 0);
 
     /* A wider model: shapes differ. */
     c.dim = 24;
@@ -161,7 +161,7 @@ START_TEST(long_config_values_round_trip) {
     qkv_config_add(&saved, "data", "%s", long_dir);
     qkv_params params = {0};
     qkv_params_new(&params, "w", 1, (int[]){3});
-    ck_assert_int_eq(qkv_checkpoint_save(path, &params, NULL, 0, NULL, &saved), 0);
+    ck_assert_int_eq(qkv_checkpoint_save(path, &params, NULL, 0, NULL, &saved, NULL), 0);
     ck_assert_int_eq(qkv_checkpoint_read_config(path, &back), 0);
     ck_assert_int_eq(back.n, 2);
     ck_assert_str_eq(qkv_config_get(&back, "data"), long_dir);
@@ -244,10 +244,14 @@ typedef struct toy_task {
     qkv_task task;
 } toy_task;
 
+/* 1: the failure from fail_from on is a diverged value (task->diverged). */
+static int toy_failure_diverged;
+
 static qkv_tensor *toy_loss(void *self, qkv_tape *tape, long step) {
     toy_task *t = self;
     if (t->fail_from >= 0 && step >= t->fail_from) {
         qkv_set_error("toy: no batch for step %ld", step);
+        t->task.diverged = toy_failure_diverged;
         return NULL;
     }
     float c = t->nan_from >= 0 && step >= t->nan_from ? NAN : 1.0f;
@@ -320,6 +324,13 @@ START_TEST(api_failures_return_an_error_and_print_nothing) {
     ck_assert_int_eq(train_toy_silently(&t, -1, 4, &result), -1);
     ck_assert_int_eq(result.nonfinite, 0);
     ck_assert_str_eq(qkv_last_error(), "toy: no batch for step 4");
+    /* The same error marked as a diverged value: a NaN/Inf stop naming the step once. */
+    toy_failure_diverged = 1;
+    ck_assert_int_eq(train_toy_silently(&t, -1, 4, &result), -1);
+    toy_failure_diverged = 0;
+    ck_assert_int_eq(result.nonfinite, 1);
+    ck_assert_msg(strncmp(qkv_last_error(), "step 5: toy: no batch for step 4; training stopped; ", 52) == 0, "%s",
+                  qkv_last_error());
 
     /* An unwritable --json: -1 before training, naming the path; nothing written. */
     remove(t.save_path);

@@ -10,6 +10,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 jmp_buf qkv_test_jump;
@@ -256,7 +257,8 @@ int run_qkv(const char *args, char *line, size_t len) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path) {
+/* spawn_qkv and spawn_qkv_piped: the child's stdout is out (-1: /dev/null). */
+static pid_t spawn_with_stdout(const char *args, const char *env, size_t as_limit, const char *err_path, int out_fd) {
     char copy[1024], limit_flag[48], *argv[64];
     int argc = 0;
     snprintf(copy, sizeof copy, "%s", args);
@@ -285,13 +287,32 @@ pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) { /* the child: only async-signal-safe calls until exec */
-        int out = open("/dev/null", O_WRONLY), err = open(err_path ? err_path : "/dev/null",
-                                                          O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int out = out_fd >= 0 ? out_fd : open("/dev/null", O_WRONLY),
+            err = open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
         execve(argv[0], argv, envp);
         _exit(127);
     }
     free(envp);
+    return pid;
+}
+
+pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path) {
+    return spawn_with_stdout(args, env, as_limit, err_path, -1);
+}
+
+pid_t spawn_qkv_piped(const char *args, const char *err_path, FILE **out) {
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    /* Neither end survives the exec (dup2 makes the child's stdout a copy without
+     * the flag): the child must not hold the read end, or closing ours would not
+     * give it a SIGPIPE. */
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    pid_t pid = spawn_with_stdout(args, NULL, 0, err_path, fds[1]);
+    close(fds[1]);
+    *out = fdopen(fds[0], "r");
+    ck_assert_ptr_nonnull(*out);
     return pid;
 }
 
@@ -304,6 +325,63 @@ int wait_qkv(pid_t pid) {
 void write_sparse_file(const char *path, const void *bytes, size_t len, size_t size) {
     write_file_bytes(path, bytes, len);
     ck_assert_msg(truncate(path, (off_t)size) == 0, "cannot extend %s to %zu bytes", path, size);
+}
+
+/* ---- checkpoints and runs -------------------------------------------------------- */
+
+long checkpoint_step(const char *path) {
+    qkv_safetensors st;
+    ck_assert_msg(qkv_safetensors_load(path, &st) == 0, "%s", qkv_last_error());
+    const char *step = qkv_safetensors_meta(&st, "step");
+    ck_assert_ptr_nonnull(step);
+    long value = atol(step);
+    qkv_safetensors_free(&st);
+    return value;
+}
+
+int path_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+
+/* The tensors of two checkpoints (parameters and optimizer state) are bitwise equal. */
+void expect_same_checkpoints(const char *a_path, const char *b_path) {
+    qkv_safetensors a, b;
+    ck_assert_msg(qkv_safetensors_load(a_path, &a) == 0, "%s", qkv_last_error());
+    ck_assert_msg(qkv_safetensors_load(b_path, &b) == 0, "%s", qkv_last_error());
+    ck_assert_int_eq(a.n_tensors, b.n_tensors);
+    for (int i = 0; i < a.n_tensors; i++) {
+        const qkv_st_tensor *x = &a.tensors[i], *y = qkv_safetensors_find(&b, x->name);
+        ck_assert_msg(y != NULL, "%s lacks %s", b_path, x->name);
+        size_t n = 1;
+        for (int d = 0; d < x->ndim; d++) n *= (size_t)x->shape[d];
+        ck_assert_msg(memcmp(x->data, y->data, n * sizeof(float)) == 0, "%s differs after resuming", x->name);
+    }
+    ck_assert_str_eq(qkv_safetensors_meta(&a, "step"), qkv_safetensors_meta(&b, "step"));
+    qkv_safetensors_free(&a);
+    qkv_safetensors_free(&b);
+}
+
+/* Resumes from ck to `steps` and compares with a run that was never interrupted. */
+void expect_resume_matches(const char *train, const char *ck, long steps) {
+    char args[1024], line[512];
+    snprintf(args, sizeof args, "%s --steps %ld --resume %s --save %s", train, steps, ck, scratch_file("resumed"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, "%s --steps %ld --save %s", train, steps, scratch_file("uninterrupted"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    expect_same_checkpoints(scratch_file("resumed"), scratch_file("uninterrupted"));
+}
+
+/* The first line of a file (its one line of stderr), without the newline. */
+void first_line(const char *path, char *line, size_t len) {
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    if (!fgets(line, (int)len, f)) line[0] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    char more[8];
+    ck_assert_msg(!fgets(more, sizeof more, f), "more than one line in %s after: %s", path, line);
+    fclose(f);
 }
 
 /* ---- lists kept in step with the sources ------------------------------------------ */

@@ -160,7 +160,29 @@ int run_qkv(const char *args, char *line, size_t len);
  * /usr/bin/prlimit so that it holds for qkv alone). Returns the
  * child's pid; wait_qkv waits for it and returns the raw wait status. */
 pid_t spawn_qkv(const char *args, const char *env, size_t as_limit, const char *err_path);
+/* The same with the child's stdout readable from *out (a pipe; the caller
+ * fcloses it): a test waits for a line of output instead of for a time. */
+pid_t spawn_qkv_piped(const char *args, const char *err_path, FILE **out);
 int wait_qkv(pid_t pid);
+
+/* ---- checkpoints and runs -------------------------------------------------------- */
+
+/* A small, fast spirals run; a constant schedule, so the lr of a step does not
+ * depend on --steps and a run with more steps goes through the same states. */
+#define SMALL_SPIRALS "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 " \
+                      "--eval-every 0 --target 0 --threads 1 --quiet"
+
+/* The "step" of a checkpoint (asserting that it loads). */
+long checkpoint_step(const char *path);
+int path_exists(const char *path);
+/* The tensors of two checkpoints (parameters and optimizer state) and their steps
+ * are bitwise equal. */
+void expect_same_checkpoints(const char *a_path, const char *b_path);
+/* Resumes the run `train` (qkv arguments) from ck to `steps` and compares with the
+ * same run never interrupted (files "resumed" and "uninterrupted" in scratch_dir). */
+void expect_resume_matches(const char *train, const char *ck, long steps);
+/* The only line of a file (a child's stderr), without the newline; a second line fails. */
+void first_line(const char *path, char *line, size_t len);
 
 /* ---- lists kept in step with the sources ------------------------------------------ */
 

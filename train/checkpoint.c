@@ -14,6 +14,7 @@
 
 #define FORMAT "qkv-checkpoint-1"
 #define CONFIG_PREFIX "config."
+#define SETTINGS_PREFIX "train."
 #define MAX_STEP 1000000000000ULL /* steps beyond this are not a real checkpoint */
 
 /* Names of optimizer state tensors: "optim.<slot>.<param>". */
@@ -39,8 +40,23 @@ static void arm_test_kill(void) {
         qkv_atomic_test_kill_after((size_t)bytes);
 }
 
+/* A checkpoint holds only finite values: 0, or -1 with an error naming the first
+ * tensor with a NaN/Inf and how many it holds. */
+static int check_finite(const char *path, const char *doing, int n, const qkv_st_tensor *tensors) {
+    for (int i = 0; i < n; i++) {
+        size_t count = qkv_shape_size(tensors[i].ndim, tensors[i].shape);
+        size_t bad = qkv_count_nonfinite(tensors[i].data, count);
+        if (bad) {
+            qkv_set_error("%s: %s: tensor \"%s\" holds %zu NaN/Inf value%s of %zu (the run had diverged)", path,
+                          doing, tensors[i].name, bad, bad == 1 ? "" : "s", count);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
-                        const qkv_rng *rng, const qkv_config_kv *config) {
+                        const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings) {
     arm_test_kill();
     int n_state = n_state_tensors(opt);
     int n = params->n + n_state;
@@ -62,8 +78,8 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
 
     /* Metadata: fixed keys, then the config under "config.". */
     enum { FIXED = 6 };
-    qkv_st_meta meta[FIXED + QKV_MAX_CONFIG];
-    char values[FIXED][32], keys[QKV_MAX_CONFIG][48];
+    qkv_st_meta meta[FIXED + 2 * QKV_MAX_CONFIG];
+    char values[FIXED][32], keys[2 * QKV_MAX_CONFIG][48];
     snprintf(values[0], 32, "%ld", step);
     snprintf(values[1], 32, "%" PRIu64, rng ? rng->seed : 0);
     snprintf(values[2], 32, "%" PRIu64, rng ? rng->counter : 0);
@@ -80,7 +96,12 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
         snprintf(keys[i], sizeof keys[i], CONFIG_PREFIX "%s", config->key[i]);
         meta[n_meta++] = (qkv_st_meta){keys[i], config->value[i]};
     }
-    int rc = qkv_safetensors_save(path, n, tensors, n_meta, meta);
+    for (int i = 0; settings && i < settings->n; i++) {
+        char *key = keys[QKV_MAX_CONFIG + i];
+        snprintf(key, sizeof keys[0], SETTINGS_PREFIX "%s", settings->key[i]);
+        meta[n_meta++] = (qkv_st_meta){key, settings->value[i]};
+    }
+    int rc = check_finite(path, "not saved", n, tensors) == 0 ? qkv_safetensors_save(path, n, tensors, n_meta, meta) : -1;
     for (int k = 0; k < n_state; k++) free(names[k]);
     free(names);
     free(tensors);
@@ -119,14 +140,15 @@ static int open_checked(const char *path, qkv_safetensors *st) {
     return 0;
 }
 
-int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
+/* The metadata entries under "<prefix_text>", without it. */
+static int read_prefixed(const char *path, const char *prefix_text, qkv_config_kv *config) {
     qkv_safetensors st;
     if (open_checked(path, &st) != 0) return -1;
     config->n = 0;
-    size_t prefix = strlen(CONFIG_PREFIX);
+    size_t prefix = strlen(prefix_text);
     for (int i = 0; i < st.n_meta; i++) {
         const qkv_st_meta *m = &st.meta[i];
-        if (strncmp(m->key, CONFIG_PREFIX, prefix) != 0) continue;
+        if (strncmp(m->key, prefix_text, prefix) != 0) continue;
         if (config->n == QKV_MAX_CONFIG || strlen(m->key + prefix) >= sizeof config->key[0] ||
             strlen(m->value) >= sizeof config->value[0]) {
             qkv_set_error("%s: config entry \"%.40s\" too long or too many entries", path, m->key);
@@ -139,6 +161,14 @@ int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
     }
     qkv_safetensors_free(&st);
     return 0;
+}
+
+int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
+    return read_prefixed(path, CONFIG_PREFIX, config);
+}
+
+int qkv_checkpoint_read_settings(const char *path, qkv_config_kv *settings) {
+    return read_prefixed(path, SETTINGS_PREFIX, settings);
 }
 
 /* The tensor named name with exactly t's shape, or NULL with an error. */
@@ -203,6 +233,7 @@ int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimize
     if (meta_u64(&st, path, "step", MAX_STEP, &step_value) != 0 || meta_u64(&st, path, "rng.seed", UINT64_MAX, &seed) != 0 ||
         meta_u64(&st, path, "rng.counter", UINT64_MAX, &counter) != 0)
         goto done;
+    if (check_finite(path, "refused", st.n_tensors, st.tensors) != 0) goto done;
 
     /* 2. Only now touch the model and the optimizer. */
     for (int i = 0; i < params->n; i++)

@@ -3,13 +3,17 @@
  * Tensors: every model parameter under its own name, and every optimizer state
  * buffer as "optim.<slot>.<param name>". Metadata (strings): "format" =
  * "qkv-checkpoint-1", "step", "rng.seed" and "rng.counter" (the tape's dropout
- * stream), "optim.kind", "optim.step", and "config.<key>" for each entry of the
- * task's config. Python's safetensors and torch can read the tensors.
+ * stream), "optim.kind", "optim.step", "config.<key>" for each entry of the
+ * task's config, and "train.<key>" for the run's lr, clip, warmup and schedule.
+ * Python's safetensors and torch can read the tensors.
  *
  * Loading validates the whole file against the model before touching it: every
  * expected tensor present with its shape, nothing unexpected, metadata well-formed
- * and the optimizer kind the same. Any problem: -1 and a one-line
- * qkv_last_error(); the model, the optimizer and the outputs are unchanged.
+ * and the optimizer kind the same, and every tensor in the file (parameters and
+ * optimizer state) finite. Any problem: -1 and a one-line qkv_last_error(); the
+ * model, the optimizer and the outputs are unchanged. Saving refuses the same way
+ * (-1, nothing written) when a parameter or optimizer value is NaN/Inf: a
+ * checkpoint on disk is never a diverged one.
  *
  * Saving goes through the atomic writer (core/fileio.h): a crash at any moment
  * leaves the previous checkpoint intact. Test hook: the environment variable
@@ -24,10 +28,14 @@
 #include "optim/optimizer.h"
 #include "train/task.h"
 
+/* settings (may be NULL): the run's optimization settings (trainer.h), stored as
+ * "train.<key>" metadata. */
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
-                        const qkv_rng *rng, const qkv_config_kv *config);
+                        const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings);
 /* The config stored in a checkpoint (to rebuild its model before loading it). */
 int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config);
+/* Its "train." settings (none in a checkpoint written before they existed). */
+int qkv_checkpoint_read_settings(const char *path, qkv_config_kv *settings);
 /* opt may be NULL (evaluation): optimizer tensors are then ignored. step and rng
  * may be NULL. */
 int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimizer *opt, long *step,

@@ -66,6 +66,9 @@ typedef struct qkv_task {
      * only), a few lines for the user: the text task's sample. Gradients and
      * training mode are off. */
     void (*report)(void *self, qkv_tape *tape, FILE *out);
+    /* loss() sets it to 1 when it returned NULL because a value went NaN/Inf (a
+     * diverged run): the trainer then stops as on a NaN loss (exit status 3). */
+    int diverged;
 } qkv_task;
 
 #endif

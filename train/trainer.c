@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,9 @@
 #include "train/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "train/dist.h"
+#include "train/interrupt.h"
 #include "train/trainer_outputs.h"
 
 /* ---- metrics and config ------------------------------------------------------ */
@@ -32,6 +35,10 @@ int qkv_check_output_path(const char *path) {
     struct stat st;
     if (!*path) {
         qkv_set_error("an output path is empty");
+        return -1;
+    }
+    if (path[strlen(path) - 1] == '/') { /* dirname("newdir/") is ".": check it here */
+        qkv_set_error("%s: names a directory (ends with '/'); an output is a file", path);
         return -1;
     }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -179,7 +186,12 @@ static int start_run(train_run *run) {
     qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
     run->step = run->last_saved = run->start;
     run->last_path = config->resume_path;
-    qkv_train_outputs_open(&run->outputs, config);
+    if (qkv_train_outputs_open(&run->outputs, config) != 0) {
+        qkv_train_outputs_finish(&run->outputs, 0, task, &run->description, run->result);
+        qkv_tape_free(run->tape);
+        qkv_optimizer_free(&run->opt);
+        return -1;
+    }
     run->prog = (progress){isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), run->start, config->steps};
     return 0;
 }
@@ -192,6 +204,8 @@ static int stop_nonfinite(train_run *run, const char *what) {
     char saved[160] = "";
     if (run->last_path)
         snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", run->last_path, run->last_saved);
+    else if (run->config->save_path)
+        snprintf(saved, sizeof saved, "; no checkpoint was saved");
     qkv_set_error("step %ld: %s; training stopped%s", run->step + 1, what, saved);
     run->result->nonfinite = 1;
     return -1;
@@ -215,6 +229,48 @@ static int check_finite(train_run *run, float loss) {
     return 0;
 }
 
+/* The values of the run's state that are NaN/Inf: every parameter, then every
+ * optimizer buffer; *first names the first tensor holding one. */
+static size_t count_nonfinite_state(const train_run *run, char first[QKV_NAME_MAX + 8]) {
+    const qkv_params *params = run->task->params;
+    const qkv_optimizer *opt = &run->opt;
+    size_t total = 0;
+    first[0] = '\0';
+    for (int k = 0; k < params->n + opt->n_slots * opt->n_params; k++) {
+        const qkv_tensor *p = params->items[k % params->n];
+        size_t bad = qkv_count_nonfinite(k < params->n ? p->data : opt->state[k - params->n], p->size);
+        if (bad && !total)
+            snprintf(first, QKV_NAME_MAX + 8, k < params->n ? "%s" : "optim.%s.%s",
+                     k < params->n ? p->name : qkv_optimizer_slot_name(opt, (k - params->n) / params->n), p->name);
+        total += bad;
+    }
+    return total;
+}
+
+/* After the update, the fused check: every parameter and optimizer value finite,
+ * one pass over the state (a NaN/Inf gradient shows up here too, through the
+ * update). Every rank holds the same state, so every rank stops at the same step.
+ * grad_norm: the norm clipping measured, or < 0 when it did not run. 0, or -1 with
+ * the error naming what went non-finite first: the gradients or the update. */
+static int check_updated_state(train_run *run, float loss, double grad_norm) {
+    char first[QKV_NAME_MAX + 8], what[400];
+    size_t bad = count_nonfinite_state(run, first);
+    if (!bad) return 0;
+    if (grad_norm < 0) {
+        double sum = 0.0;
+        for (int i = 0; i < run->task->params->n; i++)
+            sum += qkv_sum_squares_fixed(run->task->params->items[i]->grad, run->task->params->items[i]->size);
+        grad_norm = sqrt(sum);
+    }
+    if (!isfinite(grad_norm))
+        snprintf(what, sizeof what, "the gradient norm is %s with a finite loss %g (try --clip, a smaller --lr or "
+                 "--detect-nan to find the op)", isnan(grad_norm) ? "NaN" : "Inf", loss);
+    else
+        snprintf(what, sizeof what, "the update left %zu NaN/Inf values, first in %s (loss %g, gradient norm %g: try a "
+                 "smaller --lr or --clip)", bad, first, loss, grad_norm);
+    return stop_nonfinite(run, what);
+}
+
 /* --print-tape and --dot show the first step's tape. 0, or -1 if --dot fails. */
 static int show_first_tape(const train_run *run) {
     const qkv_trainer_config *config = run->config;
@@ -233,9 +289,9 @@ static int train_step(train_run *run, float lr) {
     qkv_task *task = run->task;
     qkv_tape *tape = run->tape;
     qkv_tensor *loss = task->loss(task->self, tape, run->step);
-    if (!loss) { /* the task reported an error (a diverged run): stop, write nothing */
+    if (!loss) { /* the task reported an error: stop, write nothing */
         qkv_tape_reset(tape);
-        return -1;
+        return task->diverged ? stop_nonfinite(run, qkv_last_error()) : -1;
     }
     qkv_params_zero_grad(task->params);
     qkv_backward(tape, loss);
@@ -245,8 +301,12 @@ static int train_step(train_run *run, float lr) {
         qkv_tape_reset(tape);
         return -1;
     }
-    if (run->config->clip > 0) qkv_clip_grad_norm(task->params, run->config->clip);
+    double grad_norm = run->config->clip > 0 ? qkv_clip_grad_norm(task->params, run->config->clip) : -1.0;
     qkv_optimizer_step(&run->opt, task->params, lr);
+    if (check_updated_state(run, loss_value, grad_norm) != 0) {
+        qkv_tape_reset(tape);
+        return -1;
+    }
     run->result->final_loss = loss_value;
     qkv_tape_reset(tape);
     run->step++;
@@ -279,9 +339,33 @@ static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m
     return config->lower_is_better ? *v <= config->target : *v >= config->target;
 }
 
+void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out) {
+    out->n = 0;
+    qkv_config_add(out, "lr", "%g", config->optim.lr);
+    qkv_config_add(out, "clip", "%g", config->clip);
+    qkv_config_add(out, "warmup", "%ld", config->schedule.warmup);
+    qkv_config_add(out, "schedule", "%s", qkv_schedule_kind_names[config->schedule.kind]);
+}
+
+void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, size_t len) {
+    qkv_config_kv now, saved;
+    out[0] = '\0';
+    if (!config->resume_path || qkv_checkpoint_read_settings(config->resume_path, &saved) != 0) return;
+    qkv_trainer_settings(config, &now);
+    size_t used = 0;
+    for (int i = 0; i < now.n && used < len; i++) {
+        const char *before = qkv_config_get(&saved, now.key[i]);
+        if (before && strcmp(before, now.value[i]) != 0)
+            used += (size_t)snprintf(out + used, len - used, "%s--%s %s (the checkpoint's run: %s)", used ? ", " : "",
+                                     now.key[i], now.value[i], before);
+    }
+}
+
 static int save_checkpoint(train_run *run) {
+    qkv_config_kv settings;
+    qkv_trainer_settings(run->config, &settings);
     return qkv_checkpoint_save(run->config->save_path, run->task->params, &run->opt, run->step, &run->tape->rng,
-                               &run->description);
+                               &run->description, &settings);
 }
 
 /* --save-every: a checkpoint every save_every steps, then the last good one. */
@@ -326,6 +410,17 @@ static int after_step(train_run *run, float lr) {
 
 /* ---- the end ------------------------------------------------------------------------- */
 
+/* The checkpoint of --save at the end, unless --save-every has just written this
+ * very step (once is enough). 0, or -1 if it cannot be written. */
+static int save_final(train_run *run) {
+    const char *path = run->config->save_path;
+    if (!path || (run->last_path == path && run->last_saved == run->step)) return 0;
+    if (save_checkpoint(run) != 0) return -1;
+    run->last_path = path;
+    run->last_saved = run->step;
+    return 0;
+}
+
 /* After a run without error, on rank 0: the final evaluation and progress line, and
  * the checkpoint of --save. 0, or -1 if the checkpoint cannot be written. */
 static int final_evaluation(train_run *run) {
@@ -335,21 +430,42 @@ static int final_evaluation(train_run *run) {
     qkv_train_outputs_record_final(&run->outputs, run->step, run->start, result->final_loss, &run->metrics);
     if (run->prog.tty && !run->prog.quiet)
         report_progress(&run->prog, run->config, run->step, result->final_loss, &run->metrics, 1);
-    return run->config->save_path ? save_checkpoint(run) : 0;
+    return save_final(run);
 }
 
-/* Times the run, ends it (rc 0: the final evaluation and the files; else none of
- * them) and frees what start_run made. Returns rc, or -1 if a file failed. */
+/* A run stopped by a signal, on rank 0: no final evaluation (the last one's metrics
+ * stand), the checkpoint of --save, and the error saying where the work is. 0 to
+ * write the other files, or -1 if the checkpoint failed. */
+static int end_interrupted(train_run *run) {
+    const char *name = qkv_signal_name(run->result->interrupted);
+    run->result->metrics = run->metrics;
+    if (save_final(run) != 0) return -1;
+    if (run->config->save_path)
+        qkv_set_error("stopped by %s after step %ld of %d; %s (step %ld) holds the work: continue with --resume %s",
+                      name, run->step, run->config->steps, run->config->save_path, run->step, run->config->save_path);
+    else
+        qkv_set_error("stopped by %s after step %ld of %d; nothing was saved (no --save)", name, run->step,
+                      run->config->steps);
+    return 0;
+}
+
+/* Times the run, ends it (rc 0: the final evaluation and the files; rc 2, a signal:
+ * the checkpoint and the files; else none of them) and frees what start_run made.
+ * Returns 0, or -1 on an error, a file that failed or a signal. */
 static int finish_run(train_run *run, int rc) {
     qkv_train_result *result = run->result;
     result->seconds = omp_get_wtime() - run->prog.start;
     result->steps_done = run->step;
     result->steps_per_second = (double)(run->step - run->start) / (result->seconds > 0 ? result->seconds : 1e-9);
     if (rc == 0 && qkv_dist_rank() == 0) rc = final_evaluation(run);
-    if (qkv_train_outputs_finish(&run->outputs, rc == 0, run->task, &run->description, result) != 0) rc = -1;
+    if (rc == 2 && qkv_dist_rank() == 0 && end_interrupted(run) != 0) rc = -1;
+    char message[512];
+    snprintf(message, sizeof message, "%s", qkv_last_error());
+    if (qkv_train_outputs_finish(&run->outputs, rc >= 0, run->task, &run->description, result) != 0) rc = -1;
+    else if (rc == 2) qkv_set_error("%s", message);
     qkv_tape_free(run->tape);
     qkv_optimizer_free(&run->opt);
-    return rc;
+    return rc == 0 ? 0 : -1;
 }
 
 /* ---- the loop -------------------------------------------------------------------------- */
@@ -359,11 +475,15 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
     memset(result, 0, sizeof *result);
     train_run run = {.config = &config, .task = task, .result = result};
     if (start_run(&run) != 0) return -1;
-    int rc = 0; /* 0: go on; 1: stop early; -1: an error */
+    int rc = 0; /* 0: go on; 1: stop early; 2: a signal (interrupt.h); -1: an error */
     while (rc == 0 && run.step < config.steps) {
         float lr = config.optim.lr * qkv_schedule_factor(&config.schedule, run.step);
         rc = train_step(&run, lr);
         if (rc == 0) rc = after_step(&run, lr);
+        if (rc == 0 && qkv_dist_any(qkv_interrupt_signal() != 0) && run.step < config.steps) {
+            result->interrupted = qkv_interrupt_signal() ? qkv_interrupt_signal() : SIGTERM; /* another rank's */
+            rc = 2;
+        }
     }
-    return finish_run(&run, rc < 0 ? -1 : 0);
+    return finish_run(&run, rc < 0 ? -1 : rc == 2 ? 2 : 0);
 }

@@ -19,18 +19,30 @@
  * one line, and the command line prints "qkv: <line>" and chooses the exit status
  * (train/cli/train_flags.h: 2, or 3 for a NaN/Inf stop).
  *
- * Non-finite values: the loss of every step is checked; a NaN/Inf loss stops the
- * run before the optimizer step ("step 12: the loss is NaN ...; training stopped",
- * result->nonfinite set), and nothing is written after it (the last checkpoint
- * stays the last good one, and the error names it).
+ * Non-finite values: the loss of every step is checked before the optimizer step,
+ * and after it one fused pass checks every parameter and optimizer value (a NaN/Inf
+ * gradient shows there too; the error then names the gradient norm, else the first
+ * tensor and the count). Either stops the run ("step 12: the loss is NaN ...;
+ * training stopped", result->nonfinite set), and nothing is written after it: the
+ * last checkpoint stays the last good one, the error names it, and no checkpoint
+ * ever holds a NaN/Inf (checkpoint.h). A task whose loss() fails because a value
+ * went non-finite (task->diverged) stops the same way.
  * detect_nan (--detect-nan) turns on the tape's anomaly mode (tape.h): the first
  * op whose output or input gradient holds a NaN/Inf stops the run the same way,
  * naming the op, its input shapes and the step.
  *
+ * Signals (train/interrupt.h, once installed): after the step in progress, the
+ * run ends as if --steps were reached, without the final evaluation: the --save
+ * checkpoint (atomic), --csv, --json and --plot are written, and qkv_train
+ * returns -1 with result->interrupted set and the error saying where the work
+ * is ("stopped by SIGINT after step 12 of 100; ck.safetensors (step 12) holds the
+ * work: continue with --resume ck.safetensors").
+ *
  * Output: on a terminal a one-line progress bar (step, loss, metric, steps/s, ETA);
  * piped, plain log lines every log_every steps; quiet, nothing but the summary.
- * The last line is always "final: key=value ...". --json, --csv and --plot files
- * are written atomically at the end, --dot after the first step; their paths are
+ * The last line is always "final: key=value ...". --json and --plot files are
+ * written atomically at the end, --csv row by row into its temporary file renamed
+ * into place at the end, --dot after the first step; their paths are
  * checked before training starts. --plot records the loss at each log point (every
  * step when log_every is 0) and the metrics at each evaluation, including the last.
  */
@@ -70,7 +82,8 @@ typedef struct qkv_train_result {
     qkv_metrics metrics;
     double seconds, steps_per_second;
     int stopped_early;
-    int nonfinite; /* 1: stopped on a NaN/Inf loss or --detect-nan anomaly (the command line's exit status 3) */
+    int interrupted; /* the signal that ended the run early (train/interrupt.h), or 0 */
+    int nonfinite; /* 1: stopped on a NaN/Inf loss, gradient or state, or a --detect-nan anomaly (the command line's exit status 3) */
 } qkv_train_result;
 
 /* Runs the loop. Returns 0, or -1 with qkv_last_error() (an unwritable output path,
@@ -84,7 +97,17 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
  * and writes all files). */
 qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared);
 
-/* Checks that path can be created or replaced: not empty, its directory exists
+/* The optimization settings a resumed run should share with the run it goes on
+ * from: lr, clip, warmup and schedule as key/value text, stored in checkpoints
+ * (checkpoint.h: "train.<key>"). */
+void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
+/* With --resume: the settings that differ from the checkpoint's, as "--lr 0.05
+ * (the checkpoint's run: 0.1), ..." in out; "" when none differ, or the checkpoint
+ * does not record them (written before they were) or cannot be read (qkv_train
+ * then reports it). */
+void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, size_t len);
+
+/* Checks that path can be created or replaced: not empty, not ending in '/', its directory exists
  * and is writable, and path is absent or a regular file (never a directory or a
  * device). Returns 0 or -1 with qkv_last_error(). */
 int qkv_check_output_path(const char *path);

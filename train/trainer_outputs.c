@@ -1,6 +1,5 @@
 /* trainer_outputs.c — a run's --csv log, --plot curves and --json summary. See
  * trainer_outputs.h. */
-#define _GNU_SOURCE /* open_memstream */
 #include "train/trainer_outputs.h"
 
 #include <stdlib.h>
@@ -10,14 +9,16 @@
 #include "core/fileio.h"
 #include "core/json.h"
 
-void qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config) {
+int qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config) {
     memset(out, 0, sizeof *out);
     out->csv_path = config->csv_path;
     out->plot_path = config->plot_path;
     out->json_path = config->json_path;
     out->log_every = config->log_every;
-    out->csv = out->csv_path ? open_memstream(&out->csv_text, &out->csv_len) : NULL;
-    if (out->csv) fputs("step,loss,lr,seconds\n", out->csv);
+    if (!out->csv_path) return 0;
+    static const char header[] = "step,loss,lr,seconds\n";
+    if (qkv_atomic_open(&out->csv, out->csv_path) != 0) return -1;
+    return qkv_atomic_write(&out->csv, header, sizeof header - 1);
 }
 
 void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
@@ -26,7 +27,12 @@ void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, flo
         if (log_now || eval_now || out->log_every <= 0) qkv_curves_add_loss(&out->curves, (double)step, loss);
         if (eval_now) qkv_curves_add_metrics(&out->curves, (double)step, metrics);
     }
-    if (out->csv && (log_now || eval_now)) fprintf(out->csv, "%ld,%.6g,%.6g,%.3f\n", step, loss, lr, seconds);
+    if (out->csv.path && (log_now || eval_now)) {
+        char row[128];
+        int len = snprintf(row, sizeof row, "%ld,%.6g,%.6g,%.3f\n", step, loss, lr, seconds);
+        if (qkv_atomic_write(&out->csv, row, (size_t)len) != 0 || qkv_atomic_flush(&out->csv) != 0)
+            out->csv_failed = 1; /* the writer removed its file; the error is reported at the end */
+    }
 }
 
 void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, long start, float loss,
@@ -89,10 +95,10 @@ static int write_summary_json(const char *path, const qkv_task *task, const qkv_
 int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *task,
                              const qkv_config_kv *description, const qkv_train_result *result) {
     int rc = 0;
-    if (out->csv) {
-        fclose(out->csv);
-        if (write) rc = qkv_write_file_atomic(out->csv_path, out->csv_text, out->csv_len);
-        free(out->csv_text);
+    if (out->csv_path) {
+        if (write) rc = out->csv_failed ? qkv_file_fail(out->csv_path, "a row could not be written") :
+                                          qkv_atomic_commit(&out->csv);
+        qkv_atomic_abort(&out->csv);
     }
     if (write && rc == 0 && out->json_path) rc = write_summary_json(out->json_path, task, description, result);
     if (write && rc == 0 && out->plot_path) rc = qkv_curves_write_png(&out->curves, out->plot_path, task->name);

@@ -1,30 +1,33 @@
 /* trainer_outputs.h — the files a training run writes when it ends: the --csv log,
  * the --plot curves and the --json summary (trainer.h says what each holds).
  *
- * The trainer records into them in memory as it goes; nothing reaches the disk
- * before qkv_train_outputs_finish, and then only if the run succeeded, so a run
- * that fails leaves none of them behind (and no partial file: each is written
- * atomically). A path that is NULL turns its output off. Used by train/trainer.c.
+ * The CSV is written row by row (each row flushed) into the atomic writer's
+ * temporary file, which qkv_train_outputs_finish renames into place; the plot and
+ * the summary are kept in memory and written there. A run that fails leaves none
+ * of them behind (and no partial file), a run stopped by a signal (trainer.h)
+ * writes all three. A path that is NULL turns its output off. Used by
+ * train/trainer.c.
  */
 #ifndef QKV_TRAINER_OUTPUTS_H
 #define QKV_TRAINER_OUTPUTS_H
 
 #include <stdio.h>
 
+#include "core/fileio.h"
 #include "train/curves.h"
 #include "train/trainer.h"
 
 typedef struct qkv_train_outputs {
     const char *csv_path, *plot_path, *json_path;
     int log_every;       /* <= 0: the plot records the loss of every step */
-    FILE *csv;           /* an open_memstream over csv_text; NULL without --csv */
-    char *csv_text;
-    size_t csv_len;
+    qkv_atomic_file csv; /* csv.path NULL without --csv (or once it failed) */
+    int csv_failed;      /* a row could not be written: finish reports it */
     qkv_curves curves;
 } qkv_train_outputs;
 
-/* The outputs of config (its csv, plot and json paths); writes the CSV header. */
-void qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config);
+/* The outputs of config (its csv, plot and json paths); creates the CSV's
+ * temporary file and writes its header. 0, or -1 with qkv_last_error(). */
+int qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config);
 
 /* After `step` steps, with the step's loss and lr, `seconds` since the run began:
  * a CSV row if the step is logged (log_now) or evaluated (eval_now); on the plot,

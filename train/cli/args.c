@@ -2,9 +2,12 @@
 #include "train/cli/args.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/error.h"
 
 static void print_help(const char *command, const qkv_arg *args, int n_args) {
     printf("usage: qkv %s [flags]\n", command);
@@ -24,6 +27,20 @@ static void print_help(const char *command, const qkv_arg *args, int n_args) {
     }
 }
 
+/* Prints "qkv <message>" as one printable line (qkv_set_error escapes control
+ * characters and raw bytes a flag's value may carry) and returns -1. */
+static int arg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int arg_fail(const char *fmt, ...) {
+    char message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    qkv_set_error("%s", message);
+    fprintf(stderr, "qkv %s\n", qkv_last_error());
+    return -1;
+}
+
 static int parse_value(const char *command, const qkv_arg *arg, const char *text) {
     char *end = NULL;
     errno = 0;
@@ -41,14 +58,12 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
             snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
                      arg->choices[i]);
         }
-        fprintf(stderr, "qkv %s: %s: unknown value '%s' (allowed: %s)\n", command, arg->flag, text, allowed);
-        return -1;
+        return arg_fail("%s: %s: unknown value '%s' (allowed: %s)", command, arg->flag, text, allowed);
     }
     double v = arg->kind == QKV_ARG_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
     if (errno || end == text || *end != '\0' || !(v >= arg->min && v <= arg->max)) {
-        fprintf(stderr, "qkv %s: %s: expected %s in [%g, %g], got '%s'\n", command, arg->flag,
-                arg->kind == QKV_ARG_INT ? "an integer" : "a number", arg->min, arg->max, text);
-        return -1;
+        return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
+                        arg->kind == QKV_ARG_INT ? "an integer" : "a number", arg->min, arg->max, text);
     }
     if (arg->kind == QKV_ARG_INT) *(int *)arg->target = (int)v;
     else *(float *)arg->target = (float)v;
@@ -65,16 +80,14 @@ int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *ar
         for (int j = 0; j < n_args && !arg; j++)
             if (strcmp(argv[i], args[j].flag) == 0) arg = &args[j];
         if (!arg) {
-            fprintf(stderr, "qkv %s: unknown flag '%s' (try --help)\n", command, argv[i]);
-            return -1;
+            return arg_fail("%s: unknown flag '%s' (try --help)", command, argv[i]);
         }
         if (arg->kind == QKV_ARG_FLAG) {
             *(int *)arg->target = 1;
             continue;
         }
         if (i + 1 >= argc) {
-            fprintf(stderr, "qkv %s: %s needs a value\n", command, arg->flag);
-            return -1;
+            return arg_fail("%s: %s needs a value", command, arg->flag);
         }
         if (parse_value(command, arg, argv[++i]) != 0) return -1;
     }

@@ -31,7 +31,11 @@ static int data_detect(int argc, char **argv) {
                 config.max_objects);
         return 2;
     }
-    if (qkv_detect_write(out, &config, (uint64_t)seed, n) != 0) {
+    if (qkv_detect_check_out(out) != 0) { /* a path that cannot work: an input error, before any image */
+        fprintf(stderr, "qkv data detect: %s\n", qkv_last_error());
+        return 2;
+    }
+    if (qkv_detect_write(out, &config, (uint64_t)seed, n) != 0) { /* a failure while writing: disk full */
         fprintf(stderr, "qkv data detect: %s\n", qkv_last_error());
         return 1;
     }

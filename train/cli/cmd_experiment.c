@@ -2,7 +2,8 @@
  * train/experiments/experiments.h behind one flag table each. A command parses
  * its flags into the experiment's options, sets the thread count and runs it;
  * any error is one line "qkv experiment NAME: <qkv_last_error()>" and exit 2.
- * permutation exits 1 when a measurement disagrees with the theory. */
+ * permutation exits 1 when a measurement disagrees with the theory (one between
+ * the thresholds is inconclusive: exit 0). */
 #include <stdio.h>
 #include <string.h>
 

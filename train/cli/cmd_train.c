@@ -19,6 +19,8 @@
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/cli/train_flags.h"
+#include "train/dist.h"
+#include "train/interrupt.h"
 #include "train/tasks/registry.h"
 
 #define MAX_SEEDS 4
@@ -101,7 +103,13 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
         return 2;
     }
     if (!f.trainer.quiet) kind->banner(task, &f.trainer, f.threads);
+    char changes[512];
+    qkv_trainer_settings_changes(&f.trainer, changes, sizeof changes);
+    if (changes[0] && qkv_dist_rank() == 0) /* allowed, but the run is then another one: say so */
+        fprintf(stderr, "qkv %s: --resume with changed settings: %s; the run goes on with them and is no longer "
+                "the uninterrupted one\n", command, changes);
     qkv_train_result result;
+    qkv_interrupt_install(); /* Ctrl-C, SIGTERM, SIGHUP, a closed stdout: the run ends after its step */
     int rc = qkv_train_exit(qkv_train(&f.trainer, task, &result), task->name, &result);
     kind->destroy(task);
     return rc;

@@ -64,5 +64,6 @@ int qkv_train_exit(int rc, const char *task, const qkv_train_result *result) {
         return 0;
     }
     fprintf(stderr, "qkv: %s\n", qkv_last_error());
+    if (result->interrupted) return 128 + result->interrupted;
     return result->nonfinite ? 3 : 2;
 }

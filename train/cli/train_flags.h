@@ -24,8 +24,8 @@ void qkv_common_finish(qkv_common_flags *f);
 /* The last line of a run: "final: task=... steps=... loss=... <metrics> ...". */
 void qkv_print_final(const char *task, const qkv_train_result *r);
 /* After qkv_train: rc 0 prints the final line for task (unless task is NULL); rc -1
- * prints "qkv: <error>" to stderr. Returns the exit status: 0, 2, or 3 when the run
- * stopped on a NaN/Inf. */
+ * prints "qkv: <error>" to stderr. Returns the exit status: 0, 2, 3 when the run
+ * stopped on a NaN/Inf, or 128 + the signal that stopped it (train/interrupt.h). */
 int qkv_train_exit(int rc, const char *task, const qkv_train_result *result);
 
 #endif

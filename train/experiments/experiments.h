@@ -49,7 +49,8 @@ typedef struct qkv_perm_row {
     const char *theory;          /* "equivariant", "invariant" or "neither" */
     qkv_perm_expect expect_equivariance, expect_invariance;
     double equivariance, invariance;  /* worst relative error; < 0 when not applicable */
-    int agrees;                  /* both measures on the theory's side of the thresholds */
+    int agrees;                  /* no measure on the wrong side of the thresholds */
+    int inconclusive;            /* agrees, but a measure fell between them ("unclear") */
 } qkv_perm_row;
 
 /* 3 seeds x 5 permutations, 8 tokens, dim 16, 4 heads, seed 1, no outputs. */
@@ -62,8 +63,9 @@ int qkv_perm_check(const qkv_perm_options *options);
  * how many. Options that fail qkv_perm_check stop through qkv_fatal. */
 int qkv_permutation_experiment(const qkv_perm_options *options, qkv_perm_row *rows);
 /* The whole experiment: checks the options, runs it, prints the table and the
- * verdict, writes --json and --csv. 0 and *all_agree (whether every measurement
- * agrees with the theory), or -1 with qkv_last_error(). */
+ * verdict, writes --json and --csv. 0 and *all_agree (whether no measurement
+ * disagrees with the theory: an inconclusive one, between the thresholds, is not
+ * a disagreement), or -1 with qkv_last_error(). */
 int qkv_perm_run(const qkv_perm_options *options, int *all_agree);
 /* "holds", "broken", "unclear" for a measured error, "n/a" for err < 0. */
 const char *qkv_perm_measured(double err);

@@ -282,10 +282,13 @@ const char *qkv_perm_measured(double err) {
     return err < QKV_PERM_HOLDS ? "holds" : err > QKV_PERM_BROKEN ? "broken" : "unclear";
 }
 
-static int agrees(qkv_perm_expect expect, double err) {
-    if (expect == QKV_EXPECT_NA) return err < 0;
-    return strcmp(qkv_perm_measured(err), expect == QKV_EXPECT_HOLDS ? "holds" : "broken") == 0;
+/* A measure contradicts the theory when it lands on the other side of both
+ * thresholds (or exists where none applies); between them it is unclear. */
+static int contradicts(qkv_perm_expect expect, double err) {
+    if (expect == QKV_EXPECT_NA) return err >= 0;
+    return strcmp(qkv_perm_measured(err), expect == QKV_EXPECT_HOLDS ? "broken" : "holds") == 0;
 }
+static int unclear(double err) { return strcmp(qkv_perm_measured(err), "unclear") == 0; }
 
 void qkv_perm_default_options(qkv_perm_options *o) {
     *o = (qkv_perm_options){.seeds = 3, .perms = 5, .tokens = 8, .dim = 16, .heads = 4, .seed = 1};
@@ -319,7 +322,8 @@ int qkv_permutation_experiment(const qkv_perm_options *o, qkv_perm_row *rows) {
         r->expect_equivariance = c->equi;
         r->expect_invariance = c->inv;
         measure(c, o, tape, r);
-        r->agrees = agrees(c->equi, r->equivariance) && agrees(c->inv, r->invariance);
+        r->agrees = !contradicts(c->equi, r->equivariance) && !contradicts(c->inv, r->invariance);
+        r->inconclusive = r->agrees && (unclear(r->equivariance) || unclear(r->invariance));
     }
     qkv_tape_free(tape);
     return N_CONFIGS;
@@ -332,7 +336,9 @@ static void format_error(char *buf, size_t len, double err) {
     else snprintf(buf, len, "%.1e", err);
 }
 
-static const char *verdict(const qkv_perm_row *r) { return r->agrees ? "agrees" : "DISAGREES"; }
+static const char *verdict(const qkv_perm_row *r) {
+    return !r->agrees ? "DISAGREES" : r->inconclusive ? "inconclusive" : "agrees";
+}
 
 static int write_json(const char *path, const qkv_perm_options *o, const qkv_perm_row *rows, int n, int all) {
     qkv_json_out out = {0};
@@ -394,7 +400,7 @@ static int write_csv(const char *path, const qkv_perm_row *rows, int n) {
 
 /* The header, one line per configuration and the verdict. Returns whether all agree. */
 static int print_table(const qkv_perm_options *o, const qkv_perm_row *rows, int n) {
-    int all = 1;
+    int all = 1, inconclusive = 0;
     printf("permutation symmetry of random models: %d seeds x %d permutations, %d tokens, dim %d, %d heads\n"
            "errors are max|f(PX) - P f(X)| / max|f(X)| and max|g(PX) - g(X)| / max|g(X)|;\n"
            "holds: < %.0e, broken: > %.0e\n\n",
@@ -406,8 +412,12 @@ static int print_table(const qkv_perm_options *o, const qkv_perm_row *rows, int 
         format_error(v, sizeof v, rows[i].invariance);
         printf("%-34s %-12s %12s %12s  %s\n", rows[i].config, rows[i].theory, e, v, verdict(&rows[i]));
         all &= rows[i].agrees;
+        inconclusive += rows[i].inconclusive;
     }
-    printf("\n%s\n", all ? "every measurement agrees with the theory" : "SOME MEASUREMENTS DISAGREE WITH THE THEORY");
+    printf("\n%s\n", !all           ? "SOME MEASUREMENTS DISAGREE WITH THE THEORY"
+                     : inconclusive ? "no measurement disagrees with the theory; some are inconclusive (between "
+                                      "the thresholds)"
+                                    : "every measurement agrees with the theory");
     return all;
 }
 

@@ -75,8 +75,10 @@ static qkv_tensor *detect_loss(void *self, qkv_tape *tape, long step) {
     qkv_set_loss_config loss_cfg = qkv_set_loss_defaults();
     loss_cfg.eos_coef = t->config.eos_coef;
     qkv_tensor *loss = qkv_set_loss_layers(tape, out.n_layers, out.logits, out.boxes, &targets, &loss_cfg, NULL);
-    if (!loss) qkv_set_error("detect: step %ld: %s (the run diverged: try a lower --lr or --clip)", step + 1,
-                             qkv_last_error());
+    if (!loss) { /* the matching fails only on a NaN/Inf cost: the trainer names the step */
+        qkv_set_error("detect: %s", qkv_last_error());
+        t->task.diverged = 1;
+    }
     return loss;
 }
 
@@ -131,7 +133,7 @@ void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *conf
     /* Under MPI the ranks' losses are averaged with equal weights (loss_terms 0): each
      * slice normalizes its box terms by its own object count, as DETR's per-process loss does. */
     t->task = (qkv_task){"detect", t, &t->model.params, detect_loss, detect_evaluate, detect_describe,
-                         config->batch, 0, NULL};
+                         config->batch, 0, NULL, 0};
 }
 
 void qkv_detect_task_free(qkv_detect_task *t) {
@@ -173,7 +175,7 @@ static const qkv_field fields[] = {
     QKV_INT_FIELD("--width", "width", C, model.width, 4, 8192, 64, "model width"),
     QKV_INT_FIELD("--heads", "heads", C, model.heads, 1, 1024, 4, "attention heads"),
     QKV_INT_FIELD("--ff", "ff", C, model.ff, 1, 65536, 128, "feed-forward width"),
-    QKV_INT_FIELD("--enc-layers", "enc_layers", C, model.enc_layers, 0, 64, 2, "encoder layers"),
+    QKV_INT_FIELD("--enc-layers", "enc_layers", C, model.enc_layers, 1, 64, 2, "encoder layers"),
     QKV_INT_FIELD("--dec-layers", "dec_layers", C, model.dec_layers, 1, QKV_DETR_MAX_LAYERS, 2, "decoder layers"),
     QKV_INT_FIELD("--queries", "queries", C, model.queries, 1, 4096, 8, "object queries"),
     QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),

@@ -84,7 +84,7 @@ void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *conf
     t->targets = qkv_malloc((size_t)config->batch * sizeof(float), "the batch targets");
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &config->model, &rng);
-    t->task = (qkv_task){"maxreg", t, &t->params, maxreg_loss, maxreg_evaluate, maxreg_describe, config->batch, 0, NULL};
+    t->task = (qkv_task){"maxreg", t, &t->params, maxreg_loss, maxreg_evaluate, maxreg_describe, config->batch, 0, NULL, 0};
 }
 
 void qkv_maxreg_task_free(qkv_maxreg_task *t) {

@@ -110,7 +110,7 @@ int qkv_points_task_init(qkv_points_task *t, const qkv_points_task_config *confi
     t->batch_labels = qkv_malloc((size_t)config->batch * sizeof(int32_t), "the batch labels");
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &t->config.model, &rng);
-    t->task = (qkv_task){"points", t, &t->params, points_loss, points_evaluate, points_describe, config->batch, 0, NULL};
+    t->task = (qkv_task){"points", t, &t->params, points_loss, points_evaluate, points_describe, config->batch, 0, NULL, 0};
     return 0;
 }
 

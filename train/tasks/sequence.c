@@ -281,7 +281,7 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);
     t->task = (qkv_task){qkv_seq_task_name(config->data.task), t, &t->params, task_loss, task_evaluate,
-                         task_describe, config->batch, 0, NULL};
+                         task_describe, config->batch, 0, NULL, 0};
 }
 
 void qkv_seq_model_free(qkv_seq_model *t) {

@@ -87,7 +87,7 @@ void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config
     qkv_rng rng = qkv_rng_make((uint64_t)config->seed);
     qkv_mlp_init(&t->mlp, &t->params, "mlp", 3, (int[]){2, config->hidden, config->hidden, N_CLASSES},
                  QKV_ACT_RELU, &rng);
-    t->task = (qkv_task){"spirals", t, &t->params, task_loss, task_evaluate, task_describe, config->batch, 0, NULL};
+    t->task = (qkv_task){"spirals", t, &t->params, task_loss, task_evaluate, task_describe, config->batch, 0, NULL, 0};
 }
 
 void qkv_spirals_task_free(qkv_spirals_task *t) {

@@ -257,7 +257,7 @@ static qkv_task *text_create(const void *config, int for_eval) {
     size_t window = (size_t)c.batch * c.context;
     t->window_ids = qkv_malloc(window * sizeof(int32_t), "a batch of windows");
     t->window_targets = qkv_malloc(window * sizeof(int32_t), "a batch of windows");
-    t->task = (qkv_task){"text", t, &t->model.params, text_loss, text_evaluate, text_describe, c.batch, 0, text_report};
+    t->task = (qkv_task){"text", t, &t->model.params, text_loss, text_evaluate, text_describe, c.batch, 0, text_report, 0};
     return &t->task;
 }
 

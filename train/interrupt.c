@@ -1,0 +1,43 @@
+/* interrupt.c — the signal handlers of a run that stops cleanly. See interrupt.h. */
+#include "train/interrupt.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/fileio.h"
+
+static volatile sig_atomic_t first_signal;
+
+/* Async-signal-safe only: the flag, unlink (through qkv_atomic_remove_temps), _exit. */
+static void on_signal(int sig) {
+    if (!first_signal) {
+        first_signal = sig;
+        return;
+    }
+    if (sig == SIGPIPE) return; /* every write to a closed pipe raises one */
+    qkv_atomic_remove_temps();
+    _exit(128 + sig);
+}
+
+void qkv_interrupt_install(void) {
+    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* a read or write in progress goes on; the step ends normally */
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) sigaction(signals[i], &sa, NULL);
+}
+
+int qkv_interrupt_signal(void) { return first_signal; }
+
+const char *qkv_signal_name(int sig) {
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "a signal";
+    }
+}
