@@ -99,7 +99,7 @@ static qkv_tensor *decoder_block_case(qkv_tape *tape, qkv_tensor *const *in, con
 }
 
 static qkv_stack_config stack_config(const layer_cfg *c) {
-    qkv_stack_config s = {block_config(c), c->n_layers, c->pos, 8};
+    qkv_stack_config s = {block_config(c), c->n_layers, c->pos, 8, {0}};
     return s;
 }
 

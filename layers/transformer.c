@@ -134,8 +134,8 @@ static void stack_common_init(const qkv_stack_config *cfg, qkv_positions *pos, q
     char full[QKV_NAME_MAX];
     QKV_CHECK(cfg->n_layers >= 1, "%s: n_layers %d must be >= 1", name, cfg->n_layers);
     qkv_name_join(full, name, "pos");
-    qkv_positions_init(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
-                       cfg->block.n_heads, rng);
+    qkv_positions_init_opts(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
+                            cfg->block.n_heads, &cfg->pos_opts, rng);
     if (!cfg->block.post_ln) {
         qkv_name_join(full, name, "ln_final");
         qkv_ln_init(final_ln, params, full, cfg->block.d_model);
@@ -160,7 +160,7 @@ void qkv_encoder_free(qkv_encoder *enc) {
     enc->blocks = NULL;
 }
 
-/* The per-layer attention call of a stack: its positions' RoPE and ALiBi. */
+/* The per-layer attention call of a stack: its positions' RoPE and ALiBi or T5 bias. */
 static qkv_mha_call stack_call(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int causal,
                                const qkv_tensor *key_padding) {
     qkv_mha_call call = {0};

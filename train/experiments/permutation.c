@@ -93,7 +93,7 @@ static void build(model *m, const config *c, const qkv_perm_options *o, qkv_rng 
     qkv_set_block_config set_cfg = {.d = o->dim, .n_heads = o->heads};
     switch (c->kind) {
     case K_ENCODER: {
-        qkv_stack_config stack = {{o->dim, o->heads, 2 * o->dim, QKV_ACT_GELU, 0, 0.0f}, 2, c->pos, o->tokens};
+        qkv_stack_config stack = {{o->dim, o->heads, 2 * o->dim, QKV_ACT_GELU, 0, 0.0f}, 2, c->pos, o->tokens, {0}};
         qkv_encoder_init(&m->enc, &m->params, "enc", &stack, c->causal, rng);
         if (m->enc.pos.table) qkv_fill_normal(m->enc.pos.table->data, m->enc.pos.table->size, rng, 0.0f, 1.0f);
         break;

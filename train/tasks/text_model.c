@@ -24,7 +24,7 @@ void qkv_text_model_init(qkv_text_model *m, const qkv_text_config *config, const
     m->embed = qkv_params_new(&m->params, "embed.weight", 2, (int[]){c->vocab, c->dim});
     qkv_fill_normal(m->embed->data, m->embed->size, &rng, 0.0f, 1.0f);
     qkv_stack_config stack = {{c->dim, c->heads, c->ff, QKV_ACT_GELU, 0, c->dropout}, c->layers,
-                              (qkv_pos_kind)c->pos, c->context};
+                              (qkv_pos_kind)c->pos, c->context, {0}};
     qkv_encoder_init(&m->decoder, &m->params, "dec", &stack, 1, &rng);
     qkv_linear_init(&m->head, &m->params, "head", c->dim, c->vocab, 1, &rng);
 }
