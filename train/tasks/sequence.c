@@ -323,7 +323,8 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
                               config->layers, config->pos, position_rows(config),
                               {config->t5_buckets, config->t5_max_distance, config->pos_randomize}};
     if (config->pos_randomize) {
-        t->pos_sample = qkv_malloc((size_t)sample_len(config) * sizeof(int32_t), "the position sample");
+        /* room for any draw: a test at longer lengths draws up to M entries */
+        t->pos_sample = qkv_malloc((size_t)config->pos_randomize * sizeof(int32_t), "the position sample");
     }
     qkv_encoder_init(&t->encoder, &t->params, "enc", &stack, config->data.arch == QKV_ARCH_DECODER, &rng);
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
