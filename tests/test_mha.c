@@ -116,7 +116,7 @@ END_TEST
 /* An encoder stack of 2 pre-LN layers with the given positions. */
 static void make_encoder(qkv_encoder *enc, qkv_params *params, qkv_pos_kind pos, int causal) {
     qkv_rng rng = qkv_rng_make(11);
-    qkv_stack_config cfg = {{D, 2, 16, QKV_ACT_GELU, 0, 0.0f}, 2, pos, 16};
+    qkv_stack_config cfg = {{D, 2, 16, QKV_ACT_GELU, 0, 0.0f}, 2, pos, 16, {0}};
     qkv_encoder_init(enc, params, "enc", &cfg, causal, &rng);
     if (pos == QKV_POS_LEARNED) /* a visible table, not the small init */
         qkv_fill_normal(qkv_params_find(params, "enc.pos.table")->data, 16 * D, &rng, 0, 1);
