@@ -55,9 +55,9 @@
 #define TEST_SEED 0x1e96e11ULL
 
 /* The kazemnejad preset's budget, from the sweep in docs/lengthgen.md. */
-#define KAZEMNEJAD_STEPS 1000
+#define KAZEMNEJAD_STEPS 1500
 #define KAZEMNEJAD_BATCH 64
-#define KAZEMNEJAD_LR 3e-3f
+#define KAZEMNEJAD_LR 1e-2f
 #define KAZEMNEJAD_DIM 32
 #define KAZEMNEJAD_LAYERS 2
 #define KAZEMNEJAD_TEST_SIZE 100
@@ -554,7 +554,7 @@ static int write_plot(const lengthgen *g) {
             series[s] = (qkv_plot_series){g->schemes[s].name, x, y + (size_t)s * k, k};
         }
         char title[128];
-        snprintf(title, sizeof title, "%s, decoder-only, trained on lengths 1..%d (shaded), %d seed%s",
+        snprintf(title, sizeof title, "%s: trained on 1..%d (shaded), %d seed%s",
                  qkv_seq_task_name((qkv_seq_task)g->tasks[t]), o->train_max, o->seeds, o->seeds > 1 ? "s" : "");
         qkv_plot_options options = {title, "sequence length", y_label, 1.0, (double)o->train_max, 0, 0, 0};
         rc = qkv_plot_lines_draw(&canvas, PANEL_W * t, 0, PANEL_W, PANEL_H, series, g->n_schemes, &options);
