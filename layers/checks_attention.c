@@ -187,6 +187,8 @@ static const layer_cfg gpt_rope_portable = {.d = 16, .heads = 2, .d_ff = 8, .n_l
                                             .causal = 1, .portable = 1};
 static const layer_cfg dec_portable = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_LEARNED,
                                        .portable = 1};
+static const layer_cfg gpt_t5 = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_T5, .causal = 1};
+static const layer_cfg enc_t5 = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_T5, .padding = 1};
 static const layer_cfg dec_cfg = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_SINUSOIDAL};
 static const layer_cfg graph_cfg = {.d = 8, .heads = 2};
 
@@ -219,6 +221,10 @@ static const qkv_gradcheck_case cases[] = {
      .ctx = &gpt_rope, .setup = encoder_setup, .teardown = stack_teardown},
     {"decoder-only 1 layer alibi", encoder_case, 1, {3}, {{1, 5, 8}},
      .ctx = &gpt_alibi, .setup = encoder_setup, .teardown = stack_teardown},
+    {"decoder-only 2 layers t5 bias (one-sided buckets)", encoder_case, 1, {3}, {{1, 6, 8}},
+     .ctx = &gpt_t5, .setup = encoder_setup, .teardown = stack_teardown},
+    {"encoder 1 layer t5 bias (bidirectional) + padding", encoder_case, 1, {3}, {{2, 5, 8}},
+     .ctx = &enc_t5, .setup = encoder_setup, .teardown = stack_teardown},
     {"encoder-decoder: decoder 2 layers", decoder_case, 2, {3, 3}, {{2, 3, 8}, {2, 4, 8}},
      .ctx = &dec_cfg, .setup = decoder_setup, .teardown = stack_teardown},
     {"decoder-only rope halves base 500 fraction 3/4, gelu-exact, eps, scale", encoder_case, 1, {3}, {{2, 4, 16}},

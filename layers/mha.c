@@ -178,7 +178,8 @@ qkv_tensor *qkv_mha_decode(qkv_tape *tape, const qkv_mha *mha, qkv_tensor *x, qk
     const qkv_rope_opts *rope = NULL;
     if (call && call->rope) {
         shifted = *call->rope;
-        shifted.offset += start;
+        if (shifted.positions) shifted.positions += start;   /* the cache's slots */
+        else shifted.offset += start;
         rope = &shifted;
     }
     qkv_mha_kv fresh = project_kv(tape, mha, x, NULL, rope, 0); /* the cache holds [B,H,T,dh] */

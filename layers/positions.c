@@ -1,13 +1,15 @@
 /* positions.c — see positions.h. */
 #include "positions.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/ops.h"
 
-const char *const qkv_pos_kind_names[] = {"none", "learned", "sinusoidal", "rope", "alibi", NULL};
+const char *const qkv_pos_kind_names[] = {"none", "learned", "sinusoidal", "rope", "alibi", "t5", NULL};
 
 #define N_KINDS ((int)(sizeof qkv_pos_kind_names / sizeof qkv_pos_kind_names[0]) - 1)
 
@@ -20,6 +22,13 @@ const char *qkv_pos_kind_name(qkv_pos_kind kind) {
 
 void qkv_positions_init(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
                         int d_model, int max_len, int n_heads, qkv_rng *rng) {
+    qkv_positions_init_opts(pos, params, name, kind, d_model, max_len, n_heads, NULL, rng);
+}
+
+void qkv_positions_init_opts(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
+                             int d_model, int max_len, int n_heads, const qkv_pos_opts *opts, qkv_rng *rng) {
+    qkv_pos_opts none = {0};
+    if (!opts) opts = &none;
     memset(pos, 0, sizeof *pos);
     pos->kind = kind;
     pos->d_model = d_model;
@@ -37,14 +46,90 @@ void qkv_positions_init(qkv_positions *pos, qkv_params *params, const char *name
                   n_heads);
         qkv_alibi_slopes(pos->slopes, n_heads);
     }
+    if (kind == QKV_POS_T5) {
+        char full[QKV_NAME_MAX];
+        pos->t5_buckets = opts->t5_buckets ? opts->t5_buckets : QKV_T5_DEFAULT_BUCKETS;
+        pos->t5_max_distance = opts->t5_max_distance ? opts->t5_max_distance : QKV_T5_DEFAULT_MAX_DISTANCE;
+        QKV_CHECK(pos->t5_buckets >= 4 && pos->t5_max_distance > pos->t5_buckets / 2 && n_heads >= 1,
+                  "positions %s: t5 needs buckets >= 4 and max_distance > buckets / 2, got %d and %d", name,
+                  pos->t5_buckets, pos->t5_max_distance);
+        qkv_name_join(full, name, "t5.table");
+        pos->t5 = qkv_params_new(params, full, 2, (int[]){pos->t5_buckets, n_heads});
+        qkv_fill_normal(pos->t5->data, pos->t5->size, rng, 0.0f, 0.02f);
+    }
+    if (opts->randomize) {
+        QKV_CHECK(kind == QKV_POS_LEARNED || kind == QKV_POS_SINUSOIDAL || kind == QKV_POS_ROPE,
+                  "positions %s: randomize applies to learned, sinusoidal and rope, not %s", name,
+                  qkv_pos_kind_name(kind));
+        QKV_CHECK(opts->randomize > 0 && (kind != QKV_POS_LEARNED || opts->randomize <= max_len),
+                  "positions %s: randomize %d must be in 1..%d (the table's rows)", name, opts->randomize,
+                  max_len);
+        pos->randomize = opts->randomize;
+    }
+}
+
+int qkv_t5_bucket(int rel, int bidirectional, int buckets, int max_distance) {
+    int n = buckets, bucket = 0, d;
+    if (bidirectional) {
+        n /= 2;
+        if (rel > 0) bucket = n;
+        d = rel < 0 ? -rel : rel;
+    } else {
+        d = rel < 0 ? -rel : 0;
+    }
+    int exact = n / 2;
+    if (d < exact) return bucket + d;
+    /* float, in the reference's order: log(d / exact) / log(max / exact) * (n - exact) */
+    float scaled = logf((float)d / (float)exact) / logf((float)max_distance / (float)exact) * (float)(n - exact);
+    int large = exact + (int)scaled;
+    return bucket + (large < n - 1 ? large : n - 1);
+}
+
+static int compare_int32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void qkv_positions_draw(int32_t *out, int n, int m, qkv_rng *rng) {
+    QKV_CHECK(n >= 0 && n <= m, "positions_draw: %d distinct values from [0, %d)", n, m);
+    /* Floyd: for j = m-n .. m-1 take t in [0, j]; t if new, else j (never taken yet). */
+    int k = 0;
+    for (int j = m - n; j < m; j++) {
+        int32_t t = (int32_t)qkv_rng_below(rng, (uint32_t)j + 1);
+        for (int i = 0; i < k; i++)
+            if (out[i] == t) { t = j; break; }
+        out[k++] = t;
+    }
+    qsort(out, (size_t)n, sizeof *out, compare_int32);
+}
+
+void qkv_positions_set_sample(qkv_positions *pos, const int32_t *sample, int n) {
+    QKV_CHECK(!sample || pos->randomize > 0, "positions: a sample for %s positions without randomize",
+              qkv_pos_kind_name(pos->kind));
+    for (int i = 0; sample && i < n; i++)
+        QKV_CHECK(sample[i] >= 0 && sample[i] < pos->randomize, "positions: sample[%d] = %d outside [0, %d)", i,
+                  sample[i], pos->randomize);
+    pos->sample = sample;
+    pos->sample_len = sample ? n : 0;
+    pos->rope.positions = pos->kind == QKV_POS_ROPE ? sample : NULL;
 }
 
 qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tensor *x, int offset) {
     char shape[QKV_SHAPE_STR_LEN];
+    QKV_CHECK(!pos->sample || (offset >= 0 && offset + x->shape[1] <= pos->sample_len),
+              "positions: indices %d..%d beyond the sample's %d", offset, offset + x->shape[1] - 1,
+              pos->sample_len);
     if (pos->kind != QKV_POS_LEARNED && pos->kind != QKV_POS_SINUSOIDAL) return x;
     QKV_CHECK(x->ndim == 3 && x->shape[2] == pos->d_model, "positions: input %s must be [B,T,%d]",
               qkv_shape_str(x, shape, sizeof shape), pos->d_model);
     int t = x->shape[1];
+    if (pos->sample && pos->kind == QKV_POS_SINUSOIDAL) {   /* one row per sampled position */
+        qkv_tensor *table = qkv_tape_tensor(tape, 2, (int[]){t, pos->d_model});
+        for (int i = 0; i < t; i++)
+            qkv_sinusoidal_table(table->data + (size_t)i * pos->d_model, 1, pos->d_model, pos->sample[offset + i],
+                                 0.0f);
+        return qkv_add(tape, x, table);
+    }
     if (pos->kind == QKV_POS_SINUSOIDAL) {
         qkv_tensor *table = qkv_tape_tensor(tape, 2, (int[]){t, pos->d_model});
         qkv_sinusoidal_table(table->data, t, pos->d_model, offset, 0.0f);
@@ -53,7 +138,7 @@ qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tens
     qkv_position_check_length("learned positions", offset + t, pos->max_len);
     QKV_CHECK(offset >= 0, "learned positions: negative offset %d", offset);
     int32_t *ids = qkv_tape_alloc(tape, (size_t)t * sizeof(int32_t));
-    for (int i = 0; i < t; i++) ids[i] = offset + i;
+    for (int i = 0; i < t; i++) ids[i] = pos->sample ? pos->sample[offset + i] : offset + i;
     return qkv_add(tape, x, qkv_embedding(tape, pos->table, ids, 1, (int[]){t}));
 }
 
@@ -62,6 +147,16 @@ const qkv_rope_opts *qkv_positions_rope(const qkv_positions *pos) {
 }
 
 qkv_tensor *qkv_positions_bias(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int symmetric) {
+    if (pos->kind == QKV_POS_T5) {   /* bias[h][i][j] = table[bucket(j - qi)][h] */
+        int32_t *ids = qkv_tape_alloc(tape, (size_t)tq * tk * sizeof(int32_t));
+        for (int i = 0; i < tq; i++)
+            for (int j = 0; j < tk; j++)
+                ids[(size_t)i * tk + j] =
+                    qkv_t5_bucket(j - (i + tk - tq), symmetric, pos->t5_buckets, pos->t5_max_distance);
+        qkv_tensor *rows = qkv_embedding(tape, pos->t5, ids, 2, (int[]){tq, tk});   /* [Tq,Tk,H] */
+        qkv_tensor *heads = qkv_permute(tape, rows, (int[]){2, 0, 1});
+        return qkv_reshape(tape, heads, 4, (int[]){1, pos->n_heads, tq, tk});
+    }
     if (pos->kind != QKV_POS_ALIBI) return NULL;
     qkv_tensor *bias = qkv_tape_tensor(tape, 4, (int[]){1, pos->n_heads, tq, tk});
     qkv_alibi_bias(bias->data, pos->slopes, pos->n_heads, tq, tk, symmetric);

@@ -9,6 +9,19 @@
  *               (qkv_positions_rope gives the options for qkv_mha_call).
  *   alibi       nothing added; a per-head linear distance penalty is added to the
  *               attention scores (qkv_positions_bias gives it for qkv_mha_call).
+ *   t5          nothing added; T5's relative bias (Raffel et al. 2020): a trained
+ *               table [buckets, heads] read at bucket(key - query) and added to
+ *               the scores, like ALiBi, through qkv_positions_bias; gradients
+ *               reach the table. Buckets (qkv_t5_bucket): half of them exact
+ *               distances, the rest log-spaced up to max_distance, beyond which
+ *               all distances share the last bucket; bidirectional stacks give
+ *               keys before and after the query separate halves.
+ *
+ * Randomized positions (Ruoss et al. 2023), for learned, sinusoidal and rope:
+ * with opts.randomize = M, a stack reads the position of index t from a sample
+ * set by qkv_positions_set_sample (qkv_positions_draw: a sorted draw of distinct
+ * integers from [0, M)) instead of t itself; without a sample it reads t. A
+ * learned table then needs M rows.
  */
 #ifndef QKV_POSITIONS_LAYER_H
 #define QKV_POSITIONS_LAYER_H
@@ -19,8 +32,18 @@
 #include "core/tape.h"
 
 typedef enum qkv_pos_kind {
-    QKV_POS_NONE, QKV_POS_LEARNED, QKV_POS_SINUSOIDAL, QKV_POS_ROPE, QKV_POS_ALIBI
+    QKV_POS_NONE, QKV_POS_LEARNED, QKV_POS_SINUSOIDAL, QKV_POS_ROPE, QKV_POS_ALIBI, QKV_POS_T5
 } qkv_pos_kind;
+
+/* Options beyond the kind; zeros are the defaults. */
+typedef struct qkv_pos_opts {
+    int t5_buckets;          /* t5: 0 = 32 */
+    int t5_max_distance;     /* t5: 0 = 128 */
+    int randomize;           /* learned, sinusoidal, rope: M > 0 allows a sample from [0, M) */
+} qkv_pos_opts;
+
+#define QKV_T5_DEFAULT_BUCKETS 32
+#define QKV_T5_DEFAULT_MAX_DISTANCE 128
 
 typedef struct qkv_positions {
     qkv_pos_kind kind;
@@ -28,9 +51,14 @@ typedef struct qkv_positions {
     qkv_tensor *table;       /* learned: [max_len, d_model] */
     qkv_rope_opts rope;      /* rope: defaults (base 10000, interleaved, whole head) */
     float slopes[64];        /* alibi: one per head */
+    qkv_tensor *t5;          /* t5: [buckets, n_heads] */
+    int t5_buckets, t5_max_distance;
+    int randomize;           /* M, 0: off */
+    const int32_t *sample;   /* the positions of indices 0.., or NULL (set_sample) */
+    int sample_len;
 } qkv_positions;
 
-/* Name <-> kind: "none", "learned", "sinusoidal", "rope", "alibi". Returns -1 for
+/* Name <-> kind: "none", "learned", "sinusoidal", "rope", "alibi", "t5". Returns -1 for
  * an unknown name. */
 int qkv_pos_kind_parse(const char *name);
 extern const char *const qkv_pos_kind_names[];  /* in enum order, NULL-terminated */
@@ -39,6 +67,28 @@ const char *qkv_pos_kind_name(qkv_pos_kind kind);
 /* The learned table (if any) is registered as "<name>.table", init N(0, 0.02). */
 void qkv_positions_init(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
                         int d_model, int max_len, int n_heads, qkv_rng *rng);
+/* The same with options (NULL: defaults). The t5 table is registered as
+ * "<name>.t5.table", init N(0, 0.02). Stops on t5 buckets < 2 or max_distance
+ * below the exact half, or randomize for a kind without indices (none, alibi, t5)
+ * or beyond a learned table's max_len rows. */
+void qkv_positions_init_opts(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
+                             int d_model, int max_len, int n_heads, const qkv_pos_opts *opts, qkv_rng *rng);
+
+/* T5's bucket of a relative position rel = key - query (the published rule):
+ *   bidirectional: n = buckets / 2, offset n if rel > 0, d = |rel|;
+ *   causal:        n = buckets, offset 0, d = max(-rel, 0);
+ *   exact = n / 2; d < exact: bucket d; otherwise
+ *   exact + (int)(log(d / exact) / log(max_distance / exact) * (n - exact)),
+ *   capped at n - 1; computed in float, as the reference does. */
+int qkv_t5_bucket(int rel, int bidirectional, int buckets, int max_distance);
+
+/* A sorted sample of n distinct integers from [0, m) into out (n <= m):
+ * Floyd's algorithm, then sorted, so every n-subset is equally likely. */
+void qkv_positions_draw(int32_t *out, int n, int m, qkv_rng *rng);
+/* Use sample[0..n) as the positions of indices 0..n-1 (NULL: back to 0..n-1).
+ * Stops unless pos randomizes and every value lies in [0, M). The sample is
+ * borrowed: it must outlive the passes that read it. */
+void qkv_positions_set_sample(qkv_positions *pos, const int32_t *sample, int n);
 
 /* x [B,T,d_model] at positions offset..offset+T-1: x + p for learned and
  * sinusoidal, x itself for the others. */
@@ -47,8 +97,10 @@ qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tens
 /* rope: the options for attention; NULL for other kinds. */
 const qkv_rope_opts *qkv_positions_rope(const qkv_positions *pos);
 
-/* alibi: the bias [1,H,Tq,Tk] for queries at the last Tq of Tk positions; NULL
- * for other kinds. symmetric 0 penalizes j < i by slope*(i-j) (causal use). */
+/* alibi and t5: the bias [1,H,Tq,Tk] for queries at the last Tq of Tk positions;
+ * NULL for other kinds. symmetric 0 penalizes j < i by slope*(i-j) (causal use);
+ * for t5 it picks the one-sided buckets, symmetric 1 the bidirectional ones. The
+ * t5 bias is the table read through qkv_embedding, so it carries a gradient. */
 qkv_tensor *qkv_positions_bias(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int symmetric);
 
 #endif

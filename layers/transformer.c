@@ -142,8 +142,8 @@ static void stack_common_init(const qkv_stack_config *cfg, qkv_positions *pos, q
     char full[QKV_NAME_MAX];
     QKV_CHECK(cfg->n_layers >= 1, "%s: n_layers %d must be >= 1", name, cfg->n_layers);
     qkv_name_join(full, name, "pos");
-    qkv_positions_init(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
-                       cfg->block.n_heads, rng);
+    qkv_positions_init_opts(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
+                            cfg->block.n_heads, &cfg->pos_opts, rng);
     QKV_CHECK(cfg->rope.offset == 0 && !cfg->rope.positions, "%s: the stack's rope options set an offset",
               name);
     if (cfg->positions == QKV_POS_ROPE) pos->rope = cfg->rope;
@@ -171,7 +171,7 @@ void qkv_encoder_free(qkv_encoder *enc) {
     enc->blocks = NULL;
 }
 
-/* The per-layer attention call of a stack: its positions' RoPE and ALiBi. */
+/* The per-layer attention call of a stack: its positions' RoPE and ALiBi or T5 bias. */
 static qkv_mha_call stack_call(qkv_tape *tape, const qkv_stack_config *cfg, const qkv_positions *pos, int tq,
                                int tk, int causal, const qkv_tensor *key_padding) {
     qkv_mha_call call = {0};

@@ -14,7 +14,8 @@
  *   decoder-only    qkv_encoder with causal 1 (GPT-style: causal self-attention only)
  *   encoder-decoder qkv_encoder for the source + qkv_decoder for the target
  * A stack owns its positions (positions.h): learned and sinusoidal are added to the
- * input, RoPE rotates q and k in every layer, ALiBi biases every layer's scores.
+ * input, RoPE rotates q and k in every layer, ALiBi and T5 bias every layer's scores
+ * (T5: one table shared by the layers, as in T5's decoder-only use here).
  * Pre-LN stacks end with a final LayerNorm, as in GPT-2 and PyTorch's norm_first.
  * Residual dropout (p = dropout) is applied to each sublayer's output while
  * training.
@@ -100,6 +101,7 @@ typedef struct qkv_stack_config {
     qkv_rope_opts rope;          /* RoPE's base, layout and fraction (zero: base 10000,
                                   * interleaved pairs, the whole head); offset and
                                   * positions must stay 0 / NULL */
+    qkv_pos_opts pos_opts;       /* t5 buckets, randomized positions; zeros: defaults */
 } qkv_stack_config;
 
 typedef struct qkv_encoder {

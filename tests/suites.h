@@ -14,7 +14,7 @@
     X(gradcheck)                                                                            \
     X(patch)                                                                                \
     X(queries)                                                                              \
-    X(attention) X(position) X(reference) X(determinism) X(layers) X(mha) X(train)          \
+    X(attention) X(position) X(pos_schemes) X(reference) X(determinism) X(layers) X(mha) X(train)          \
     X(sequence) X(optim) X(trainer) X(set_tasks) X(sets) X(points) X(off) X(png)            \
     X(text) X(tokenizer)                                                                    \
     X(hungarian) X(set_loss) X(image) X(detect_data) X(viz) X(bench) X(experiments)         \

@@ -126,7 +126,9 @@ START_TEST(lengthgen_writes_csv_json_and_png) {
     ck_assert_int_eq(count_lines(scratch_file("lg.csv")), 1 + 2 * 1 * 4);   /* header + schemes x seeds x K */
     qkv_json doc;
     unsigned char *text = parse_json_file(scratch_file("lg.json"), &doc);
-    uint32_t schemes = json_member(&doc, 0, "schemes");
+    uint32_t tasks = json_member(&doc, 0, "tasks");
+    ck_assert(tasks && doc.tokens[tasks].count == 1);
+    uint32_t schemes = json_member(&doc, tasks + 1, "schemes");
     ck_assert(schemes && doc.tokens[schemes].count == 2);
     uint32_t curve = json_member(&doc, schemes + 1, "exact_match");
     ck_assert(curve && doc.tokens[curve].type == QKV_JSON_ARRAY && doc.tokens[curve].count == 4);
@@ -136,6 +138,40 @@ START_TEST(lengthgen_writes_csv_json_and_png) {
     unsigned char *png = read_file_bytes(scratch_file("lg.png"), &len);
     ck_assert(len > 8 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
     free(png);
+}
+END_TEST
+
+/* The kazemnejad preset parses, and a tiny version of it (flags after --preset
+ * override it) runs every scheme on both tasks: a CSV row per task, scheme, seed
+ * and length, the summary and the MRR next to the paper's. */
+START_TEST(lengthgen_preset_runs_tiny) {
+    qkv_lengthgen_options g;
+    qkv_lengthgen_default_options(&g);
+    ck_assert_int_eq(qkv_lengthgen_preset(&g, "kazemnejad"), 0);
+    ck_assert_int_eq(g.train_max, 20);
+    ck_assert_int_eq(g.test_max, 40);
+    ck_assert_int_eq(g.seeds, 3);
+    ck_assert_str_eq(g.tasks, "copy,reverse");
+    g.plot = NULL;
+    ck_assert_int_eq(qkv_lengthgen_check(&g), 0);
+    ck_assert_int_eq(qkv_lengthgen_preset(&g, "nosuch"), -1);
+    ck_assert_msg(strstr(qkv_last_error(), "--preset") && strstr(qkv_last_error(), "kazemnejad"), "%s",
+                  qkv_last_error());
+
+    char args[1024], line[512];
+    int n = snprintf(args, sizeof args,
+                     "experiment lengthgen --preset kazemnejad --steps 2 --train-max 2 --test-max 3 --seeds 2 "
+                     "--test-size 3 --dim 8 --heads 2 --ff 8 --layers 1 --batch 4 --jobs 2 --quiet --csv %s",
+                     scratch_file("k.csv"));
+    snprintf(args + n, sizeof args - n, " --plot %s", scratch_file("k.png"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_int_eq(count_lines(scratch_file("k.csv")), 1 + 2 * 9 * 2 * 3);   /* tasks x schemes x seeds x K */
+    ck_assert_int_eq(run_qkv("experiment lengthgen --preset bogus", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "'bogus'"), "message: %s", line);
+    ck_assert_int_eq(run_qkv("experiment lengthgen --preset kazemnejad --pos alibi-rand", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "'alibi-rand'"), "message: %s", line);
+    ck_assert_int_eq(run_qkv("experiment lengthgen --preset kazemnejad --pos-randomize 40", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--pos-randomize 40"), "message: %s", line);
 }
 END_TEST
 
@@ -235,6 +271,7 @@ Suite *suite_experiments(void) {
     tcase_add_test(tc, permutation_command_writes_json_and_csv);
     tcase_add_test(tc, lengthgen_writes_csv_json_and_png);
     tcase_add_test(tc, lengthgen_refuses_bad_flags_in_one_line);
+    tcase_add_test(tc, lengthgen_preset_runs_tiny);
     tcase_add_test(tc, experiment_checks_name_the_bad_option);
     tcase_add_test(tc, experiment_usage_lists_every_experiment);
     tcase_add_test(tc, tutorial_loss_falls);

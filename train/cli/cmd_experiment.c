@@ -50,9 +50,23 @@ static int cmd_lengthgen(int argc, char **argv) {
     qkv_lengthgen_options o;
     qkv_lengthgen_default_options(&o);
     int threads = 1;
+    const char *preset = NULL;
+    /* --preset first, wherever it stands, so that the other flags override it */
+    for (int i = 0; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--preset") == 0) {
+            preset = argv[i + 1];
+            if (qkv_lengthgen_preset(&o, preset) != 0) return fail("lengthgen");
+        }
     const qkv_arg args[] = {
+        QKV_ARG_STRING_ROW("--preset", &preset, "kazemnejad: the paper's setup at qkv's scale (docs/lengthgen.md); "
+                                                "flags after it override"),
         QKV_ARG_CHOICE_ROW("--task", &o.task, qkv_seq_task_names, "what to learn"),
-        QKV_ARG_STRING_ROW("--pos", &o.schemes, "comma-separated position schemes (none, learned, sinusoidal, rope, alibi)"),
+        QKV_ARG_STRING_ROW("--tasks", &o.tasks, "comma-separated tasks (reverse, copy, sort); overrides --task"),
+        QKV_ARG_STRING_ROW("--pos", &o.schemes, "comma-separated position schemes (none, learned, sinusoidal, rope, "
+                                                "alibi, t5; learned-rand, sinusoidal-rand, rope-rand)"),
+        QKV_ARG_INT_ROW("--pos-randomize", &o.randomize, 0, 1e6,
+                        "M of the -rand schemes: positions drawn from [0, M); 0: twice the longest test stream"),
+        QKV_ARG_INT_ROW("--jobs", &o.jobs, 1, 64, "models trained at once, one thread each (same results)"),
         QKV_ARG_INT_ROW("--train-max", &o.train_max, 1, 256, "train on lengths 1..L"),
         QKV_ARG_INT_ROW("--test-max", &o.test_max, 1, 1024, "test at lengths 1..K (K >= L)"),
         QKV_ARG_INT_ROW("--seeds", &o.seeds, 1, 100, "models per scheme (seeds --seed, --seed + 1, ...)"),

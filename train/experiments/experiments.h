@@ -76,18 +76,24 @@ const char *qkv_perm_measured(double err);
 typedef enum { QKV_LENGTHGEN_EXACT, QKV_LENGTHGEN_TOKEN } qkv_lengthgen_metric;
 extern const char *const qkv_lengthgen_metric_names[];  /* "exact", "token": enum order, NULL-terminated */
 
-#define QKV_LENGTHGEN_MAX_SCHEMES 5   /* each position scheme at most once */
+#define QKV_LENGTHGEN_MAX_SCHEMES 12  /* each scheme (kind, or kind-rand) at most once */
+#define QKV_LENGTHGEN_MAX_TASKS 3     /* each of reverse, copy, sort at most once */
 
 typedef struct qkv_lengthgen_options {
-    int task;                     /* qkv_seq_task (data/sequence.h) */
+    int task;                     /* qkv_seq_task (data/sequence.h), when tasks is NULL */
+    const char *tasks;            /* comma-separated tasks "copy,reverse", or NULL: task */
+    int randomize;                /* M of the "-rand" schemes; 0: 2 (2K+1), twice the longest test stream */
     int train_max, test_max;      /* train on lengths 1..L, test at 1..K, K >= L */
     int seeds, seed;              /* models per scheme, seeded seed, seed + 1, ... */
     int steps, batch, warmup;     /* per model; warmup steps of the cosine schedule */
     float lr;                     /* AdamW */
     int dim, heads, layers, ff, vocab;
     int test_size;                /* test sequences per length */
-    const char *schemes;          /* comma-separated position schemes: "none,rope" */
+    const char *schemes;          /* comma-separated position schemes: "none,rope", and
+                                   * "learned-rand", "sinusoidal-rand", "rope-rand": the same
+                                   * with randomized positions from [0, randomize) */
     int quiet;                    /* print only the tables */
+    int jobs;                     /* models trained at once, one thread each; <= 1: one at a time */
     const char *csv, *json, *plot;  /* outputs, NULL: none */
     int plot_metric;              /* qkv_lengthgen_metric */
 } qkv_lengthgen_options;
@@ -97,12 +103,29 @@ typedef struct qkv_lengthgen_options {
  * 200 test sequences per length, all five schemes, plot "lengthgen.png" of the
  * exact match. */
 void qkv_lengthgen_default_options(qkv_lengthgen_options *options);
+/* Sets the options of a named preset (the other fields stay): "kazemnejad", the
+ * setup of Kazemnejad et al. 2023 at qkv's scale (docs/lengthgen.md): copy and
+ * reverse, lengths 1..20 tested to 40, none, t5, alibi, rope, sinusoidal,
+ * learned and the three randomized variants, 3 seeds, with the steps, size and
+ * lr of the sweep recorded there. 0, or -1 with qkv_last_error() naming --preset. */
+int qkv_lengthgen_preset(qkv_lengthgen_options *options, const char *name);
+extern const char *const qkv_lengthgen_preset_names[];   /* NULL-terminated */
+
+/* The mean reciprocal rank of Kazemnejad et al.: per task the schemes are ranked
+ * by exact match averaged over the extrapolation lengths (1 = best, ties share
+ * the mean of their ranks); a scheme's MRR is the mean over tasks of 1/rank.
+ * score [task * n_schemes + scheme] -> mrr [scheme]. */
+void qkv_lengthgen_mrr(const double *score, int n_tasks, int n_schemes, double *mrr);
+
 /* 0, or -1 with qkv_last_error(): an unknown or repeated scheme in schemes,
  * test_max < train_max, a model config qkv_seq_model_check refuses, an
  * unwritable or repeated output path. */
 int qkv_lengthgen_check(const qkv_lengthgen_options *options);
-/* Checks the options, trains every (scheme, seed) model, prints its line (unless
- * quiet) and then the two tables, and writes csv, json and plot. 0, or -1 with
+/* Checks the options, trains every (task, scheme, seed) model, prints its line
+ * (unless quiet), then per task the two tables by length and the summary (exact
+ * match over the extrapolation lengths L+1..K with a 95% t-interval over seeds,
+ * and over the trained lengths), then the MRR next to the paper's, and writes
+ * csv, json and plot (one panel per task). 0, or -1 with
  * qkv_last_error() (a training run's error included). */
 int qkv_lengthgen_run(const qkv_lengthgen_options *options);
 

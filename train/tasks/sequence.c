@@ -13,6 +13,7 @@
 #include "train/tasks/stack_fields.h"
 
 #define TEST_SEED_OFFSET 0x7e57ULL
+#define RANDOMIZE_SALT 0x5a3b1e0c4d2f6a71ULL   /* the position draws' own stream */
 
 /* ---- the field table (train/tasks/fields.h), one per task name: they differ only
  * in the default of --task. Its order is the checkpoint description's. ---------- */
@@ -33,6 +34,14 @@ typedef qkv_seq_task_config C;
         QKV_CHOICE_FIELD("--pos", "pos", C, model.pos, qkv_pos_kind_names, QKV_POS_LEARNED, "position scheme"),  \
         QKV_INT_FIELD("--max-pos", "max_pos", C, model.max_pos, 0, 1e6, 0,                                       \
                       "rows of a learned position table; 0: the longest stream"),                                \
+        {"--pos-randomize", "pos_randomize", QKV_FIELD_INT, offsetof(C, model.pos_randomize), 0, 1e6, 0, NULL, NULL,  \
+         "randomized positions: sorted samples from [0, M) (learned, sinusoidal, rope); 0: off",                  \
+         QKV_FIELD_OPTIONAL},                                                                                     \
+        {"--t5-buckets", "t5_buckets", QKV_FIELD_INT, offsetof(C, model.t5_buckets), 4, 1024,                      \
+         QKV_T5_DEFAULT_BUCKETS, NULL, NULL, "--pos t5: relative-distance buckets", QKV_FIELD_OPTIONAL},           \
+        {"--t5-max-distance", "t5_max_distance", QKV_FIELD_INT, offsetof(C, model.t5_max_distance), 3, 1e6,        \
+         QKV_T5_DEFAULT_MAX_DISTANCE, NULL, NULL, "--pos t5: distances from here on share the last bucket",         \
+         QKV_FIELD_OPTIONAL},                                                                                     \
         QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),               \
         QKV_STACK_OPTION_FIELDS(C, model.options),                                                               \
         QKV_INT_FIELD("--batch", "batch", C, model.batch, 1, 1e6, 64, "batch size"),                             \
@@ -56,7 +65,14 @@ void qkv_seq_model_default_config(qkv_seq_model_config *c) {
 
 /* Longest stream the model reads: the source, or source SEP target. */
 static int longest_stream(const qkv_seq_model_config *c) { return qkv_seq_src_len(&c->data, c->data.max_len); }
-static int position_rows(const qkv_seq_model_config *c) { return c->max_pos > 0 ? c->max_pos : longest_stream(c); }
+/* Entries of a position draw: the longest stream (seq2seq: or BOS + target). */
+static int sample_len(const qkv_seq_model_config *c) {
+    int n = longest_stream(c);
+    return c->data.arch == QKV_ARCH_SEQ2SEQ && c->data.max_len + 1 > n ? c->data.max_len + 1 : n;
+}
+static int position_rows(const qkv_seq_model_config *c) {
+    return c->max_pos > 0 ? c->max_pos : c->pos_randomize > 0 ? c->pos_randomize : longest_stream(c);
+}
 
 int qkv_seq_model_check(const qkv_seq_model_config *c) {
     const qkv_seq_config *d = &c->data;
@@ -74,6 +90,20 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
     if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
+    if (c->pos_randomize && c->pos != QKV_POS_LEARNED && c->pos != QKV_POS_SINUSOIDAL && c->pos != QKV_POS_ROPE)
+        return qkv_set_error("--pos-randomize applies to --pos learned, sinusoidal or rope, not %s",
+                             qkv_pos_kind_name(c->pos)), -1;
+    if (c->pos_randomize && c->pos_randomize < sample_len(c))
+        return qkv_set_error("--pos-randomize %d: smaller than the longest stream, %d positions (--max-len %d)",
+                             c->pos_randomize, sample_len(c), d->max_len), -1;
+    if (c->pos_randomize < 0 || c->pos_randomize > 1000000)
+        return qkv_set_error("--pos-randomize %d: expected 0..1000000", c->pos_randomize), -1;
+    if (c->pos == QKV_POS_LEARNED && c->pos_randomize && c->max_pos > 0 && c->max_pos < c->pos_randomize)
+        return qkv_set_error("--pos-randomize %d needs that many learned rows, beyond --max-pos %d", c->pos_randomize,
+                             c->max_pos), -1;
+    if (c->pos == QKV_POS_T5 && (c->t5_buckets < 4 || c->t5_buckets > 1024 || c->t5_max_distance <= c->t5_buckets / 2))
+        return qkv_set_error("--t5-buckets %d / --t5-max-distance %d: expected 4..1024 buckets and a distance above "
+                             "half of them", c->t5_buckets, c->t5_max_distance), -1;
     if (c->pos == QKV_POS_LEARNED && c->max_pos > 0 && longest_stream(c) > c->max_pos)
         return qkv_set_error("--max-len %d needs %d positions, beyond the learned table's --max-pos %d",
                              d->max_len, longest_stream(c), c->max_pos), -1;
@@ -90,6 +120,20 @@ static qkv_tensor *ids_tensor_embed(qkv_tape *tape, const qkv_seq_model *t, cons
 static qkv_tensor *mask_tensor(qkv_tape *tape, float *mask, int b, int len) {
     return qkv_tape_view(tape, 2, (int[]){b, len}, mask);
 }
+
+/* Randomized positions: a fresh sorted draw of n from [0, M), keyed by (key,
+ * index), set as the positions of every stack (the encoder's, and the seq2seq
+ * decoder's, which reads its first entries). All rows of a batch share it. */
+static void draw_positions(qkv_seq_model *t, uint64_t key, uint64_t index, int n) {
+    if (!t->config.pos_randomize) return;
+    qkv_rng rng = qkv_rng_split_at(qkv_rng_make(key), index);
+    qkv_positions_draw(t->pos_sample, n, t->config.pos_randomize, &rng);
+    qkv_positions_set_sample(&t->encoder.pos, t->pos_sample, n);
+    if (t->config.data.arch == QKV_ARCH_SEQ2SEQ) qkv_positions_set_sample(&t->decoder.pos, t->pos_sample, n);
+}
+
+/* The draw a batch needs: its source stream, or its target with BOS if longer. */
+static int batch_positions(const qkv_seq_batch *b) { return b->tgt_len > b->src_len ? b->tgt_len : b->src_len; }
 
 /* Logits [B, T, tokens] for every position of a training batch (teacher forcing). */
 static qkv_tensor *batch_logits(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch) {
@@ -145,6 +189,7 @@ static void predict_decoder(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batc
         for (int r = 0; r < n; r++)
             memcpy(prompt + (size_t)r * (len + 1), batch->src + (size_t)rows[r] * batch->src_len,
                    (size_t)(len + 1) * sizeof(int32_t));
+        draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, (uint64_t)len, 2 * len + 1);
         qkv_kv_cache *caches = qkv_calloc((size_t)layers, sizeof *caches, "the KV caches");
         qkv_stack_caches_init(caches, layers, &t->encoder.blocks[0].attn, n, 2 * len + 1);
         qkv_tensor *h = qkv_encoder_decode(tape, &t->encoder, ids_tensor_embed(tape, t, prompt, n, len + 1), caches);
@@ -162,6 +207,8 @@ static void predict_decoder(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batc
 }
 
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred) {
+    /* the same scheme as training, from the test seed (decoder: a draw per length) */
+    draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, 0, batch_positions(batch));
     switch (t->config.data.arch) {
     case QKV_ARCH_SEQ2SEQ: predict_seq2seq(t, tape, batch, pred); return;
     case QKV_ARCH_DECODER: predict_decoder(t, tape, batch, pred); return;
@@ -202,6 +249,7 @@ static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
     int row, n;
     qkv_tape_batch_slice(tape, t->config.batch, &row, &n);
     qkv_seq_batch rows = batch_rows(&t->batch, row, n);
+    draw_positions(t, t->config.seed ^ RANDOMIZE_SALT, (uint64_t)step + 1, batch_positions(&t->batch)); /* every rank's */
     qkv_tensor *logits = batch_logits(t, tape, &rows);
     size_t targets = (size_t)logits->size / (size_t)logits->shape[2], terms = 0;
     for (size_t i = 0; i < targets; i++) terms += rows.tgt_out[i] != QKV_SEQ_IGNORE;
@@ -275,8 +323,13 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     qkv_fill_normal(t->embed->data, t->embed->size, &rng, 0.0f, 1.0f);
     qkv_stack_config stack = {.block = {.d_model = config->dim, .n_heads = config->heads, .d_ff = config->ff,
                                         .dropout = config->dropout},
-                              .n_layers = config->layers, .positions = config->pos, .max_len = position_rows(config)};
+                              .n_layers = config->layers, .positions = config->pos, .max_len = position_rows(config),
+                              .pos_opts = {config->t5_buckets, config->t5_max_distance, config->pos_randomize}};
     qkv_stack_options_apply(&config->options, &stack);
+    if (config->pos_randomize) {
+        /* room for any draw: a test at longer lengths draws up to M entries */
+        t->pos_sample = qkv_malloc((size_t)config->pos_randomize * sizeof(int32_t), "the position sample");
+    }
     qkv_encoder_init(&t->encoder, &t->params, "enc", &stack, config->data.arch == QKV_ARCH_DECODER, &rng);
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);
@@ -288,6 +341,7 @@ void qkv_seq_model_free(qkv_seq_model *t) {
     qkv_encoder_free(&t->encoder);
     qkv_decoder_free(&t->decoder);
     qkv_seq_batch_free(&t->batch);
+    free(t->pos_sample);
     qkv_params_free(&t->params);
 }
 

@@ -30,7 +30,13 @@ typedef struct qkv_seq_model_config {
     qkv_seq_config data;
     int layers, heads, dim, ff;
     qkv_pos_kind pos;
-    int max_pos;               /* rows of a learned position table: 0 = longest training stream */
+    int max_pos;               /* rows of a learned position table: 0 = longest training stream
+                                * (with pos_randomize: M) */
+    int pos_randomize;         /* M > 0: every pass reads its positions from a sorted sample of
+                                * distinct integers from [0, M) (layers/positions.h): per training
+                                * step one draw from (seed, step) shared by the batch; at test one
+                                * draw per decoded group from the test seed; 0: off */
+    int t5_buckets, t5_max_distance;   /* --pos t5 (32 and 128) */
     float dropout;
     qkv_stack_options options; /* activation, LayerNorm eps, RoPE layout, attention scale */
     int batch, test_size, train_size;
@@ -45,6 +51,7 @@ typedef struct qkv_seq_model {
     qkv_decoder decoder;       /* seq2seq only */
     qkv_linear head;           /* dim -> tokens */
     qkv_seq_batch batch;
+    int32_t *pos_sample;       /* pos_randomize: the current draw (longest stream of entries) */
     qkv_task task;             /* the trainer's view of this */
 } qkv_seq_model;
 

@@ -1,0 +1,258 @@
+/* test_pos_schemes.c — the position schemes of layers/positions.h beyond the
+ * core helpers: T5's bucket function against torch's (ref/t5_buckets_*.npy from
+ * make_t5_reference.py, every relative position -1000..1000, bidirectional and
+ * causal), the T5 bias read from its table with its gradient; randomized
+ * positions (draws sorted, distinct, in range, reproducible; a causal stack fed a
+ * sample decodes incrementally exactly as its full pass; a sequence model with
+ * --pos-randomize is bitwise reproducible, checkpoints M, refuses a bad M); the
+ * mean reciprocal rank of the lengthgen experiment. */
+#include "test_util.h"
+
+#include <stdlib.h>
+
+#include "core/npy.h"
+#include "core/ops.h"
+#include "layers/positions.h"
+#include "layers/transformer.h"
+#include "train/experiments/experiments.h"
+#include "train/tasks/sequence.h"
+
+START_TEST(t5_buckets_match_reference) {
+    static const int configs[][2] = {{32, 128}, {16, 64}, {8, 20}};
+    for (int c = 0; c < 3; c++)
+        for (int bidirectional = 0; bidirectional <= 1; bidirectional++) {
+            char path[96];
+            snprintf(path, sizeof path, "ref/t5_buckets_%s_%d_%d.npy", bidirectional ? "b" : "c", configs[c][0],
+                     configs[c][1]);
+            qkv_tensor *ref = qkv_npy_load(path, 0);
+            ck_assert_msg(ref && ref->size == 2001, "%s: missing or not 2001 values", path);
+            for (int rel = -1000; rel <= 1000; rel++) {
+                int got = qkv_t5_bucket(rel, bidirectional, configs[c][0], configs[c][1]);
+                ck_assert_msg(got == (int)ref->data[rel + 1000], "%s: rel %d gives %d, torch %g", path, rel, got,
+                              ref->data[rel + 1000]);
+            }
+            qkv_tensor_free(ref);
+        }
+}
+END_TEST
+
+/* Hand values of the default rule: exact below 8 (bidirectional) / 16 (causal). */
+START_TEST(t5_bucket_hand_values) {
+    ck_assert_int_eq(qkv_t5_bucket(0, 1, 32, 128), 0);
+    ck_assert_int_eq(qkv_t5_bucket(-3, 1, 32, 128), 3);
+    ck_assert_int_eq(qkv_t5_bucket(3, 1, 32, 128), 19);    /* the second half */
+    ck_assert_int_eq(qkv_t5_bucket(-1000, 1, 32, 128), 15); /* capped */
+    ck_assert_int_eq(qkv_t5_bucket(5, 0, 32, 128), 0);      /* causal: the future shares bucket 0 */
+    ck_assert_int_eq(qkv_t5_bucket(-15, 0, 32, 128), 15);
+    ck_assert_int_eq(qkv_t5_bucket(-16, 0, 32, 128), 16);   /* first log bucket */
+    ck_assert_int_eq(qkv_t5_bucket(-127, 0, 32, 128), 31);
+}
+END_TEST
+
+/* bias[0][h][i][j] = table[bucket(j - qi)][h], qi = i + Tk - Tq; and the gradient
+ * of sum(bias * R) reaches exactly those table entries. */
+START_TEST(t5_bias_reads_its_table_with_gradient) {
+    qkv_params params = {0};
+    qkv_rng rng = qkv_rng_make(3);
+    qkv_positions pos;
+    qkv_pos_opts opts = {.t5_buckets = 8, .t5_max_distance = 20};
+    qkv_positions_init_opts(&pos, &params, "pos", QKV_POS_T5, 8, 0, 2, &opts, &rng);
+    ck_assert_ptr_nonnull(pos.t5);
+    ck_assert_int_eq(pos.t5->shape[0], 8);
+    ck_assert_int_eq(pos.t5->shape[1], 2);
+    for (int symmetric = 0; symmetric <= 1; symmetric++) {
+        qkv_tape *tape = qkv_tape_create(1);
+        qkv_tensor_zero_grad(pos.t5);
+        qkv_tensor *bias = qkv_positions_bias(tape, &pos, 3, 7, symmetric);
+        ck_assert_int_eq(bias->ndim, 4);
+        ck_assert_int_eq(bias->shape[1], 2);
+        float expect_grad[16] = {0};
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 7; j++) {
+                    int b = qkv_t5_bucket(j - (i + 4), symmetric, 8, 20);
+                    ck_assert_float_eq(bias->data[(h * 3 + i) * 7 + j], pos.t5->data[b * 2 + h]);
+                    expect_grad[b * 2 + h] += (float)(1 + h + i + j);
+                }
+        qkv_tensor *r = qkv_tape_tensor(tape, 4, (int[]){1, 2, 3, 7});
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 7; j++) r->data[(h * 3 + i) * 7 + j] = (float)(1 + h + i + j);
+        qkv_backward(tape, qkv_sum_all(tape, qkv_mul(tape, bias, r)));
+        for (int k = 0; k < 16; k++) ck_assert_float_eq(pos.t5->grad[k], expect_grad[k]);
+        qkv_tape_free(tape);
+    }
+    qkv_params_free(&params);
+}
+END_TEST
+
+START_TEST(randomized_draws_are_sorted_distinct_in_range_reproducible) {
+    int32_t a[64], b[64];
+    int seen[100] = {0};
+    for (int trial = 0; trial < 200; trial++) {
+        qkv_rng r1 = qkv_rng_make(1000 + trial), r2 = qkv_rng_make(1000 + trial);
+        int n = 1 + trial % 64;
+        qkv_positions_draw(a, n, 100, &r1);
+        qkv_positions_draw(b, n, 100, &r2);
+        ck_assert_mem_eq(a, b, (size_t)n * sizeof(int32_t));
+        for (int i = 0; i < n; i++) {
+            ck_assert(a[i] >= 0 && a[i] < 100);
+            if (i) ck_assert_msg(a[i] > a[i - 1], "draw not strictly increasing at %d", i);
+            seen[a[i]]++;
+        }
+    }
+    for (int v = 0; v < 100; v++) ck_assert_msg(seen[v] > 0, "value %d never drawn", v);
+    qkv_rng r = qkv_rng_make(5);
+    qkv_positions_draw(a, 10, 10, &r);   /* n == M: every position */
+    for (int i = 0; i < 10; i++) ck_assert_int_eq(a[i], i);
+    qkv_rng r3 = qkv_rng_make(6), r4 = qkv_rng_make(7);
+    qkv_positions_draw(a, 20, 1000, &r3);
+    qkv_positions_draw(b, 20, 1000, &r4);
+    ck_assert_msg(memcmp(a, b, sizeof(int32_t) * 20) != 0, "two seeds gave the same draw");
+    EXPECT_FATAL(qkv_positions_draw(a, 11, 10, &r), "positions_draw");
+}
+END_TEST
+
+/* A causal stack reading a sample: the full pass equals prompt + one-by-one
+ * decoding through the KV caches (the cache's RoPE slots follow the sample). */
+START_TEST(randomized_stack_decodes_like_its_full_pass) {
+    static const qkv_pos_kind kinds[] = {QKV_POS_LEARNED, QKV_POS_SINUSOIDAL, QKV_POS_ROPE};
+    for (int k = 0; k < 3; k++) {
+        qkv_params params = {0};
+        qkv_rng rng = qkv_rng_make(11);
+        qkv_stack_config cfg = {{8, 2, 16, QKV_ACT_GELU, 0, 0.0f}, 2, kinds[k], 50, {0, 0, 50}};
+        qkv_encoder enc;
+        qkv_encoder_init(&enc, &params, "enc", &cfg, 1, &rng);
+        int32_t sample[6];
+        qkv_rng draw = qkv_rng_make(12);
+        qkv_positions_draw(sample, 6, 50, &draw);
+        qkv_positions_set_sample(&enc.pos, sample, 6);
+        qkv_tape *tape = qkv_tape_create_inference(1);
+        qkv_tensor *x = random_tensor_from(&rng, 3, (int[]){1, 6, 8}, 0);
+        qkv_tensor *full = qkv_encoder_forward(tape, &enc, x, NULL);
+        qkv_kv_cache caches[2];
+        qkv_stack_caches_init(caches, 2, &enc.blocks[0].attn, 1, 6);
+        qkv_tensor *first = qkv_encoder_decode(tape, &enc, qkv_slice(tape, x, 1, 0, 3), caches);
+        for (int t = 0; t < 3; t++)
+            for (int c = 0; c < 8; c++) ck_assert_close(first->data[t * 8 + c], full->data[t * 8 + c], 1e-5);
+        for (int t = 3; t < 6; t++) {
+            qkv_tensor *y = qkv_encoder_decode(tape, &enc, qkv_slice(tape, x, 1, t, t + 1), caches);
+            for (int c = 0; c < 8; c++) ck_assert_close(y->data[c], full->data[t * 8 + c], 1e-5);
+        }
+        /* and the sample matters: positions 0..5 give another output */
+        qkv_positions_set_sample(&enc.pos, NULL, 0);
+        qkv_tensor *plain = qkv_encoder_forward(tape, &enc, x, NULL);
+        double diff = 0;
+        for (size_t i = 0; i < full->size; i++) diff += fabs(plain->data[i] - full->data[i]);
+        ck_assert_msg(diff > 1e-3, "%s: the sample changed nothing", qkv_pos_kind_name(kinds[k]));
+        EXPECT_FATAL(qkv_positions_set_sample(&enc.pos, (int32_t[]){3, 50}, 2), "outside [0, 50)");
+        qkv_stack_caches_free(caches, 2);
+        qkv_tensor_free(x);
+        qkv_tape_free(tape);
+        qkv_encoder_free(&enc);
+        qkv_params_free(&params);
+    }
+}
+END_TEST
+
+static qkv_seq_model_config randomized_config(qkv_pos_kind pos) {
+    qkv_seq_model_config c;
+    qkv_seq_model_default_config(&c);
+    c.data = (qkv_seq_config){QKV_TASK_COPY, QKV_ARCH_DECODER, 6, 1, 4};
+    c.layers = 1;
+    c.heads = 2;
+    c.dim = 8;
+    c.ff = 16;
+    c.batch = 8;
+    c.test_size = 16;
+    c.pos = pos;
+    c.pos_randomize = 30;
+    c.seed = 9;
+    return c;
+}
+
+/* Same seed, same bits; M reaches the checkpoint's description and back. */
+START_TEST(randomized_model_is_reproducible_and_described) {
+    qkv_optimizer_config adam = {.kind = QKV_OPT_ADAM, .lr = 1e-2f};
+    for (int k = 0; k < 2; k++) {
+        qkv_seq_model_config c = randomized_config(k ? QKV_POS_ROPE : QKV_POS_LEARNED);
+        qkv_seq_model m1, m2;
+        qkv_seq_model_init(&m1, &c);
+        qkv_seq_model_init(&m2, &c);
+        ck_assert_int_eq(m1.config.max_pos, 30);   /* learned: a row per position of [0, M) */
+        float *a = malloc(100000 * sizeof(float)), *b = malloc(100000 * sizeof(float));
+        size_t na = train_and_dump(&m1.task, 6, adam, a), nb = train_and_dump(&m2.task, 6, adam, b);
+        ck_assert_uint_eq(na, nb);
+        ck_assert_mem_eq(a, b, na * sizeof(float));
+        qkv_config_kv *desc = calloc(1, sizeof *desc);
+        m1.task.describe(m1.task.self, desc);
+        ck_assert_str_eq(qkv_config_get(desc, "pos_randomize"), "30");
+        qkv_seq_model_config back;
+        ck_assert_int_eq(qkv_seq_model_config_from(desc, &back), 0);
+        free(desc);
+        ck_assert_int_eq(back.pos_randomize, 30);
+        qkv_seq_model_free(&m1);
+        qkv_seq_model_free(&m2);
+        free(a);
+        free(b);
+    }
+    /* without randomization the key is left out: old checkpoints stay as they were */
+    qkv_seq_model_config c = randomized_config(QKV_POS_ROPE);
+    c.pos_randomize = 0;
+    qkv_seq_model m;
+    qkv_seq_model_init(&m, &c);
+    qkv_config_kv *desc = calloc(1, sizeof *desc);
+    m.task.describe(m.task.self, desc);
+    ck_assert_ptr_null(qkv_config_get(desc, "pos_randomize"));
+    ck_assert_ptr_null(qkv_config_get(desc, "t5_buckets"));
+    free(desc);
+    qkv_seq_model_free(&m);
+}
+END_TEST
+
+START_TEST(randomized_bad_m_is_refused_in_one_line) {
+    char line[512];
+    ck_assert_int_eq(run_qkv("train copy --arch decoder --min-len 1 --max-len 8 --pos rope --pos-randomize 10 "
+                             "--steps 1", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--pos-randomize 10") && strstr(line, "17 positions"), "message: %s", line);
+    ck_assert_int_eq(run_qkv("train copy --arch decoder --len 4 --pos alibi --pos-randomize 100 --steps 1", line,
+                             sizeof line), 2);
+    ck_assert_msg(strstr(line, "--pos-randomize") && strstr(line, "alibi"), "message: %s", line);
+    ck_assert_int_eq(run_qkv("train copy --arch decoder --len 4 --pos t5 --t5-buckets 8 --t5-max-distance 4 "
+                             "--steps 1", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--t5-max-distance 4"), "message: %s", line);
+    qkv_seq_model_config c = randomized_config(QKV_POS_SINUSOIDAL);
+    c.pos_randomize = 8;   /* the stream "x SEP y" has 9 positions */
+    ck_assert_int_eq(qkv_seq_model_check(&c), -1);
+    ck_assert_ptr_nonnull(strstr(qkv_last_error(), "--pos-randomize 8"));
+}
+END_TEST
+
+/* Ranks by score, ties sharing the mean rank; the MRR averages 1/rank over tasks. */
+START_TEST(lengthgen_mrr_hand_values) {
+    /* task 0: a > b > c; task 1: c > a = b (a, b share rank 2.5) */
+    const double score[6] = {0.9, 0.5, 0.1, 0.2, 0.2, 0.7};
+    double mrr[3];
+    qkv_lengthgen_mrr(score, 2, 3, mrr);
+    ck_assert_close(mrr[0], (1.0 + 1 / 2.5) / 2, 1e-12);
+    ck_assert_close(mrr[1], (1 / 2.0 + 1 / 2.5) / 2, 1e-12);
+    ck_assert_close(mrr[2], (1 / 3.0 + 1.0) / 2, 1e-12);
+}
+END_TEST
+
+Suite *suite_pos_schemes(void) {
+    Suite *s = suite_create("pos_schemes");
+    TCase *t5 = tcase_create("t5");
+    tcase_add_test(t5, t5_buckets_match_reference);
+    tcase_add_test(t5, t5_bucket_hand_values);
+    tcase_add_test(t5, t5_bias_reads_its_table_with_gradient);
+    suite_add_tcase(s, t5);
+    TCase *rnd = tcase_create("randomized");
+    tcase_add_test(rnd, randomized_draws_are_sorted_distinct_in_range_reproducible);
+    tcase_add_test(rnd, randomized_stack_decodes_like_its_full_pass);
+    tcase_add_test(rnd, randomized_model_is_reproducible_and_described);
+    tcase_add_test(rnd, randomized_bad_m_is_refused_in_one_line);
+    tcase_add_test(rnd, lengthgen_mrr_hand_values);
+    suite_add_tcase(s, rnd);
+    return s;
+}
