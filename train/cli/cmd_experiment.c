@@ -59,7 +59,7 @@ static int cmd_lengthgen(int argc, char **argv) {
         }
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--preset", &preset, "kazemnejad: the paper's setup at qkv's scale (docs/lengthgen.md); "
-                                                "flags after it override"),
+                                                "the other flags override it"),
         QKV_ARG_CHOICE_ROW("--task", &o.task, qkv_seq_task_names, "what to learn"),
         QKV_ARG_STRING_ROW("--tasks", &o.tasks, "comma-separated tasks (reverse, copy, sort); overrides --task"),
         QKV_ARG_STRING_ROW("--pos", &o.schemes, "comma-separated position schemes (none, learned, sinusoidal, rope, "

@@ -101,7 +101,7 @@ typedef struct qkv_lengthgen_options {
 /* reverse, lengths 1..8 tested to 16, 1 seed (1), 2000 steps of batch 64, AdamW
  * lr 3e-3 after 100 warmup steps, 2 layers x 4 heads, dim 64, ff 256, vocab 10,
  * 200 test sequences per length, all five schemes, plot "lengthgen.png" of the
- * exact match. */
+ * exact match, one model at a time (jobs 1). */
 void qkv_lengthgen_default_options(qkv_lengthgen_options *options);
 /* Sets the options of a named preset (the other fields stay): "kazemnejad", the
  * setup of Kazemnejad et al. 2023 at qkv's scale (docs/lengthgen.md): copy and

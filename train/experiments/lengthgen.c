@@ -93,7 +93,7 @@ void qkv_lengthgen_default_options(qkv_lengthgen_options *o) {
                                  .steps = 2000, .batch = 64, .warmup = 100, .lr = 3e-3f, .dim = 64, .heads = 4,
                                  .layers = 2, .ff = 256, .vocab = 10, .test_size = 200,
                                  .schemes = "none,learned,sinusoidal,rope,alibi", .plot = "lengthgen.png",
-                                 .plot_metric = QKV_LENGTHGEN_EXACT};
+                                 .plot_metric = QKV_LENGTHGEN_EXACT, .jobs = 1};
 }
 
 int qkv_lengthgen_preset(qkv_lengthgen_options *o, const char *name) {
