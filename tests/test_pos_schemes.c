@@ -120,7 +120,8 @@ START_TEST(randomized_stack_decodes_like_its_full_pass) {
     for (int k = 0; k < 3; k++) {
         qkv_params params = {0};
         qkv_rng rng = qkv_rng_make(11);
-        qkv_stack_config cfg = {{8, 2, 16, QKV_ACT_GELU, 0, 0.0f}, 2, kinds[k], 50, {0, 0, 50}};
+        qkv_stack_config cfg = {.block = {.d_model = 8, .n_heads = 2, .d_ff = 16, .activation = QKV_ACT_GELU},
+                                .n_layers = 2, .positions = kinds[k], .max_len = 50, .pos_opts = {.randomize = 50}};
         qkv_encoder enc;
         qkv_encoder_init(&enc, &params, "enc", &cfg, 1, &rng);
         int32_t sample[6];
