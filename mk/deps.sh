@@ -20,7 +20,8 @@ probe() {
         pkg-config) command -v pkg-config >/dev/null 2>&1 ;;
         libstb-dev) pkg-config --exists stb 2>/dev/null ;;
         check)      pkg-config --exists check 2>/dev/null ;;
-        fortunes)   [ -d "${QKV_FORTUNES_DIR:-/usr/share/games/fortunes}" ] ;;
+        # fortunes-min has the folder too, with three files; the full set has these
+        fortunes)   [ -e "${QKV_FORTUNES_DIR:-/usr/share/games/fortunes}/computers" ] ;;
         *)          dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed' ;;
     esac
 }

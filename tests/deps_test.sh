@@ -12,6 +12,7 @@ t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
 fake=$t/bin
 mkdir -p "$fake" "$t/fortunes"
+touch "$t/fortunes/computers"
 failures=0
 
 # The fake machine: $t/installed lists the packages present, $t/log what ran.
@@ -30,7 +31,7 @@ echo "apt-get $* [DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-}]" >> "$QKV_FAKE/log"
 [ -e "$QKV_FAKE/needs-update" ] && [ ! -e "$QKV_FAKE/updated" ] && exit 100
 shift
 for a in "$@"; do case "$a" in -*) ;; *) echo "$a" >> "$QKV_FAKE/installed" ;; esac; done
-if grep -qx fortunes "$QKV_FAKE/installed"; then mkdir -p "$QKV_FORTUNES_DIR"; fi
+if grep -qx fortunes "$QKV_FAKE/installed"; then mkdir -p "$QKV_FORTUNES_DIR" && touch "$QKV_FORTUNES_DIR/computers"; fi
 FAKE
 cat > "$fake/id" <<'FAKE'
 #!/bin/sh
@@ -102,7 +103,7 @@ expect_no_apt "no way to install"
 
 # The Makefile: the build step (what make demo needs) never asks for check or
 # fortunes; the test step asks for both.
-rmdir "$t/fortunes"
+rm "$t/fortunes/computers" # the folder alone, as fortunes-min leaves it
 machine "libstb-dev" 0
 run 0 "make deps-build" make -s -C "$root" deps-build
 expect_no_apt "make deps-build"
