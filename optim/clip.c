@@ -21,16 +21,20 @@ static void scale(float *x, size_t n, float factor) {
     for (size_t i = 0; i < n; i++) x[i] *= factor;
 }
 
-double qkv_clip_grad_norm(const qkv_params *params, double max_norm) {
-    QKV_CHECK(max_norm > 0.0 && isfinite(max_norm), "clip_grad_norm: max_norm = %g must be finite and > 0",
-              max_norm);
+double qkv_grad_norm(const qkv_params *params) {
     double total = 0.0;
     for (int i = 0; i < params->n; i++) {
         const qkv_tensor *p = params->items[i];
-        QKV_CHECK(p->grad, "clip_grad_norm: parameter %s has no gradient buffer", p->name);
+        QKV_CHECK(p->grad, "grad_norm: parameter %s has no gradient buffer", p->name);
         total += qkv_sum_squares_fixed(p->grad, p->size);
     }
-    double norm = sqrt(total);
+    return sqrt(total);
+}
+
+double qkv_clip_grad_norm(const qkv_params *params, double max_norm) {
+    QKV_CHECK(max_norm > 0.0 && isfinite(max_norm), "clip_grad_norm: max_norm = %g must be finite and > 0",
+              max_norm);
+    double norm = qkv_grad_norm(params);
     if (!isfinite(norm) || norm <= max_norm) return norm;
     float factor = (float)(max_norm / norm);
     for (int i = 0; i < params->n; i++) scale(params->items[i]->grad, params->items[i]->size, factor);

@@ -59,6 +59,9 @@ const char *qkv_optimizer_slot_name(const qkv_optimizer *opt, int slot);
  * for names containing "embed" or ending in ".table" (token and position tables). */
 int qkv_param_decays(const qkv_tensor *param);
 
+/* The global L2 norm of every parameter's gradient (a fixed-order sum). */
+double qkv_grad_norm(const qkv_params *params);
+
 /* Rescales all gradients so that their global L2 norm is at most max_norm.
  * Returns the norm before clipping. The norm is summed in double, parameter by
  * parameter in list order with fixed chunks, so it is thread-independent. */

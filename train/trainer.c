@@ -236,14 +236,19 @@ static size_t count_nonfinite_state(const train_run *run, char first[QKV_NAME_MA
     const qkv_optimizer *opt = &run->opt;
     size_t total = 0;
     first[0] = '\0';
-    for (int k = 0; k < params->n + opt->n_slots * opt->n_params; k++) {
-        const qkv_tensor *p = params->items[k % params->n];
-        size_t bad = qkv_count_nonfinite(k < params->n ? p->data : opt->state[k - params->n], p->size);
-        if (bad && !total)
-            snprintf(first, QKV_NAME_MAX + 8, k < params->n ? "%s" : "optim.%s.%s",
-                     k < params->n ? p->name : qkv_optimizer_slot_name(opt, (k - params->n) / params->n), p->name);
+    for (int i = 0; i < params->n; i++) {
+        size_t bad = qkv_count_nonfinite(params->items[i]->data, params->items[i]->size);
+        if (bad && !total) snprintf(first, QKV_NAME_MAX + 8, "%s", params->items[i]->name);
         total += bad;
     }
+    for (int slot = 0; slot < opt->n_slots; slot++)
+        for (int i = 0; i < opt->n_params; i++) { /* state[slot * n_params + i] has items[i]'s size */
+            size_t bad = qkv_count_nonfinite(opt->state[slot * opt->n_params + i], params->items[i]->size);
+            if (bad && !total)
+                snprintf(first, QKV_NAME_MAX + 8, "optim.%s.%s", qkv_optimizer_slot_name(opt, slot),
+                         params->items[i]->name);
+            total += bad;
+        }
     return total;
 }
 
@@ -256,12 +261,7 @@ static int check_updated_state(train_run *run, float loss, double grad_norm) {
     char first[QKV_NAME_MAX + 8], what[400];
     size_t bad = count_nonfinite_state(run, first);
     if (!bad) return 0;
-    if (grad_norm < 0) {
-        double sum = 0.0;
-        for (int i = 0; i < run->task->params->n; i++)
-            sum += qkv_sum_squares_fixed(run->task->params->items[i]->grad, run->task->params->items[i]->size);
-        grad_norm = sqrt(sum);
-    }
+    if (grad_norm < 0) grad_norm = qkv_grad_norm(run->task->params);
     if (!isfinite(grad_norm))
         snprintf(what, sizeof what, "the gradient norm is %s with a finite loss %g (try --clip, a smaller --lr or "
                  "--detect-nan to find the op)", isnan(grad_norm) ? "NaN" : "Inf", loss);
