@@ -5,15 +5,16 @@
  *   matmul     square sgemm C = A B through qkv_gemm, n = 64 ... 1024, GFLOP/s
  *              (2 n^3 flops per product);
  *   attention  qkv_attention forward + backward, ms (bench_models.c);
- *   train      one training step of the reversal transformer and of the Set
- *              Transformer, ms (bench_models.c);
+ *   train      one training step of the reversal transformer, the Set Transformer
+ *              and the text GPT, ms, with GFLOP per step (bench_models.c);
  *   long       attention forward + backward at T = 8192 with the peak resident
  *              memory; slow, so only when asked for (`qkv bench long`).
  * `all` (the default) runs matmul, attention and train. Every value is measured
  * on 1 thread and on all threads: the median of BENCH_SAMPLES samples. The header
  * names the instruction-set path in use (core/isa.h) and the core's FMA peak for
- * its vectors, measured by a short probe (kernels.h: fma_peak); each GFLOP/s row
- * gives its fraction of that peak (of threads x peak for all threads). The table
+ * its vectors, measured by a short probe (kernels.h: fma_peak); each GFLOP/s row,
+ * and each train row (its GFLOP per step over its time), gives its fraction of
+ * that peak (of threads x peak for all threads): the FLOP floor. The table
  * ends with the threads used and the peak resident memory; --json FILE also
  * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
  * times with the process's CPU clock instead of the wall clock. An unknown
@@ -102,16 +103,22 @@ static double speedup(const qkv_bench_row *row) {
     return strcmp(row->unit, "ms") == 0 ? row->one / row->all : row->all / row->one;
 }
 
-/* A rate's fraction of the FMA peak of the cores it ran on; NAN for times. */
+/* A row's fraction of the FMA peak of the cores it ran on (the FLOP floor over
+ * the time): a rate's, or a time's with a FLOP count; NAN otherwise. */
 static double peak_fraction(const qkv_bench_row *row, int all_threads) {
-    if (strcmp(row->unit, "GFLOP/s") != 0 || !(table.peak_gflops > 0)) return NAN;
-    return all_threads ? row->all / (table.peak_gflops * table.threads) : row->one / table.peak_gflops;
+    if (!(table.peak_gflops > 0)) return NAN;
+    double cores = all_threads ? table.threads : 1, value = all_threads ? row->all : row->one;
+    if (strcmp(row->unit, "GFLOP/s") == 0) return value / (table.peak_gflops * cores);
+    if (row->gflop > 0) return row->gflop / (value * 1e-3) / (table.peak_gflops * cores);
+    return NAN;
 }
 
 void qkv_bench_print_row(const qkv_bench_row *row) {
-    char peak[32] = "";
+    char peak[64] = "";
     if (!isnan(peak_fraction(row, 0)))
         snprintf(peak, sizeof peak, "%.2f / %.2f", peak_fraction(row, 0), peak_fraction(row, 1));
+    if (row->gflop > 0)
+        snprintf(peak + strlen(peak), sizeof peak - strlen(peak), "  (%.4f GFLOP/step)", row->gflop);
     printf("%-9s | %-30s | %-7s | %10.2f | %10.2f | %6.2fx | %7.0f | %s\n", row->section, row->name,
            row->unit, row->one, row->all, speedup(row), row->peak_rss_mb, peak);
     fflush(stdout);
@@ -211,6 +218,7 @@ static int write_json(const char *path, const qkv_bench_table *t) {
         json_number(&text, &len, &cap, "one_thread", r->one, ", ");
         json_number(&text, &len, &cap, "all_threads", r->all, ", ");
         json_number(&text, &len, &cap, "peak_rss_mb", r->peak_rss_mb, ", ");
+        if (r->gflop > 0) json_number(&text, &len, &cap, "gflop_per_call", r->gflop, ", ");
         json_number(&text, &len, &cap, "peak_fraction_one", peak_fraction(r, 0), ", ");
         json_number(&text, &len, &cap, "peak_fraction_all", peak_fraction(r, 1), "");
         append(&text, &len, &cap, "}%s\n", i + 1 < t->n ? "," : "");

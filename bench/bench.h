@@ -15,6 +15,7 @@ typedef struct qkv_bench_row {
     char name[64];    /* "n=256", "B=4 H=8 T=256 d=64 causal", "reverse" */
     char unit[16];    /* "GFLOP/s" (higher is better) or "ms" */
     double one, all;  /* 1 thread, all threads */
+    double gflop;     /* ms rows of a computation with a FLOP count: GFLOP per call, else 0 */
     double peak_rss_mb;
 } qkv_bench_row;
 

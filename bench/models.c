@@ -3,15 +3,19 @@
  * attention  qkv_attention forward + backward (dq, dk, dv, seeded with a fixed
  *            dO) for (B,H,T,d) = (8,4,64,16), (4,8,256,64), (1,8,1024,64), causal
  *            and not, ms per forward + backward.
- * train      one full training step, ms: zero grads, loss, backward, clip to norm
- *            1, optimizer step, tape reset.
- *              reverse: train/seq_model's default (the `qkv train reverse`
- *                model): a pre-LN encoder, 2 layers, d 64, 4 heads, FFN 256, GELU,
- *                learned positions, T 16, batch 64, AdamW; its own batches;
- *              settf:   the Set Transformer of `qkv train points`
- *                (layers/set_models): ISAB(16) x 2, PMA(1), width 128, 4 heads,
- *                layer norm, 10 classes; a fixed batch of 32 clouds of 256
- *                uniform points; cross-entropy; Adam.
+ * train      one full training step of a task at its defaults, ms, as the trainer
+ *            runs it: the parallel step (train/step.h: the micro-batches on the
+ *            threads, their gradients in the fixed tree), clipping, the optimizer
+ *            step; its own batches. GFLOP per step: the products of forward and
+ *            backward counted from the shapes (core/tape.h: qkv_tape_flops).
+ *              reverse: `qkv train reverse`: a pre-LN encoder, 2 layers, d 64,
+ *                4 heads, FFN 256, GELU, learned positions, T 16, batch 64, AdamW;
+ *              settf:   `qkv train points`, the Set Transformer: ISAB(16) x 2,
+ *                PMA(1), width 128, 4 heads, layer norm, 10 classes, batches of
+ *                32 synthetic clouds of 256 points, cross-entropy, Adam;
+ *              text:    `qkv train text` on its default corpus (the fortunes
+ *                package; the line says so and is skipped without it): 4 layers,
+ *                d 128, 4 heads, context 64, batch 12, AdamW.
  * long       attention forward + backward at (1,8,8192,64), causal and not, on
  *            all threads only (one call is seconds); the row's peak resident
  *            memory shows the op's memory is linear in T.
@@ -20,15 +24,16 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/alloc.h"
 #include "core/attention.h"
 #include "core/error.h"
 #include "core/ops.h"
-#include "layers/set_models.h"
 #include "optim/optimizer.h"
 #include "bench/bench.h"
-#include "train/tasks/sequence.h"
+#include "train/step.h"
+#include "train/tasks/registry.h"
 
 /* ---- attention ------------------------------------------------------------------- */
 
@@ -107,89 +112,72 @@ void qkv_bench_long_attention(qkv_bench_table *t) {
 
 /* ---- training steps ---------------------------------------------------------------- */
 
+/* One task of the registry at its defaults, stepped as the trainer steps it: the
+ * parallel step (train/step.h) at the task's default micro-batch, clipping to the
+ * trainer's norm (1 where the task sets none), the optimizer step. */
 typedef struct train_step {
-    qkv_tape *tape;
-    qkv_params *params;
+    const qkv_task_kind *kind;
+    void *config;
+    qkv_task *task;
+    qkv_trainer_config trainer;
+    qkv_step parallel;
     qkv_optimizer opt;
-    float lr;
+    qkv_rng rng;
     long step;
-    qkv_tensor *(*loss)(struct train_step *s);
-    /* reverse */
-    qkv_seq_model *seq;
-    /* settf */
-    qkv_set_model set;
-    qkv_params set_params;
-    qkv_tensor *points;
-    int32_t *labels;
 } train_step;
 
 static void run_train_step(void *ctx) {
     train_step *s = ctx;
-    qkv_params_zero_grad(s->params);
-    qkv_tensor *loss = s->loss(s);
-    qkv_backward(s->tape, loss);
-    qkv_clip_grad_norm(s->params, 1.0);
-    qkv_optimizer_step(&s->opt, s->params, s->lr);
-    qkv_tape_reset(s->tape);
+    qkv_step_result result;
+    if (qkv_step_run(&s->parallel, s->step, &s->rng, &result, NULL, NULL) != 0)
+        qkv_fatal("bench: %s step %ld: %s", s->kind->name, s->step, qkv_last_error());
+    qkv_clip_grad_norm(s->task->params, s->trainer.clip > 0 ? s->trainer.clip : 1.0);
+    qkv_optimizer_step(&s->opt, s->task->params, s->trainer.optim.lr);
     s->step++;
 }
 
-static qkv_tensor *reverse_loss(train_step *s) {
-    return s->seq->task.loss(s->seq->task.self, s->tape, s->step);
+/* 0, or -1 with qkv_last_error() (the text task without its corpus). */
+static int train_step_init(train_step *s, const char *task) {
+    memset(s, 0, sizeof *s);
+    s->kind = qkv_task_kind_find(task);
+    s->config = qkv_task_config_new(s->kind);
+    s->trainer = s->kind->trainer;
+    if (s->kind->check(s->config, &s->trainer) != 0 || !(s->task = s->kind->create(s->config, 0))) {
+        free(s->config);
+        return -1;
+    }
+    QKV_CHECK(qkv_step_init(&s->parallel, s->task, 0, 0) == 0, "bench: %s", qkv_last_error());
+    qkv_optimizer_init(&s->opt, &s->trainer.optim, s->task->params);
+    s->rng = qkv_rng_make(1);
+    return 0;
 }
 
-static qkv_tensor *settf_loss(train_step *s) {
-    qkv_tensor *logits = qkv_set_model_forward(s->tape, &s->set, s->points, NULL);
-    return qkv_cross_entropy(s->tape, logits, s->labels, -1, NULL);
+static void train_step_free(train_step *s) {
+    qkv_optimizer_free(&s->opt);
+    qkv_step_free(&s->parallel);
+    s->kind->destroy(s->task);
+    free(s->config);
 }
 
-static void measure_step(qkv_bench_table *t, const char *name, train_step *s) {
-    qkv_bench_row *row = qkv_bench_add(t, "train", name, "ms");
-    row->one = 1e3 * qkv_bench_seconds(run_train_step, s, 1, 0.2, BENCH_SAMPLES);
-    row->all = 1e3 * qkv_bench_seconds(run_train_step, s, t->threads, 0.2, BENCH_SAMPLES);
+static void measure_step(qkv_bench_table *t, const char *name, const char *task) {
+    train_step s;
+    if (train_step_init(&s, task) != 0) {
+        printf("train     | %-30s | skipped: %s\n", name, qkv_last_error());
+        return;
+    }
+    char label[64];
+    snprintf(label, sizeof label, "%s (micro-batch %d of %d)", name, s.parallel.micro_batch, s.task->batch);
+    qkv_bench_row *row = qkv_bench_add(t, "train", label, "ms");
+    row->one = 1e3 * qkv_bench_seconds(run_train_step, &s, 1, 0.2, BENCH_SAMPLES);
+    row->all = 1e3 * qkv_bench_seconds(run_train_step, &s, t->threads, 0.2, BENCH_SAMPLES);
+    row->gflop = s.parallel.flops * 1e-9;
     row->peak_rss_mb = qkv_bench_peak_rss_mb();
     qkv_bench_print_row(row);
-}
-
-static void bench_reverse(qkv_bench_table *t) {
-    qkv_seq_model_config config;
-    qkv_seq_model_default_config(&config);
-    config.test_size = 1;
-    static qkv_seq_model model;
-    qkv_seq_model_init(&model, &config);
-    train_step s = {.tape = qkv_tape_create(1), .params = &model.params, .lr = 3e-3f,
-                    .loss = reverse_loss, .seq = &model};
-    qkv_optimizer_init(&s.opt, &(qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = s.lr},
-                       s.params);
-    measure_step(t, "reverse", &s);
-    qkv_optimizer_free(&s.opt);
-    qkv_tape_free(s.tape);
-    qkv_seq_model_free(&model);
-}
-
-static void bench_settf(qkv_bench_table *t) {
-    enum { BATCH = 32, POINTS = 256, CLASSES = 10 };
-    train_step s = {.tape = qkv_tape_create(1), .lr = 1e-3f, .loss = settf_loss};
-    qkv_set_model_config config = {.kind = QKV_SET_MODEL_ISAB, .d_in = 3, .width = 128,
-                                   .n_heads = 4, .n_outputs = CLASSES, .n_layers = 2,
-                                   .n_inducing = 16, .layer_norm = 1};
-    qkv_rng rng = qkv_rng_make(3);
-    qkv_set_model_init(&s.set, &s.set_params, "set", &config, &rng);
-    s.params = &s.set_params;
-    s.points = qkv_tensor_create("points", 3, (const int[]){BATCH, POINTS, 3}, 0);
-    qkv_fill_uniform(s.points->data, s.points->size, &rng, -1.0f, 1.0f);
-    int32_t labels[BATCH];
-    for (int b = 0; b < BATCH; b++) labels[b] = b % CLASSES;
-    s.labels = labels;
-    qkv_optimizer_init(&s.opt, &(qkv_optimizer_config){.kind = QKV_OPT_ADAM, .lr = s.lr}, s.params);
-    measure_step(t, "settf", &s);
-    qkv_optimizer_free(&s.opt);
-    qkv_tensor_free(s.points);
-    qkv_params_free(&s.set_params);
-    qkv_tape_free(s.tape);
+    train_step_free(&s);
 }
 
 void qkv_bench_train(qkv_bench_table *t) {
-    bench_reverse(t);
-    bench_settf(t);
+    measure_step(t, "reverse", "reverse");
+    measure_step(t, "settf", "points");
+    measure_step(t, "text", "text");
 }

@@ -54,6 +54,23 @@ typedef struct attn_dims {
 static size_t n_heads(const attn_dims *d) { return (size_t)d->B * d->H; }
 static size_t n_scores(const attn_dims *d) { return n_heads(d) * d->Tq * d->Tk; }
 
+/* The useful products of forward and backward (the FLOP floor's count, tape.h):
+ * per visible (query, key) pair, S = Q K^T and O = P V forward (2 dk + 2 dv), and
+ * dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q backward (2 dv + 2 dv + 2 dk +
+ * 2 dk): 6 (dk + dv) in all. The backward's recomputation of S is not counted, nor
+ * are keys a padding mask hides. */
+static double attention_flops(const attn_dims *d, int causal) {
+    double pairs = (double)d->Tq * d->Tk;
+    if (causal) { /* query i sees keys j <= i + (Tk - Tq) */
+        pairs = 0;
+        for (int i = 0; i < d->Tq; i++) {
+            long seen = (long)i + (d->Tk - d->Tq) + 1;
+            pairs += (double)(seen < 0 ? 0 : seen > d->Tk ? d->Tk : seen);
+        }
+    }
+    return (double)n_heads(d) * pairs * 6.0 * (d->dk + d->dv);
+}
+
 /* The bias seen as [B,H,Tq,Tk]: its shape right-aligned to 4 dims (padded with 1)
  * and element strides that are 0 along its broadcast dims. */
 typedef struct bias_view {
@@ -570,6 +587,7 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
         const int dims[7] = {d.B, d.H, d.Tq, d.Tk, d.dk, d.dv, d.heads_last};
         memcpy(node->iarg, dims, sizeof dims);
         node->farg[0] = scale;
+        node->flops = attention_flops(&d, masks.causal);
     }
     return out;
 }

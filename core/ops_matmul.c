@@ -137,6 +137,8 @@ qkv_tensor *qkv_matmul(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b, int trans_a
     qkv_tensor *inputs[2] = {a, b};
     qkv_node *node = qkv_tape_record(tape, "matmul", c, matmul_backward, 2, inputs);
     if (node) {
+        /* 2 M N K per product: the forward's, and one for each input's gradient */
+        node->flops = 2.0 * d.batch * d.M * d.N * (double)d.K * (1 + a->requires_grad + b->requires_grad);
         node->iarg[0] = ta;
         node->iarg[1] = tb;
         node->iarg[2] = d.batch;
@@ -222,6 +224,8 @@ qkv_tensor *qkv_affine(qkv_tape *tape, qkv_tensor *x, qkv_tensor *w, qkv_tensor 
     qkv_gemm(0, 1, (int)rows, N, K, 1.0f, x->data, K, w->data, K, 0.0f, y->data, N);
     if (b) add_bias_rows(y->data, b->data, rows, N);
     qkv_tensor *inputs[3] = {x, w, b};
-    qkv_tape_record(tape, "affine", y, affine_backward, b ? 3 : 2, inputs);
+    qkv_node *node = qkv_tape_record(tape, "affine", y, affine_backward, b ? 3 : 2, inputs);
+    if (node) /* 2 rows N K: forward, dX when x needs it, dW when W does */
+        node->flops = 2.0 * (double)rows * N * K * (1 + x->requires_grad + w->requires_grad);
     return y;
 }

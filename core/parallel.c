@@ -37,7 +37,9 @@ int qkv_set_threads(int n) {
     return n;
 }
 
-int qkv_threads(void) { return omp_get_max_threads(); }
+/* Inside a parallel region (a worker of the parallel step, train/step.h) an op
+ * runs on its caller: nested regions would only add fork/join cost. */
+int qkv_threads(void) { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
 static double sum_chunk(const float *x, size_t n, int squares) {
     double s = 0.0;

@@ -30,6 +30,8 @@ int qkv_other_runnable(void);
  * default run does not put two threads on a core another program is using.
  * Returns the number in use. */
 int qkv_set_threads(int n);
+/* The threads an op may use: the number set, or 1 inside a parallel region (each
+ * worker of the parallel step, train/step.h, runs its ops on itself). */
 int qkv_threads(void);
 
 /* Sum of x[0..n), and of x[i]^2, in a fixed order, independent of the thread

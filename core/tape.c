@@ -2,6 +2,7 @@
 #include "tape.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,8 @@ qkv_tape *qkv_tape_create_inference(unsigned long long seed) {
 
 void qkv_tape_free(qkv_tape *tape) {
     if (!tape) return;
+    free(tape->shadows);
+    free(tape->redirect_table);
     chunks_free(tape->chunks);
     free(tape->nodes);
     free(tape);
@@ -86,6 +89,12 @@ void qkv_tape_reset(qkv_tape *tape) {
     tape->arena_used = 0;
     tape->n_nodes = 0;
     tape->generation++;
+}
+
+double qkv_tape_flops(const qkv_tape *tape) {
+    double total = 0;
+    for (int i = 0; i < tape->n_nodes; i++) total += tape->nodes[i].flops;
+    return total;
 }
 
 int qkv_tape_n_chunks(const qkv_tape *tape) {
@@ -111,6 +120,49 @@ int qkv_tape_set_detect_nan(qkv_tape *tape, int enabled) {
     tape->detect_nan = enabled;
     tape->anomaly[0] = '\0';
     return previous;
+}
+
+/* ---- gradient redirection ------------------------------------------------------------ */
+
+static size_t address_hash(const qkv_tensor *t, int cap) {
+    uint64_t h = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing */
+    return (size_t)(h >> 32) & (size_t)(cap - 1);
+}
+
+/* (Re)builds the copies and the table for a new parameter list. */
+static void redirect_build(qkv_tape *tape, const qkv_params *params) {
+    free(tape->shadows);
+    free(tape->redirect_table);
+    int cap = 16;
+    while (cap < 2 * params->n) cap *= 2;
+    tape->shadows = qkv_calloc((size_t)(params->n > 0 ? params->n : 1), sizeof *tape->shadows, "a tape's parameter copies");
+    tape->redirect_table = qkv_calloc((size_t)cap, sizeof *tape->redirect_table, "a tape's parameter table");
+    tape->redirect_cap = cap;
+    for (int i = 0; i < params->n; i++) {
+        size_t slot = address_hash(params->items[i], cap);
+        while (tape->redirect_table[slot]) slot = (slot + 1) & (size_t)(cap - 1);
+        tape->redirect_table[slot] = i + 1;
+    }
+}
+
+void qkv_tape_redirect_grads(qkv_tape *tape, const qkv_params *params, float *const *grads) {
+    if (params && params != tape->redirect_params) redirect_build(tape, params);
+    tape->redirect_params = params;
+    for (int i = 0; params && i < params->n; i++) {
+        tape->shadows[i] = *params->items[i];
+        tape->shadows[i].grad = grads[i];
+    }
+}
+
+/* The tensor a node records for input t: its copy when t is a redirected parameter. */
+static qkv_tensor *redirected(const qkv_tape *tape, qkv_tensor *t) {
+    if (!tape->redirect_params || !t || !t->owned) return t;
+    size_t mask = (size_t)(tape->redirect_cap - 1);
+    for (size_t slot = address_hash(t, tape->redirect_cap); tape->redirect_table[slot]; slot = (slot + 1) & mask) {
+        int i = tape->redirect_table[slot] - 1;
+        if (tape->redirect_params->items[i] == t) return &tape->shadows[i];
+    }
+    return t;
 }
 
 /* ---- anomaly mode ------------------------------------------------------------------ */
@@ -216,7 +268,7 @@ qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
     node->op = op;
     node->n_inputs = n_inputs;
     node->inputs = qkv_tape_alloc(tape, (size_t)n_inputs * sizeof(qkv_tensor *));
-    memcpy(node->inputs, inputs, (size_t)n_inputs * sizeof(qkv_tensor *));
+    for (int i = 0; i < n_inputs; i++) node->inputs[i] = redirected(tape, inputs[i]);
     node->out = out;
     node->backward = backward;
     out->requires_grad = 1;

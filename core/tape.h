@@ -20,6 +20,13 @@
  * tensor from the position the whole batch would give it (index * size + i) and
  * advances the stream by the whole batch's size, so the slices together draw exactly
  * the masks of one process running the whole batch. Default: slice 0 of 1.
+ * Gradient redirection (the parallel step, train/step.h, where several tapes
+ * compute parts of one step at once): after qkv_tape_redirect_grads(tape, params,
+ * grads), a node recorded on this tape that reads params->items[i] holds, in its
+ * inputs, a copy of that tensor's header with the same data and grads[i] as its
+ * gradient buffer; backward adds there and never touches the parameter's own
+ * gradient, which another tape may be writing. The copies live as long as the
+ * tape; a later call re-points them (the same params: no allocation).
  * Anomaly mode (qkv_tape_set_detect_nan, off by default; off costs one branch per
  * op): every op's output is checked for NaN/Inf when the op records (forward,
  * with or without gradients), and every input gradient after each backward
@@ -32,6 +39,7 @@
 #ifndef QKV_TAPE_H
 #define QKV_TAPE_H
 
+#include "params.h"
 #include "rng.h"
 #include "tensor.h"
 
@@ -47,6 +55,10 @@ struct qkv_node {
     void *saved;            /* op-specific, arena-allocated */
     int iarg[8];            /* small op arguments (axis, flags, ...) */
     float farg[4];
+    /* The products' floating-point operations, forward and backward, counted from
+     * the shapes (matmul, affine, attention; 0 for other ops): the FLOP floor's
+     * numerator (qkv_tape_flops, `qkv bench train`). */
+    double flops;
 };
 
 typedef struct qkv_arena_chunk qkv_arena_chunk;
@@ -64,6 +76,11 @@ typedef struct qkv_tape {
     unsigned long generation;    /* incremented by each reset */
     int detect_nan;              /* anomaly mode */
     char anomaly[320];           /* the first NaN/Inf found; "" if none */
+    /* gradient redirection (qkv_tape_redirect_grads): NULL params when off */
+    const qkv_params *redirect_params;
+    qkv_tensor *shadows;         /* one header per parameter, in list order */
+    int *redirect_table;         /* open addressing on the tensor's address: index + 1, or 0 */
+    int redirect_cap;            /* the table's size, a power of two >= 2 n */
 } qkv_tape;
 
 qkv_tape *qkv_tape_create(unsigned long long seed);
@@ -83,6 +100,10 @@ void qkv_tape_set_slice(qkv_tape *tape, int index, int count);
 /* The examples of a batch of `batch` this tape computes: [*first, *first + *count).
  * batch must divide by the slice count (train/dist.c checks it as a flag error). */
 void qkv_tape_batch_slice(const qkv_tape *tape, int batch, int *first, int *count);
+
+/* From now on, gradients of params->items[i] reached through this tape go to
+ * grads[i] (items[i]->size floats each; see above). params NULL: off. */
+void qkv_tape_redirect_grads(qkv_tape *tape, const qkv_params *params, float *const *grads);
 
 /* Arena allocation, 64-byte aligned, uninitialized (qkv_tape_calloc zeroes). */
 void *qkv_tape_alloc(qkv_tape *tape, size_t bytes);
@@ -109,6 +130,9 @@ qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
 void qkv_backward(qkv_tape *tape, qkv_tensor *loss);
 /* Backward from any output with a given seed gradient (out->size floats). */
 void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad);
+
+/* The sum of the recorded nodes' flops: a step's products, forward and backward. */
+double qkv_tape_flops(const qkv_tape *tape);
 
 /* Arena chunks in use: 1 in the steady state (for tests and stats). */
 int qkv_tape_n_chunks(const qkv_tape *tape);

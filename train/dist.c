@@ -20,13 +20,6 @@ static int dist_rank = 0, dist_size = 1;
 int qkv_dist_rank(void) { return dist_rank; }
 int qkv_dist_size(void) { return dist_size; }
 
-int qkv_dist_check_batch(int batch) {
-    if (dist_rank != 0 || batch % dist_size == 0) return 0;
-    qkv_set_error("--batch %d does not split into %d equal slices, one per MPI rank: use a multiple of %d", batch,
-                  dist_size, dist_size);
-    return -1;
-}
-
 #ifndef QKV_MPI
 
 void qkv_dist_init(int *argc, char ***argv) { (void)argc; (void)argv; }
@@ -37,17 +30,16 @@ int qkv_dist_root_flag(int flag) { return flag; }
 void qkv_dist_share_state(const qkv_params *params, qkv_optimizer *opt, long *step, qkv_tape *tape) {
     (void)params; (void)opt; (void)step; (void)tape;
 }
-float qkv_dist_average_grads(const qkv_params *params, long step, float loss, double weight) {
-    (void)params; (void)step; (void)weight;
-    return loss;
+void qkv_dist_allgather(const float *mine, size_t n, float *all, long step) {
+    (void)step;
+    if (all != mine) memcpy(all, mine, n * sizeof *all);
 }
+void qkv_dist_sum_doubles(double *x, int n) { (void)x; (void)n; }
 
 #else
 
 static int dist_active = 0;
 static int failure_agreed = 0; /* every rank already knows the run failed: finish cleanly */
-static float *fused;        /* the step's allreduce buffer: every gradient, loss, weight */
-static size_t fused_cap;
 
 /* Started by a process manager? (Open MPI's mpirun, or a PMI/PMIx launcher.) Run
  * directly, the MPI build is an ordinary single process and never calls MPI. */
@@ -95,9 +87,6 @@ int qkv_dist_finish(int rc) {
     fflush(NULL);
     MPI_Finalize();
     dist_active = 0;
-    free(fused);
-    fused = NULL;
-    fused_cap = 0;
     return rc;
 }
 
@@ -146,7 +135,6 @@ void qkv_dist_share_state(const qkv_params *params, qkv_optimizer *opt, long *st
     *step = counters[0];
     opt->step = counters[1];
     tape->rng = (qkv_rng){rng[0], rng[1]};
-    qkv_tape_set_slice(tape, dist_rank, dist_size);
 }
 
 /* Test hook for tests/mpi_test.sh: rank 1 dies mid-run as a crashed rank would. */
@@ -158,40 +146,23 @@ static void maybe_exit_for_test(long step) {
     _exit(3);
 }
 
-float qkv_dist_average_grads(const qkv_params *params, long step, float loss, double weight) {
-    if (dist_size == 1) return loss;
+void qkv_dist_allgather(const float *mine, size_t n, float *all, long step) {
+    if (dist_size == 1) {
+        if (all != mine) memcpy(all, mine, n * sizeof *all);
+        return;
+    }
     maybe_exit_for_test(step);
-    size_t n = qkv_params_count(params) + 2;
-    if (n > fused_cap) {
-        free(fused);
-        fused = qkv_malloc(qkv_size_mul(n, sizeof *fused), "dist: the fused gradient buffer");
-        fused_cap = n;
-    }
-    QKV_CHECK(n <= 0x7fffffff, "dist: %zu gradients do not fit one MPI_Allreduce", n);
-    float w = weight > 0 ? (float)weight : 1.0f;
-    size_t k = 0;
-    for (int i = 0; i < params->n; i++) {
-        const qkv_tensor *p = params->items[i];
-        const float *g = qkv_tensor_grad((qkv_tensor *)p);
-        for (size_t j = 0; j < p->size; j++) fused[k++] = w * g[j];
-    }
-    fused[k++] = w * loss;
-    fused[k++] = w;
-    /* One MPI_Iallreduce (MPI_Allreduce's nonblocking form, see wait_for) sums
-     * over ranks; with 2 ranks a + b is exact-commutative, so every rank gets
-     * the same bits, and Open MPI reduces in a fixed order for a fixed size and
-     * rank count, so runs repeat bitwise. */
+    QKV_CHECK(n <= 0x7fffffff, "dist: %zu gradients do not fit one MPI_Allgather", n);
     MPI_Request request;
-    MPI_Iallreduce(MPI_IN_PLACE, fused, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+    MPI_Iallgather(mine, (int)n, MPI_FLOAT, all, (int)n, MPI_FLOAT, MPI_COMM_WORLD, &request);
     wait_for(&request);
-    float total = fused[n - 1];
-    k = 0;
-    for (int i = 0; i < params->n; i++) {
-        qkv_tensor *p = params->items[i];
-        float *g = qkv_tensor_grad(p);
-        for (size_t j = 0; j < p->size; j++) g[j] = fused[k++] / total;
-    }
-    return fused[k] / total;
+}
+
+void qkv_dist_sum_doubles(double *x, int n) {
+    if (dist_size == 1) return;
+    MPI_Request request;   /* one nonzero term per element: the sum is exact in any order */
+    MPI_Iallreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
+    wait_for(&request);
 }
 
 #endif

@@ -4,17 +4,13 @@
  * train ...`, each of the N processes (ranks) trains the same model on its slice
  * of every global batch:
  *
- *   - batch B of step s is a pure function of (seed, s); rank r computes examples
- *     [r*B/N, (r+1)*B/N) (qkv_tape_batch_slice), with their global indices, so data
- *     and dropout masks are those of one process running the whole batch. B must
- *     divide by N: otherwise qkv_train fails with one line naming --batch.
- *   - after backward, qkv_dist_average_grads packs every parameter gradient, the
- *     loss and the slice's weight into ONE buffer and sums it over ranks with one
- *     MPI_Iallreduce (the nonblocking MPI_Allreduce, waited for without spinning):
- *         g = sum_r w_r g_r / sum_r w_r,   loss = sum_r w_r loss_r / sum_r w_r,
- *     where w_r is the number of terms rank r's loss averaged (task->loss_terms,
- *     e.g. tokens not ignored) or 1 for equal slices. That is the gradient and the
- *     loss of the global batch's mean. Every rank then takes the same optimizer step.
+ *   - a step's batch is cut into micro-batches (train/step.h); rank r owns a
+ *     contiguous range of them, a node of the step's fixed sum tree, and computes
+ *     its node's gradient sum; the nodes are gathered (qkv_dist_allgather, one
+ *     MPI_Iallgather, the nonblocking MPI_Allgather, waited for without spinning)
+ *     and every rank adds the tree above them, so every rank holds the same bits,
+ *     the bits one process computes with any thread count. Every rank then takes
+ *     the same optimizer step.
  *   - rank 0's parameters, optimizer state, step and dropout stream are broadcast
  *     once before the first step (after --resume, which only rank 0 reads), so all
  *     ranks start equal and stay equal.
@@ -50,10 +46,6 @@ int qkv_dist_size(void);
  * (at least 1); single-process, 0 (all cores). */
 int qkv_dist_threads(int requested);
 
-/* -1 with qkv_last_error() on rank 0 if a global batch of `batch` examples does not
- * split into equal slices; other ranks return 0 and learn it from qkv_dist_any. */
-int qkv_dist_check_batch(int batch);
-
 /* 1 if `failed` is nonzero on any rank (all ranks must call it). */
 int qkv_dist_any(int failed);
 
@@ -61,13 +53,15 @@ int qkv_dist_any(int failed);
 int qkv_dist_root_flag(int flag);
 
 /* Makes every rank's parameters, optimizer state (including its step count), *step
- * and dropout stream rank 0's. Sets tape's batch slice to this rank's. */
+ * and dropout stream rank 0's. */
 void qkv_dist_share_state(const qkv_params *params, qkv_optimizer *opt, long *step, qkv_tape *tape);
 
-/* The one collective of a training step (see above): replaces each parameter's
- * gradient with the weighted mean over ranks and returns the weighted mean loss.
- * weight <= 0 means 1. Test hook: with QKV_TEST_RANK_EXIT=k in the environment,
+/* The one collective of a training step's gradient: all = every rank's n floats
+ * (mine), rank by rank. Test hook: with QKV_TEST_RANK_EXIT=k in the environment,
  * rank 1 exits at step k (0-based) without MPI_Finalize. */
-float qkv_dist_average_grads(const qkv_params *params, long step, float loss, double weight);
+void qkv_dist_allgather(const float *mine, size_t n, float *all, long step);
+/* x[0..n) summed over ranks, in place (every element nonzero on one rank at most:
+ * the micro-batches' losses). */
+void qkv_dist_sum_doubles(double *x, int n);
 
 #endif

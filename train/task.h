@@ -50,18 +50,29 @@ typedef struct qkv_task {
     const char *name;                 /* "reverse" */
     void *self;
     qkv_params *params;
-    /* The scalar loss of training step `step` (forward only; the trainer runs backward).
+    /* The scalar loss of training step `step` on the tape's micro-batch (forward
+     * only; the trainer runs backward): the mean over the rows [first, first + n)
+     * that qkv_tape_batch_slice gives of the step's `batch` examples. Several calls
+     * run at once, one per worker thread and tape (train/step.h): loss() reads the
+     * task and what prepare() made, and writes only its tape (and diverged).
      * NULL with qkv_last_error() stops the run (qkv_train returns -1 with that error). */
     qkv_tensor *(*loss)(void *self, qkv_tape *tape, long step);
     /* Held-out metrics; runs with gradients off and training mode off. */
     void (*evaluate)(void *self, qkv_tape *tape, qkv_metrics *metrics);
     /* Model and task config, enough to rebuild the model (checkpoint metadata). */
     void (*describe)(void *self, qkv_config_kv *config);
-    /* Data parallelism (train/dist.h): loss() computes the tape's slice of a global
-     * batch of `batch` examples (qkv_tape_batch_slice), and sets loss_terms to the
-     * number of terms its mean is over when slices may differ (0: equal slices). */
+    /* The examples of one training step (0: the task does not say; its loss is
+     * then one micro-batch, the whole batch). */
     int batch;
-    double loss_terms;
+    /* Optional: makes step `step`'s whole batch (its data, positions, targets) in
+     * the task, before the step's loss() calls, on one thread. */
+    void (*prepare)(void *self, long step);
+    /* Optional: the weight of rows [first, first + n) of the prepared batch, the
+     * number of terms their mean loss is over (tokens not ignored); NULL: n. A
+     * micro-batch's loss counts w / W of the batch's (train/step.h). */
+    double (*weight)(void *self, int first, int n);
+    /* The micro-batch size the trainer's default aims at (0: 8; train/step.h). */
+    int micro_batch;
     /* Optional: after each evaluation during training (not with --quiet, rank 0
      * only), a few lines for the user: the text task's sample. Gradients and
      * training mode are off. */

@@ -20,6 +20,7 @@
 #include "core/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
+#include "train/step.h"
 #include "train/trainer_outputs.h"
 
 /* ---- metrics and config ------------------------------------------------------ */
@@ -119,7 +120,8 @@ typedef struct train_run {
     qkv_train_result *result;
     qkv_config_kv description;        /* the task's config: checkpoint metadata, --json */
     qkv_optimizer opt;
-    qkv_tape *tape;
+    qkv_tape *tape;                   /* evaluations, and the dropout stream between steps */
+    qkv_step parallel;                /* the micro-batches' tapes and gradients (train/step.h) */
     long start, step;                 /* the step this run began at, and the steps done so far */
     const char *last_path;            /* the last good checkpoint (NULL: none yet) and its step */
     long last_saved;
@@ -171,14 +173,15 @@ static int resume_from_checkpoint(train_run *run) {
 static int start_run(train_run *run) {
     const qkv_trainer_config *config = run->config;
     qkv_task *task = run->task;
-    int bad = qkv_trainer_check_outputs(config) != 0 || qkv_dist_check_batch(task->batch) != 0;
+    int bad = qkv_trainer_check_outputs(config) != 0 ||
+              qkv_step_init(&run->parallel, task, config->micro_batch, config->detect_nan) != 0;
     task->describe(task->self, &run->description);
     qkv_optimizer_init(&run->opt, &config->optim, task->params);
     run->tape = qkv_tape_create(config->seed);
-    qkv_tape_set_detect_nan(run->tape, config->detect_nan);
     if (!bad && config->resume_path && resume_from_checkpoint(run) != 0) bad = 1;
     if (qkv_dist_any(bad)) {
         if (!bad) qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
+        qkv_step_free(&run->parallel);
         qkv_tape_free(run->tape);
         qkv_optimizer_free(&run->opt);
         return -1;
@@ -188,6 +191,7 @@ static int start_run(train_run *run) {
     run->last_path = config->resume_path;
     if (qkv_train_outputs_open(&run->outputs, config) != 0) {
         qkv_train_outputs_finish(&run->outputs, 0, task, &run->description, run->result);
+        qkv_step_free(&run->parallel);
         qkv_tape_free(run->tape);
         qkv_optimizer_free(&run->opt);
         return -1;
@@ -211,13 +215,13 @@ static int stop_nonfinite(train_run *run, const char *what) {
     return -1;
 }
 
-/* After backward: --detect-nan's first anomaly, then the loss itself. Under MPI both
- * checks are collective, so every rank stops at the same step. */
-static int check_finite(train_run *run, float loss) {
-    const qkv_tape *tape = run->tape;
-    if (run->config->detect_nan && qkv_dist_any(tape->anomaly[0] != 0)) {
-        char what[sizeof tape->anomaly + 16];
-        snprintf(what, sizeof what, "--detect-nan: %s", tape->anomaly[0] ? tape->anomaly : "on another rank");
+/* After backward: --detect-nan's first anomaly (the first micro-batch's), then the
+ * loss itself. Under MPI both checks are collective, so every rank stops at the
+ * same step. */
+static int check_finite(train_run *run, const char *anomaly, float loss) {
+    if (run->config->detect_nan && qkv_dist_any(anomaly[0] != 0)) {
+        char what[360];
+        snprintf(what, sizeof what, "--detect-nan: %s", anomaly[0] ? anomaly : "on another rank");
         return stop_nonfinite(run, what);
     }
     if (!isfinite(loss)) {
@@ -271,44 +275,34 @@ static int check_updated_state(train_run *run, float loss, double grad_norm) {
     return stop_nonfinite(run, what);
 }
 
-/* --print-tape and --dot show the first step's tape. 0, or -1 if --dot fails. */
-static int show_first_tape(const train_run *run) {
+/* --print-tape and --dot show the first step's tape: micro-batch 0's, after its
+ * backward (train/step.h). 0, or -1 if --dot fails. */
+static int show_first_tape(void *ctx, qkv_tape *tape) {
+    const train_run *run = ctx;
     const qkv_trainer_config *config = run->config;
-    if (run->step != run->start) return 0;
     if (config->print_tape) {
-        printf("tape of step %ld (%d nodes):\n", run->step + 1, run->tape->n_nodes);
-        qkv_tape_print(run->tape, stdout);
+        printf("tape of step %ld (%d nodes; micro-batch 1 of %d):\n", run->step + 1, tape->n_nodes,
+               run->parallel.micro_batches);
+        qkv_tape_print(tape, stdout);
     }
-    return config->dot_path ? qkv_tape_write_dot(run->tape, config->dot_path) : 0;
+    return config->dot_path ? qkv_tape_write_dot(tape, config->dot_path) : 0;
 }
 
-/* Step run->step at learning rate lr: the task's loss, backward (and the mean over
- * ranks), the NaN/Inf checks, clipping, the optimizer step, the tape's reset.
- * 0, or -1 with qkv_last_error() and the parameters not updated. */
+/* Step run->step at learning rate lr: the batch's gradient and loss (train/step.h:
+ * every micro-batch, on every thread and rank), the NaN/Inf checks, clipping, the
+ * optimizer step. 0, or -1 with qkv_last_error() and the parameters not updated. */
 static int train_step(train_run *run, float lr) {
     qkv_task *task = run->task;
-    qkv_tape *tape = run->tape;
-    qkv_tensor *loss = task->loss(task->self, tape, run->step);
-    if (!loss) { /* the task reported an error: stop, write nothing */
-        qkv_tape_reset(tape);
-        return task->diverged ? stop_nonfinite(run, qkv_last_error()) : -1;
-    }
-    qkv_params_zero_grad(task->params);
-    qkv_backward(tape, loss);
-    float loss_value = qkv_dist_average_grads(task->params, run->step, loss->data[0], task->loss_terms);
-    if (check_finite(run, loss_value) != 0) return -1;
-    if (show_first_tape(run) != 0) {
-        qkv_tape_reset(tape);
-        return -1;
-    }
-    double grad_norm = run->config->clip > 0 ? qkv_clip_grad_norm(task->params, run->config->clip) : -1.0;
+    const qkv_trainer_config *config = run->config;
+    int show = run->step == run->start && (config->print_tape || config->dot_path);
+    qkv_step_result step;
+    if (qkv_step_run(&run->parallel, run->step, &run->tape->rng, &step, show ? show_first_tape : NULL, run) != 0)
+        return step.diverged ? stop_nonfinite(run, qkv_last_error()) : -1; /* the task's error: stop, write nothing */
+    if (check_finite(run, step.anomaly, step.loss) != 0) return -1;
+    double grad_norm = config->clip > 0 ? qkv_clip_grad_norm(task->params, config->clip) : -1.0;
     qkv_optimizer_step(&run->opt, task->params, lr);
-    if (check_updated_state(run, loss_value, grad_norm) != 0) {
-        qkv_tape_reset(tape);
-        return -1;
-    }
-    run->result->final_loss = loss_value;
-    qkv_tape_reset(tape);
+    if (check_updated_state(run, step.loss, grad_norm) != 0) return -1;
+    run->result->final_loss = step.loss;
     run->step++;
     return 0;
 }
@@ -345,6 +339,7 @@ void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out) 
     qkv_config_add(out, "clip", "%g", config->clip);
     qkv_config_add(out, "warmup", "%ld", config->schedule.warmup);
     qkv_config_add(out, "schedule", "%s", qkv_schedule_kind_names[config->schedule.kind]);
+    if (config->micro_batch > 0) qkv_config_add(out, "micro_batch", "%d", config->micro_batch);
 }
 
 void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, size_t len) {
@@ -362,8 +357,10 @@ void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, s
 }
 
 static int save_checkpoint(train_run *run) {
+    qkv_trainer_config config = *run->config;
+    config.micro_batch = run->parallel.micro_batch; /* the default, resolved */
     qkv_config_kv settings;
-    qkv_trainer_settings(run->config, &settings);
+    qkv_trainer_settings(&config, &settings);
     return qkv_checkpoint_save(run->config->save_path, run->task->params, &run->opt, run->step, &run->tape->rng,
                                &run->description, &settings);
 }
@@ -463,6 +460,7 @@ static int finish_run(train_run *run, int rc) {
     snprintf(message, sizeof message, "%s", qkv_last_error());
     if (qkv_train_outputs_finish(&run->outputs, rc >= 0, run->task, &run->description, result) != 0) rc = -1;
     else if (rc == 2) qkv_set_error("%s", message);
+    qkv_step_free(&run->parallel);
     qkv_tape_free(run->tape);
     qkv_optimizer_free(&run->opt);
     return rc == 0 ? 0 : -1;

@@ -4,8 +4,9 @@
  * trainer does the rest:
  *
  *   for step = start .. steps-1:
- *       zero grads; loss = task->loss(step); backward; clip; optimizer step with the
- *       schedule's lr; reset the tape; log; every eval_every steps evaluate, and
+ *       the batch's gradient and loss, a fixed sum over micro-batches that the
+ *       threads and MPI ranks compute in parallel (train/step.h); clip; optimizer
+ *       step with the schedule's lr; log; every eval_every steps evaluate, and
  *       stop early once metric `target_key` >= target; every save_every steps save.
  *
  * Resuming checks that the checkpoint's config is this run's (task, model, data)
@@ -74,6 +75,7 @@ typedef struct qkv_trainer_config {
     const char *plot_path;      /* PNG of the loss and metric curves, written at the end */
     const char *dot_path;       /* Graphviz file of the first step's tape */
     int detect_nan;             /* anomaly mode: check every op forward and backward */
+    int micro_batch;            /* examples per micro-batch (train/step.h); 0: the task's default */
 } qkv_trainer_config;
 
 typedef struct qkv_train_result {
@@ -98,8 +100,9 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
 qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared);
 
 /* The optimization settings a resumed run should share with the run it goes on
- * from: lr, clip, warmup and schedule as key/value text, stored in checkpoints
- * (checkpoint.h: "train.<key>"). */
+ * from: lr, clip, warmup, schedule and (when set) micro_batch as key/value text,
+ * stored in checkpoints (checkpoint.h: "train.<key>"; the micro-batch there is
+ * the one the run used, its default resolved). */
 void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
 /* With --resume: the settings that differ from the checkpoint's, as "--lr 0.05
  * (the checkpoint's run: 0.1), ..." in out; "" when none differ, or the checkpoint

@@ -29,6 +29,8 @@ int qkv_common_args(qkv_arg *args, qkv_common_flags *f) {
         QKV_ARG_STRING_ROW("--json", &t->json_path, "write a JSON summary here"),
         QKV_ARG_STRING_ROW("--csv", &t->csv_path, "write one CSV row per logged step here"),
         QKV_ARG_INT_ROW("--threads", &f->threads, 0, 1024, QKV_THREADS_HELP),
+        QKV_ARG_INT_ROW("--micro-batch", &t->micro_batch, 0, 1e9,
+                        "examples per micro-batch, the unit of parallel work (divides the batch; 0: the task's)"),
         QKV_ARG_FLAG_ROW("--quiet", &t->quiet, "print only the final line"),
         QKV_ARG_FLAG_ROW("--print-tape", &t->print_tape, "print the tape of the first step"),
         QKV_ARG_STRING_ROW("--plot", &t->plot_path, "write the loss and metric curves here (PNG)"),

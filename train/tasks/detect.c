@@ -34,8 +34,26 @@ static void flip_image(float *pixels, float *boxes, int n_objects, int size) {
     for (int o = 0; o < n_objects; o++) boxes[o * 4] = 1.0f - boxes[o * 4];
 }
 
+/* A micro-batch's images and objects, in its tape's arena (each worker its own). */
+typedef struct detect_batch {
+    float *pixels, *boxes, *packed_boxes;
+    int32_t *n_objects, *classes, *packed_classes;
+    int *counts;
+} detect_batch;
+
+static detect_batch detect_batch_alloc(qkv_tape *tape, int b, int s) {
+    size_t objects = (size_t)b * QKV_DETECT_MAX_OBJECTS;
+    return (detect_batch){.pixels = qkv_tape_alloc(tape, (size_t)b * 3 * s * s * sizeof(float)),
+                          .boxes = qkv_tape_alloc(tape, objects * 4 * sizeof(float)),
+                          .packed_boxes = qkv_tape_alloc(tape, objects * 4 * sizeof(float)),
+                          .n_objects = qkv_tape_alloc(tape, (size_t)b * sizeof(int32_t)),
+                          .classes = qkv_tape_alloc(tape, objects * sizeof(int32_t)),
+                          .packed_classes = qkv_tape_alloc(tape, objects * sizeof(int32_t)),
+                          .counts = qkv_tape_alloc(tape, (size_t)b * sizeof(int))};
+}
+
 /* The set-loss targets of b images: their objects packed end to end. */
-static qkv_set_targets pack_targets(qkv_detect_task *t, int b) {
+static qkv_set_targets pack_targets(detect_batch *t, int b) {
     int total = 0;
     for (int i = 0; i < b; i++) {
         t->counts[i] = t->n_objects[i];
@@ -54,8 +72,8 @@ static qkv_tensor *images_tensor(qkv_tape *tape, const qkv_detect_task *t, float
     return qkv_tape_view(tape, 4, (int[]){b, 3, s, s}, pixels);
 }
 
-/* The tape's slice of the global batch (all of it in one process; a rank's rows
- * under MPI, train/dist.h): example i of step s is drawn from (seed, s*batch + i). */
+/* The tape's micro-batch of the step's batch (train/step.h): example i of step s
+ * is drawn from (seed, s*batch + i). */
 static qkv_tensor *detect_loss(void *self, qkv_tape *tape, long step) {
     qkv_detect_task *t = self;
     int s = t->config.model.image_size, row, b;
@@ -65,13 +83,14 @@ static qkv_tensor *detect_loss(void *self, qkv_tape *tape, long step) {
     uint64_t index_seed = qkv_rng_make(t->config.seed ^ BATCH_STREAM).seed;
     uint64_t flip_seed = qkv_rng_make(t->config.seed ^ FLIP_STREAM).seed;
     for (int i = 0; i < b; i++) idx[i] = (int)(qkv_rng_at(index_seed, first + (uint64_t)i) % (uint64_t)t->train.n);
-    qkv_detect_batch(&t->train, idx, b, t->pixels, t->n_objects, t->classes, t->boxes);
+    detect_batch batch = detect_batch_alloc(tape, b, s);
+    qkv_detect_batch(&t->train, idx, b, batch.pixels, batch.n_objects, batch.classes, batch.boxes);
     for (int i = 0; t->config.flip && i < b; i++)
         if (qkv_rng_at(flip_seed, first + (uint64_t)i) & 1)
-            flip_image(t->pixels + (size_t)i * 3 * s * s, t->boxes + (size_t)i * QKV_DETECT_MAX_OBJECTS * 4,
-                       t->n_objects[i], s);
-    qkv_set_targets targets = pack_targets(t, b);
-    qkv_detr_out out = qkv_detect_model_forward(tape, &t->model, images_tensor(tape, t, t->pixels, b));
+            flip_image(batch.pixels + (size_t)i * 3 * s * s, batch.boxes + (size_t)i * QKV_DETECT_MAX_OBJECTS * 4,
+                       batch.n_objects[i], s);
+    qkv_set_targets targets = pack_targets(&batch, b);
+    qkv_detr_out out = qkv_detect_model_forward(tape, &t->model, images_tensor(tape, t, batch.pixels, b));
     qkv_set_loss_config loss_cfg = qkv_set_loss_defaults();
     loss_cfg.eos_coef = t->config.eos_coef;
     qkv_tensor *loss = qkv_set_loss_layers(tape, out.n_layers, out.logits, out.boxes, &targets, &loss_cfg, NULL);
@@ -114,7 +133,7 @@ void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *conf
                           qkv_detect_set *test) {
     memset(t, 0, sizeof *t);
     t->config = *config;
-    int s = config->model.image_size, b = config->batch;
+    int s = config->model.image_size;
     QKV_CHECK(test->height == s && test->width == s && (train->n == 0 || (train->height == s && train->width == s)),
               "detect task: images %dx%d / %dx%d, model %dx%d", train->width, train->height, test->width,
               test->height, s, s);
@@ -122,31 +141,18 @@ void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *conf
     t->test = *test;
     memset(train, 0, sizeof *train);
     memset(test, 0, sizeof *test);
-    t->pixels = qkv_malloc((size_t)b * 3 * s * s * sizeof(float), "detect: a training batch");
-    t->boxes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float), "detect: a training batch");
-    t->packed_boxes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float), "detect: a training batch");
-    t->n_objects = qkv_malloc((size_t)b * sizeof(int32_t), "detect: a training batch");
-    t->classes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t), "detect: a training batch");
-    t->packed_classes = qkv_malloc((size_t)b * QKV_DETECT_MAX_OBJECTS * sizeof(int32_t), "detect: a training batch");
-    t->counts = qkv_malloc((size_t)b * sizeof(int), "detect: a training batch");
     qkv_detect_model_init(&t->model, &config->model, config->seed);
-    /* Under MPI the ranks' losses are averaged with equal weights (loss_terms 0): each
-     * slice normalizes its box terms by its own object count, as DETR's per-process loss does. */
-    t->task = (qkv_task){"detect", t, &t->model.params, detect_loss, detect_evaluate, detect_describe,
-                         config->batch, 0, NULL, 0};
+    /* Micro-batches weigh by their images (no task->weight): each normalizes its
+     * box terms by its own object count, as DETR's per-process loss does. */
+    t->task = (qkv_task){.name = "detect", .self = t, .params = &t->model.params, .loss = detect_loss,
+                         .evaluate = detect_evaluate, .describe = detect_describe, .batch = config->batch,
+                         .micro_batch = 4};
 }
 
 void qkv_detect_task_free(qkv_detect_task *t) {
     qkv_detect_model_free(&t->model);
     qkv_detect_set_free(&t->train);
     qkv_detect_set_free(&t->test);
-    free(t->pixels);
-    free(t->boxes);
-    free(t->packed_boxes);
-    free(t->n_objects);
-    free(t->classes);
-    free(t->packed_classes);
-    free(t->counts);
 }
 
 /* ---- the field table ----------------------------------------------------------------------- */

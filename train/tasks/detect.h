@@ -45,9 +45,6 @@ typedef struct qkv_detect_task {
     qkv_detect_task_config config;
     qkv_detect_model model;
     qkv_detect_set train, test;
-    float *pixels, *boxes, *packed_boxes;   /* one batch */
-    int32_t *n_objects, *classes, *packed_classes;
-    int *counts;
     char data_path[QKV_CONFIG_VALUE_LEN];   /* config.data points here once loaded */
     double data_seconds;                    /* generating or loading the sets */
     qkv_task task;

@@ -39,13 +39,17 @@ void qkv_maxreg_task_default_config(qkv_maxreg_task_config *c) {
     qkv_fields_defaults(fields, N_FIELDS, c);
 }
 
-/* Predictions [b, 1] for examples first.. of the data set with this seed. */
-static qkv_tensor *maxreg_predict(qkv_maxreg_task *t, qkv_tape *tape, uint64_t seed, uint64_t first, int b) {
+/* Predictions [b, 1] for examples first.. of the data set with this seed; their
+ * targets in *targets. The sets live in the tape's arena (a micro-batch's own). */
+static qkv_tensor *maxreg_predict(qkv_maxreg_task *t, qkv_tape *tape, uint64_t seed, uint64_t first, int b,
+                                  float **targets) {
     int n = t->config.data.max_size;
-    qkv_maxreg_batch(&t->config.data, seed, first, b, t->x, t->mask, t->targets, NULL);
-    qkv_tensor *x = qkv_tape_view(tape, 3, (int[]){b, n, 1}, t->x);
-    qkv_tensor *mask = qkv_tape_view(tape, 2, (int[]){b, n}, t->mask);
-    return qkv_set_model_forward(tape, &t->model, x, mask);
+    float *x = qkv_tape_alloc(tape, (size_t)b * (size_t)n * sizeof(float));
+    float *mask = qkv_tape_alloc(tape, (size_t)b * (size_t)n * sizeof(float));
+    *targets = qkv_tape_alloc(tape, (size_t)b * sizeof(float));
+    qkv_maxreg_batch(&t->config.data, seed, first, b, x, mask, *targets, NULL);
+    return qkv_set_model_forward(tape, &t->model, qkv_tape_view(tape, 3, (int[]){b, n, 1}, x),
+                                 qkv_tape_view(tape, 2, (int[]){b, n}, mask));
 }
 
 /* Mean absolute error: mean |prediction - target|. */
@@ -54,8 +58,9 @@ static qkv_tensor *maxreg_loss(void *self, qkv_tape *tape, long step) {
     int first, b;   /* this tape's examples [first, first+b) of the batch */
     qkv_tape_batch_slice(tape, t->config.batch, &first, &b);
     uint64_t example0 = (uint64_t)step * (uint64_t)t->config.batch + (uint64_t)first;
-    qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed, example0, b);
-    qkv_tensor *target = qkv_tape_view(tape, 2, (int[]){b, 1}, t->targets);
+    float *targets;
+    qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed, example0, b, &targets);
+    qkv_tensor *target = qkv_tape_view(tape, 2, (int[]){b, 1}, targets);
     return qkv_mean_all(tape, qkv_abs(tape, qkv_sub(tape, pred, target)));
 }
 
@@ -64,8 +69,9 @@ static void maxreg_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     double total = 0.0;
     for (int first = 0; first < t->config.test_size; first += t->config.batch) {
         int b = t->config.test_size - first < t->config.batch ? t->config.test_size - first : t->config.batch;
-        qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed ^ TEST_SEED_OFFSET, (uint64_t)first, b);
-        for (int i = 0; i < b; i++) total += fabs((double)pred->data[i] - (double)t->targets[i]);
+        float *targets;
+        qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed ^ TEST_SEED_OFFSET, (uint64_t)first, b, &targets);
+        for (int i = 0; i < b; i++) total += fabs((double)pred->data[i] - (double)targets[i]);
         qkv_tape_reset(tape);
     }
     qkv_metrics_set(metrics, "test_mae", total / t->config.test_size);
@@ -78,20 +84,15 @@ static void maxreg_describe(void *self, qkv_config_kv *out) {
 void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *config) {
     memset(t, 0, sizeof *t);
     t->config = *config;
-    size_t n = (size_t)config->batch * config->data.max_size;
-    t->x = qkv_malloc(n * sizeof(float), "the batch");
-    t->mask = qkv_malloc(n * sizeof(float), "the batch mask");
-    t->targets = qkv_malloc((size_t)config->batch * sizeof(float), "the batch targets");
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &config->model, &rng);
-    t->task = (qkv_task){"maxreg", t, &t->params, maxreg_loss, maxreg_evaluate, maxreg_describe, config->batch, 0, NULL, 0};
+    t->task = (qkv_task){.name = "maxreg", .self = t, .params = &t->params, .loss = maxreg_loss,
+                         .evaluate = maxreg_evaluate, .describe = maxreg_describe, .batch = config->batch,
+                         .micro_batch = 8};
 }
 
 void qkv_maxreg_task_free(qkv_maxreg_task *t) {
     qkv_params_free(&t->params);
-    free(t->x);
-    free(t->mask);
-    free(t->targets);
 }
 
 /* ---- --compare: the paper's table ------------------------------------------------------ */

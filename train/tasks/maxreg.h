@@ -23,7 +23,6 @@ typedef struct qkv_maxreg_task {
     qkv_maxreg_task_config config;
     qkv_params params;
     qkv_set_model model;
-    float *x, *mask, *targets;      /* one batch */
     qkv_task task;
 } qkv_maxreg_task;
 

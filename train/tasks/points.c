@@ -55,17 +55,19 @@ static qkv_tensor *points_loss(void *self, qkv_tape *tape, long step) {
     int n = t->config.data.n_points, first, b;   /* this tape's clouds [first, first+b) of the batch */
     qkv_tape_batch_slice(tape, t->config.batch, &first, &b);
     uint64_t example0 = (uint64_t)step * (uint64_t)t->config.batch + (uint64_t)first;
+    float *xyz = qkv_tape_alloc(tape, (size_t)b * (size_t)n * 3 * sizeof(float)); /* the micro-batch's own */
+    int32_t *labels = qkv_tape_alloc(tape, (size_t)b * sizeof(int32_t));
     if (!t->config.data_dir) {
-        qkv_points_batch(&t->config.data, t->config.seed, example0, b, t->batch_xyz, t->batch_labels);
+        qkv_points_batch(&t->config.data, t->config.seed, example0, b, xyz, labels);
     } else {
         uint64_t stream = qkv_rng_make(t->config.seed).seed;
         for (int i = 0; i < b; i++) {
             int cloud = (int)(qkv_rng_at(stream, example0 + (uint64_t)i) % (uint64_t)t->train.count);
-            memcpy(t->batch_xyz + (size_t)i * n * 3, t->train.xyz + (size_t)cloud * n * 3, (size_t)n * 3 * sizeof(float));
-            t->batch_labels[i] = t->train.labels[cloud];
+            memcpy(xyz + (size_t)i * n * 3, t->train.xyz + (size_t)cloud * n * 3, (size_t)n * 3 * sizeof(float));
+            labels[i] = t->train.labels[cloud];
         }
     }
-    return qkv_cross_entropy(tape, points_logits(t, tape, t->batch_xyz, b), t->batch_labels, -1, NULL);
+    return qkv_cross_entropy(tape, points_logits(t, tape, xyz, b), labels, -1, NULL);
 }
 
 static void points_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
@@ -106,11 +108,11 @@ int qkv_points_task_init(qkv_points_task *t, const qkv_points_task_config *confi
                          t->test.labels);
         t->config.model.n_outputs = config->data.classes;
     }
-    t->batch_xyz = qkv_malloc((size_t)config->batch * n * 3 * sizeof(float), "the batch clouds");
-    t->batch_labels = qkv_malloc((size_t)config->batch * sizeof(int32_t), "the batch labels");
     qkv_rng rng = qkv_rng_make(config->seed);
     qkv_set_model_init(&t->model, &t->params, "set", &t->config.model, &rng);
-    t->task = (qkv_task){"points", t, &t->params, points_loss, points_evaluate, points_describe, config->batch, 0, NULL, 0};
+    t->task = (qkv_task){.name = "points", .self = t, .params = &t->params, .loss = points_loss,
+                         .evaluate = points_evaluate, .describe = points_describe, .batch = config->batch,
+                         .micro_batch = 4};
     return 0;
 }
 
@@ -118,8 +120,6 @@ void qkv_points_task_free(qkv_points_task *t) {
     qkv_params_free(&t->params);
     qkv_point_set_free(&t->train);
     qkv_point_set_free(&t->test);
-    free(t->batch_xyz);
-    free(t->batch_labels);
 }
 
 

@@ -30,8 +30,6 @@ typedef struct qkv_points_task {
     qkv_params params;
     qkv_set_model model;
     qkv_point_set train, test;      /* test always; train only for a directory */
-    float *batch_xyz;
-    int32_t *batch_labels;
     qkv_task task;
 } qkv_points_task;
 

@@ -239,22 +239,34 @@ static qkv_seq_batch batch_rows(const qkv_seq_batch *b, int first, int n) {
     return rows;
 }
 
-/* The whole batch is made (cheap) and padded as one process would; the tape's
- * slice of its rows is trained (data parallelism, train/dist.h). */
-static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
+/* The whole batch is made (cheap) and padded as one process would, and its
+ * position draw set in the stacks; each micro-batch trains its rows
+ * (train/step.h), reading them. */
+static void task_prepare(void *self, long step) {
     qkv_seq_model *t = self;
     uint64_t first = (uint64_t)step * (uint64_t)t->config.batch;
     qkv_seq_make_batch_wrapped(&t->config.data, t->config.seed, first, t->config.batch,
                                (uint64_t)t->config.train_size, &t->batch);
+    draw_positions(t, t->config.seed ^ RANDOMIZE_SALT, (uint64_t)step + 1, batch_positions(&t->batch));
+}
+
+/* The targets of rows [first, first+n) not ignored: the terms of their mean loss. */
+static double task_weight(void *self, int first, int n) {
+    const qkv_seq_model *t = self;
+    const qkv_seq_batch *b = &t->batch;
+    size_t width = (size_t)(b->tgt_len ? b->tgt_len : b->src_len), terms = 0;
+    const int32_t *targets = b->tgt_out + (size_t)first * width;
+    for (size_t i = 0; i < (size_t)n * width; i++) terms += targets[i] != QKV_SEQ_IGNORE;
+    return (double)terms;
+}
+
+static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
+    (void)step; /* task_prepare made step's batch */
+    qkv_seq_model *t = self;
     int row, n;
     qkv_tape_batch_slice(tape, t->config.batch, &row, &n);
     qkv_seq_batch rows = batch_rows(&t->batch, row, n);
-    draw_positions(t, t->config.seed ^ RANDOMIZE_SALT, (uint64_t)step + 1, batch_positions(&t->batch)); /* every rank's */
-    qkv_tensor *logits = batch_logits(t, tape, &rows);
-    size_t targets = (size_t)logits->size / (size_t)logits->shape[2], terms = 0;
-    for (size_t i = 0; i < targets; i++) terms += rows.tgt_out[i] != QKV_SEQ_IGNORE;
-    t->task.loss_terms = (double)terms;   /* the mean is over these: slices may differ */
-    return qkv_cross_entropy(tape, logits, rows.tgt_out, QKV_SEQ_IGNORE, NULL);
+    return qkv_cross_entropy(tape, batch_logits(t, tape, &rows), rows.tgt_out, QKV_SEQ_IGNORE, NULL);
 }
 
 /* Where example i's target tokens sit in the prediction buffer and in tgt_out. */
@@ -333,8 +345,9 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     qkv_encoder_init(&t->encoder, &t->params, "enc", &stack, config->data.arch == QKV_ARCH_DECODER, &rng);
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);
-    t->task = (qkv_task){qkv_seq_task_name(config->data.task), t, &t->params, task_loss, task_evaluate,
-                         task_describe, config->batch, 0, NULL, 0};
+    t->task = (qkv_task){.name = qkv_seq_task_name(config->data.task), .self = t, .params = &t->params,
+                         .loss = task_loss, .evaluate = task_evaluate, .describe = task_describe,
+                         .batch = config->batch, .prepare = task_prepare, .weight = task_weight, .micro_batch = 8};
 }
 
 void qkv_seq_model_free(qkv_seq_model *t) {

@@ -39,16 +39,17 @@ static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
     qkv_spirals_task *t = self;
     int b = t->config.batch, first, n;   /* this tape's rows [first, first+n) of the batch */
     qkv_tape_batch_slice(tape, b, &first, &n);
-    float *x = qkv_tape_alloc(tape, (size_t)n * 2 * sizeof(float));
+    float *x = qkv_tape_alloc(tape, (size_t)n * 2 * sizeof(float));   /* the micro-batch's own rows */
+    int32_t *y = qkv_tape_alloc(tape, (size_t)n * sizeof(int32_t));
     uint64_t stream = qkv_rng_make((uint64_t)t->config.seed).seed;
     for (int i = 0; i < n; i++) {
         uint64_t example = (uint64_t)step * (uint64_t)b + (uint64_t)(first + i);
         int row = (int)(qkv_rng_at(stream, example) % (uint64_t)t->n);
         x[2 * i] = t->train_x[2 * row];
         x[2 * i + 1] = t->train_x[2 * row + 1];
-        t->batch_y[i] = t->train_y[row];
+        y[i] = t->train_y[row];
     }
-    return qkv_cross_entropy(tape, logits_of(t, tape, x, n), t->batch_y, -1, NULL);
+    return qkv_cross_entropy(tape, logits_of(t, tape, x, n), y, -1, NULL);
 }
 
 /* Share of rows whose largest logit is the label. */
@@ -80,19 +81,19 @@ void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config
     t->test_x = qkv_malloc((size_t)t->n * 2 * sizeof(float), "the spirals");
     t->train_y = qkv_malloc((size_t)t->n * sizeof(int32_t), "the spirals' labels");
     t->test_y = qkv_malloc((size_t)t->n * sizeof(int32_t), "the spirals' labels");
-    t->batch_y = qkv_malloc((size_t)config->batch * sizeof(int32_t), "the batch labels");
     qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed, t->train_x, t->train_y);
     qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed + TEST_SEED_OFFSET,
                      t->test_x, t->test_y);
     qkv_rng rng = qkv_rng_make((uint64_t)config->seed);
     qkv_mlp_init(&t->mlp, &t->params, "mlp", 3, (int[]){2, config->hidden, config->hidden, N_CLASSES},
                  QKV_ACT_RELU, &rng);
-    t->task = (qkv_task){"spirals", t, &t->params, task_loss, task_evaluate, task_describe, config->batch, 0, NULL, 0};
+    t->task = (qkv_task){.name = "spirals", .self = t, .params = &t->params, .loss = task_loss,
+                         .evaluate = task_evaluate, .describe = task_describe, .batch = config->batch};
 }
 
 void qkv_spirals_task_free(qkv_spirals_task *t) {
     qkv_params_free(&t->params);
-    free(t->train_x); free(t->test_x); free(t->train_y); free(t->test_y); free(t->batch_y);
+    free(t->train_x); free(t->test_x); free(t->train_y); free(t->test_y);
 }
 
 /* ---- the registry's entry ------------------------------------------------------------ */

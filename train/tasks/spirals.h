@@ -26,7 +26,7 @@ typedef struct qkv_spirals_task {
     qkv_mlp mlp;
     int n;                              /* rows per set */
     float *train_x, *test_x;            /* [n, 2] */
-    int32_t *train_y, *test_y, *batch_y;
+    int32_t *train_y, *test_y;
     qkv_task task;
 } qkv_spirals_task;
 

@@ -24,7 +24,6 @@ typedef struct qkv_text_task {
     long n_train, n_val;
     double mb;                     /* the corpus, for the banner */
     int n_files;
-    int32_t *window_ids, *window_targets;   /* one batch */
     char data_path[PATH_MAX];
     qkv_task task;
 } qkv_text_task;
@@ -63,21 +62,27 @@ static const qkv_field fields[] = {
 
 /* ---- training and evaluation ------------------------------------------------------------ */
 
-/* ids/targets [n, context] of windows starting at starts[0..n) of tokens. */
-static void fill_windows(qkv_text_task *t, const int32_t *tokens, const long *starts, int n) {
-    int context = t->model.config.context;
+/* n windows' ids and targets [n, context], in a tape's arena (a micro-batch's own). */
+typedef struct windows { int32_t *ids, *targets; } windows;
+
+/* The windows starting at starts[0..n) of tokens. */
+static windows fill_windows(const qkv_text_task *t, qkv_tape *tape, const int32_t *tokens, const long *starts, int n) {
+    size_t context = (size_t)t->model.config.context;
+    windows w = {qkv_tape_alloc(tape, (size_t)n * context * sizeof(int32_t)),
+                 qkv_tape_alloc(tape, (size_t)n * context * sizeof(int32_t))};
     for (int i = 0; i < n; i++) {
-        memcpy(t->window_ids + (size_t)i * context, tokens + starts[i], (size_t)context * sizeof(int32_t));
-        memcpy(t->window_targets + (size_t)i * context, tokens + starts[i] + 1, (size_t)context * sizeof(int32_t));
+        memcpy(w.ids + (size_t)i * context, tokens + starts[i], context * sizeof(int32_t));
+        memcpy(w.targets + (size_t)i * context, tokens + starts[i] + 1, context * sizeof(int32_t));
     }
+    return w;
 }
 
-static qkv_tensor *window_loss(qkv_text_task *t, qkv_tape *tape, int n) {
-    qkv_tensor *logits = qkv_text_model_logits(tape, &t->model, t->window_ids, n, t->model.config.context);
-    return qkv_cross_entropy(tape, logits, t->window_targets, -1, NULL);
+static qkv_tensor *window_loss(const qkv_text_task *t, qkv_tape *tape, windows w, int n) {
+    qkv_tensor *logits = qkv_text_model_logits(tape, &t->model, w.ids, n, t->model.config.context);
+    return qkv_cross_entropy(tape, logits, w.targets, -1, NULL);
 }
 
-/* The tape's slice of step s's windows (train/dist.h). */
+/* The tape's micro-batch of step s's windows (train/step.h). */
 static qkv_tensor *text_loss(void *self, qkv_tape *tape, long step) {
     qkv_text_task *t = self;
     const qkv_text_config *c = &t->model.config;
@@ -89,8 +94,7 @@ static qkv_tensor *text_loss(void *self, qkv_tape *tape, long step) {
         uint64_t example = (uint64_t)step * (uint64_t)c->batch + (uint64_t)(first + i);
         starts[i] = (long)(qkv_rng_at(stream, example) % (uint64_t)(t->n_train - c->context));
     }
-    fill_windows(t, t->train, starts, n);
-    return window_loss(t, tape, n);
+    return window_loss(t, tape, fill_windows(t, tape, t->train, starts, n), n);
 }
 
 /* Validation window j of w: evenly spaced over the part, the first at its start
@@ -108,11 +112,11 @@ static void text_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     for (int first = 0; first < c->val_windows; first += c->batch) {
         int n = c->val_windows - first < c->batch ? c->val_windows - first : c->batch;
         for (int i = 0; i < n; i++) starts[i] = val_start(t, first + i, c->val_windows);
-        fill_windows(t, t->val, starts, n);
-        nats += (double)window_loss(t, tape, n)->data[0] * n * c->context;
+        windows w = fill_windows(t, tape, t->val, starts, n);
+        nats += (double)window_loss(t, tape, w, n)->data[0] * n * c->context;
         for (size_t k = 0; k < (size_t)n * c->context; k++) {
             size_t len;
-            qkv_tokenizer_token_bytes(t->model.tokenizer, t->window_targets[k], &len);
+            qkv_tokenizer_token_bytes(t->model.tokenizer, w.targets[k], &len);
             bytes += (double)len;
         }
         qkv_tape_reset(tape);
@@ -232,8 +236,6 @@ static void free_task(qkv_text_task *t) {
     qkv_text_model_free(&t->model);
     free(t->train);
     free(t->val);
-    free(t->window_ids);
-    free(t->window_targets);
     free(t);
 }
 
@@ -254,10 +256,9 @@ static qkv_task *text_create(const void *config, int for_eval) {
         free(t);
         return NULL;
     }
-    size_t window = (size_t)c.batch * c.context;
-    t->window_ids = qkv_malloc(window * sizeof(int32_t), "a batch of windows");
-    t->window_targets = qkv_malloc(window * sizeof(int32_t), "a batch of windows");
-    t->task = (qkv_task){"text", t, &t->model.params, text_loss, text_evaluate, text_describe, c.batch, 0, text_report, 0};
+    t->task = (qkv_task){.name = "text", .self = t, .params = &t->model.params, .loss = text_loss,
+                         .evaluate = text_evaluate, .describe = text_describe, .batch = c.batch,
+                         .report = text_report, .micro_batch = 3};
     return &t->task;
 }
 

@@ -1,0 +1,289 @@
+/* step.c — the parallel step: micro-batches on worker threads, their gradients
+ * added in the fixed tree, the ranks' nodes gathered. See step.h. */
+#include "train/step.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "train/dist.h"
+
+#define DEFAULT_MICRO_BATCH 8
+/* Each parameter's part of a buffer starts on a 64-byte line. */
+#define PAD_FLOATS 16
+
+/* A task that does not say its batch (0) is one micro-batch of one "example". */
+static int batch_of(const qkv_task *task) { return task->batch > 0 ? task->batch : 1; }
+
+int qkv_step_default_micro_batch(const qkv_task *task) {
+    int preferred = task->micro_batch > 0 ? task->micro_batch : DEFAULT_MICRO_BATCH, batch = batch_of(task);
+    int best = 1;
+    for (int d = 1; d <= preferred && d <= batch; d++)
+        if (batch % d == 0) best = d;
+    return best;
+}
+
+/* Is [lo, hi) a node of the tree over [0, m)? */
+static int is_tree_node(int lo, int hi, int m) {
+    int a = 0, b = m;
+    while (b - a > 1 && !(a == lo && b == hi)) {
+        int mid = a + (b - a) / 2;
+        if (hi <= mid) b = mid;
+        else if (lo >= mid) a = mid;
+        else return 0;
+    }
+    return a == lo && b == hi;
+}
+
+static int check_split(const qkv_task *task, int micro_batch, int *micro_batches) {
+    if (batch_of(task) % micro_batch != 0) {
+        qkv_set_error("--micro-batch %d does not divide the batch of %d (try %d)", micro_batch, batch_of(task),
+                      qkv_step_default_micro_batch(task));
+        return -1;
+    }
+    int m = batch_of(task) / micro_batch, ranks = qkv_dist_size();
+    *micro_batches = m;
+    for (int r = 0; r < ranks; r++)
+        if (m % ranks != 0 || !is_tree_node(r * m / ranks, (r + 1) * m / ranks, m)) {
+            qkv_set_error("--micro-batch %d makes %d micro-batches, which do not split over %d MPI ranks "
+                          "(a power-of-two rank count that divides the micro-batch count does)",
+                          micro_batch, m, ranks);
+            return -1;
+        }
+    return 0;
+}
+
+int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) {
+    memset(s, 0, sizeof *s);
+    if (micro_batch == 0) micro_batch = qkv_step_default_micro_batch(task);
+    int m;
+    if (micro_batch < 1 || check_split(task, micro_batch, &m) != 0) {
+        if (micro_batch < 1) qkv_set_error("--micro-batch %d: must be at least 1", micro_batch);
+        return -1;
+    }
+    int rank = qkv_dist_rank(), ranks = qkv_dist_size();
+    *s = (qkv_step){.task = task, .micro_batch = micro_batch, .micro_batches = m, .first = rank * m / ranks,
+                    .last = (rank + 1) * m / ranks, .detect_nan = detect_nan};
+    const qkv_params *params = task->params;
+    s->offset = qkv_malloc((size_t)(params->n + 1) * sizeof *s->offset, "the step's buffer layout");
+    for (int i = 0; i < params->n; i++) {
+        s->offset[i] = s->stride;
+        s->stride += (params->items[i]->size + PAD_FLOATS - 1) / PAD_FLOATS * PAD_FLOATS;
+    }
+    int local = s->last - s->first;
+    s->grad_memory = qkv_malloc_aligned(qkv_size_mul(qkv_size_mul((size_t)local, s->stride), sizeof(float)),
+                                        "the micro-batches' gradient buffers");
+    s->grad_of = qkv_malloc(qkv_size_mul((size_t)local * (size_t)(params->n + 1), sizeof *s->grad_of),
+                            "the micro-batches' gradient buffers");
+    for (int b = 0; b < local; b++)
+        for (int i = 0; i < params->n; i++)
+            s->grad_of[(size_t)b * (size_t)(params->n + 1) + (size_t)i] =
+                s->grad_memory + (size_t)b * s->stride + s->offset[i];
+    s->weight = qkv_calloc((size_t)m, sizeof *s->weight, "the micro-batches' weights");
+    s->loss = qkv_calloc((size_t)m, sizeof *s->loss, "the micro-batches' losses");
+    s->error = qkv_calloc(512, 1, "the step's error");
+    if (ranks > 1)
+        s->gathered = qkv_malloc_aligned(qkv_size_mul(qkv_size_mul((size_t)ranks, s->stride), sizeof(float)),
+                                         "the ranks' gradient sums");
+    return 0;
+}
+
+void qkv_step_free(qkv_step *s) {
+    for (int i = 0; i < s->n_tapes; i++) qkv_tape_free(s->tapes[i]);
+    free(s->tapes);
+    free(s->offset);
+    free(s->grad_memory);
+    free(s->grad_of);
+    free(s->weight);
+    free(s->loss);
+    free(s->error);
+    free(s->gathered);
+    memset(s, 0, sizeof *s);
+}
+
+static float *buffer(const qkv_step *s, int m) { return s->grad_memory + (size_t)(m - s->first) * s->stride; }
+
+/* At least n worker tapes. */
+static void ensure_tapes(qkv_step *s, int n) {
+    if (n <= s->n_tapes) return;
+    s->tapes = qkv_realloc(s->tapes, (size_t)n * sizeof *s->tapes, "the workers' tapes");
+    for (int i = s->n_tapes; i < n; i++) {
+        s->tapes[i] = qkv_tape_create(0);
+        qkv_tape_set_detect_nan(s->tapes[i], s->detect_nan);
+    }
+    s->n_tapes = n;
+}
+
+/* ---- one micro-batch --------------------------------------------------------------------- */
+
+typedef struct step_job {
+    qkv_step *s;
+    long step;
+    qkv_rng start;           /* the dropout stream at the step's start */
+    qkv_rng after;           /* where micro-batch `first` left it */
+    double total_weight;
+    int failed;              /* the first failed micro-batch, or micro_batches */
+    int anomaly_at;          /* the first micro-batch with an anomaly, or micro_batches */
+    char anomaly[320];
+    int diverged;
+    int (*inspect)(void *ctx, qkv_tape *tape);
+    void *inspect_ctx;
+} step_job;
+
+/* Under job's lock: remembers micro-batch m's failure if it is the first by index. */
+static void note_failure(step_job *job, int m, const char *message, int diverged) {
+    #pragma omp critical(qkv_step_note)
+    if (m < job->failed) {
+        job->failed = m;
+        job->diverged = diverged;
+        snprintf(job->s->error, 512, "%s", message);
+    }
+}
+
+static void note_anomaly(step_job *job, int m, const char *anomaly) {
+    #pragma omp critical(qkv_step_note)
+    if (m < job->anomaly_at) {
+        job->anomaly_at = m;
+        snprintf(job->anomaly, sizeof job->anomaly, "%s", anomaly);
+    }
+}
+
+/* Micro-batch m on tape: forward, backward seeded with w_m / W into m's buffer. */
+static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
+    qkv_step *s = job->s;
+    qkv_task *task = s->task;
+    tape->rng = job->start;
+    qkv_tape_set_slice(tape, m, s->micro_batches);
+    qkv_tape_redirect_grads(tape, task->params, s->grad_of + (size_t)(m - s->first) * (size_t)(task->params->n + 1));
+    memset(buffer(s, m), 0, s->stride * sizeof(float));
+    qkv_tensor *loss = task->loss(task->self, tape, job->step);
+    if (!loss) {
+        note_failure(job, m, qkv_last_error(), task->diverged);
+    } else {
+        const float seed = (float)(s->weight[m] / job->total_weight);
+        qkv_backward_seeded(tape, loss, &seed);
+        s->loss[m] = loss->data[0];
+        if (tape->anomaly[0]) note_anomaly(job, m, tape->anomaly);
+        if (m == 0 && job->inspect && job->inspect(job->inspect_ctx, tape) != 0) note_failure(job, m, qkv_last_error(), 0);
+    }
+    if (m == s->first) job->after = tape->rng;
+    double flops = qkv_tape_flops(tape); /* whole numbers: the sum is exact in any order */
+    #pragma omp atomic
+    s->flops += flops;
+    if (tape->anomaly[0]) qkv_tape_set_detect_nan(tape, s->detect_nan); /* clears it for the next */
+    qkv_tape_reset(tape);
+}
+
+/* This rank's micro-batches: in parallel, one per worker, when there are at least
+ * two and two threads; else in turn on the calling thread, ops threaded inside. */
+static void run_micro_batches(step_job *job) {
+    qkv_step *s = job->s;
+    int local = s->last - s->first, threads = qkv_threads();
+    int workers = job->inspect || local < 2 ? 1 : threads < local ? threads : local;
+    ensure_tapes(s, workers);
+    if (workers == 1) {
+        for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[0], m);
+        return;
+    }
+    #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
+    for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[omp_get_thread_num()], m);
+}
+
+/* ---- the fixed tree ------------------------------------------------------------------------- */
+
+/* Elements per piece of the tree's parallel pass. */
+#define TREE_CHUNK 8192
+
+/* Adds the tree over [lo, hi) for elements [begin, end): the sum ends in node(lo).
+ * node(m) is the buffer holding the leaf (or given node) starting at m. */
+typedef float *(*node_buffer)(const void *ctx, int lo, int hi, int *is_leaf);
+
+static float *tree_sum(node_buffer node, const void *ctx, int lo, int hi, size_t begin, size_t end) {
+    int leaf;
+    float *given = node(ctx, lo, hi, &leaf);
+    if (leaf) return given;
+    int mid = lo + (hi - lo) / 2;
+    float *left = tree_sum(node, ctx, lo, mid, begin, end);
+    const float *right = tree_sum(node, ctx, mid, hi, begin, end);
+    for (size_t i = begin; i < end; i++) left[i] += right[i];
+    return left;
+}
+
+/* The leaves of this rank's tree: its micro-batches' buffers. */
+static float *local_node(const void *ctx, int lo, int hi, int *is_leaf) {
+    const qkv_step *s = ctx;
+    *is_leaf = hi - lo == 1;
+    return buffer(s, lo);
+}
+
+/* The tree above the ranks: rank r's node is its gathered sum. */
+static float *rank_node(const void *ctx, int lo, int hi, int *is_leaf) {
+    const qkv_step *s = ctx;
+    int ranks = qkv_dist_size(), m = s->micro_batches;
+    for (int r = 0; r < ranks; r++)
+        if (lo == r * m / ranks && hi == (r + 1) * m / ranks) {
+            *is_leaf = 1;
+            return s->gathered + (size_t)r * s->stride;
+        }
+    *is_leaf = 0;
+    for (int r = 0; r < ranks; r++)
+        if (lo == r * m / ranks) return s->gathered + (size_t)r * s->stride;
+    return NULL; /* not reached: qkv_step_init checked the ranks are nodes */
+}
+
+/* The tree over [lo, hi) in parallel pieces of elements; returns the sum's buffer. */
+static float *tree(node_buffer node, const qkv_step *s, int lo, int hi) {
+    size_t n = s->stride, pieces = (n + TREE_CHUNK - 1) / TREE_CHUNK;
+    int leaf;
+    float *out = node(s, lo, hi, &leaf);
+    #pragma omp parallel for if (QKV_PARALLEL(n * (size_t)(hi - lo))) schedule(static)
+    for (size_t p = 0; p < pieces; p++) {
+        size_t begin = p * TREE_CHUNK, end = begin + TREE_CHUNK < n ? begin + TREE_CHUNK : n;
+        tree_sum(node, s, lo, hi, begin, end);
+    }
+    return out;
+}
+
+/* ---- the step ---------------------------------------------------------------------------- */
+
+int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
+                 int (*inspect)(void *ctx, qkv_tape *tape), void *inspect_ctx) {
+    qkv_task *task = s->task;
+    memset(result, 0, sizeof *result);
+    if (task->prepare) task->prepare(task->self, step);
+    step_job job = {.s = s, .step = step, .start = *rng, .after = *rng, .failed = s->micro_batches,
+                    .anomaly_at = s->micro_batches, .inspect = qkv_dist_rank() == 0 ? inspect : NULL,
+                    .inspect_ctx = inspect_ctx};
+    for (int m = 0; m < s->micro_batches; m++) {
+        s->weight[m] = task->weight ? task->weight(task->self, m * s->micro_batch, s->micro_batch) : s->micro_batch;
+        job.total_weight += s->weight[m];
+        s->loss[m] = 0;
+    }
+    if (job.total_weight <= 0) job.total_weight = 1; /* every target ignored: a zero gradient */
+    s->flops = 0;
+    run_micro_batches(&job);
+    if (job.failed < s->micro_batches) {
+        qkv_set_error("%s", s->error);
+        result->diverged = job.diverged;
+        return -1;
+    }
+    snprintf(result->anomaly, sizeof result->anomaly, "%s", job.anomaly);
+    float *sum = tree(local_node, s, s->first, s->last);
+    if (qkv_dist_size() > 1) {
+        qkv_dist_allgather(sum, s->stride, s->gathered, step);
+        qkv_dist_sum_doubles(s->loss, s->micro_batches);
+        sum = tree(rank_node, s, 0, s->micro_batches);
+    }
+    const qkv_params *params = task->params;
+    for (int i = 0; i < params->n; i++)
+        memcpy(qkv_tensor_grad(params->items[i]), sum + s->offset[i], params->items[i]->size * sizeof(float));
+    double loss = 0;
+    for (int m = 0; m < s->micro_batches; m++) loss += s->weight[m] / job.total_weight * s->loss[m];
+    result->loss = (float)loss;
+    *rng = job.after;
+    return 0;
+}
