@@ -346,20 +346,24 @@ static void *thread_slots(qkv_tape *tape, size_t bytes_each, size_t *stride) {
     return qkv_tape_alloc(tape, *stride * (size_t)qkv_threads());
 }
 
+/* The slot of the calling thread: its team number on QKV_FOR's parallel branch,
+ * else 0 (a worker of the parallel step runs the loop alone). */
+static size_t thread_slot(int parallel) { return parallel ? (size_t)omp_get_thread_num() : 0; }
+
 static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, float *row_max,
                               float *row_inv_sum) {
     const attn_dims *d = &c->d;
     int n_qb = n_query_blocks(d);
     size_t n_tasks = n_heads(d) * (size_t)n_qb, slot;
     char *scratch = thread_slots(tape, sizeof(fwd_scratch), &slot);
-    #pragma omp parallel for if (QKV_PARALLEL(attention_work(d))) schedule(static, 1)
-    for (size_t t = 0; t < n_tasks; t++) {
+    const int parallel = QKV_PARALLEL(attention_work(d));
+    QKV_FOR(parallel, schedule(static, 1), (size_t t = 0; t < n_tasks; t++), {
         size_t head = t / n_qb;
         int i0 = (int)(t % n_qb) * BLOCK_Q, nq = d->Tq - i0 < BLOCK_Q ? d->Tq - i0 : BLOCK_Q;
         size_t row = head * d->Tq + i0;
         forward_query_block(c, (int)(head / d->H), (int)(head % d->H), i0, nq, out, row_max + row,
-                            row_inv_sum + row, (fwd_scratch *)(scratch + slot * omp_get_thread_num()));
-    }
+                            row_inv_sum + row, (fwd_scratch *)(scratch + slot * thread_slot(parallel)));
+    });
 }
 
 /* The attention weights [B,H,Tq,Tk] into probs, from the saved row statistics. */
@@ -368,14 +372,13 @@ static void attention_probs(const attn_ctx *c, const float *row_max, const float
     const attn_dims *d = &c->d;
     int n_qb = n_query_blocks(d);
     size_t n_tasks = n_heads(d) * (size_t)n_qb;
-    #pragma omp parallel for if (QKV_PARALLEL(attention_work(d))) schedule(static)
-    for (size_t t = 0; t < n_tasks; t++) {
+    QKV_FOR(QKV_PARALLEL(attention_work(d)), schedule(static), (size_t t = 0; t < n_tasks; t++), {
         size_t head = t / n_qb;
         int i0 = (int)(t % n_qb) * BLOCK_Q, nq = d->Tq - i0 < BLOCK_Q ? d->Tq - i0 : BLOCK_Q;
         size_t row = head * d->Tq + i0;
         attn_block blk = {(int)(head / d->H), (int)(head % d->H), i0, nq, 0, d->Tk};
         block_probs(c, &blk, row_max + row, row_inv_sum + row, probs + row * d->Tk, d->Tk);
-    }
+    });
 }
 
 /* A copy of P for the caller: per head [B,H,Tq,Tk] (mode 1) or the mean over heads
@@ -392,8 +395,7 @@ static qkv_tensor *attention_weights(qkv_tape *tape, const attn_ctx *c, const fl
     attention_probs(c, row_max, row_inv_sum, probs);
     qkv_tensor *w = qkv_tape_tensor(tape, 3, (const int[]){d->B, d->Tq, d->Tk});
     size_t rows = (size_t)d->B * d->Tq, head_stride = (size_t)d->Tq * d->Tk;
-    #pragma omp parallel for if (QKV_PARALLEL(n_scores(d))) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(n_scores(d)), schedule(static), (size_t r = 0; r < rows; r++), {
         size_t b = r / d->Tq, i = r % d->Tq;
         const float *first = probs + b * d->H * head_stride + i * d->Tk;
         for (int j = 0; j < d->Tk; j++) {
@@ -401,7 +403,7 @@ static qkv_tensor *attention_weights(qkv_tape *tape, const attn_ctx *c, const fl
             for (int h = 0; h < d->H; h++) sum += first[h * head_stride + j];
             w->data[r * d->Tk + j] = (float)(sum / d->H);
         }
-    }
+    });
     return w;
 }
 
@@ -418,8 +420,7 @@ static void broadcast_range(int dim, int full, int at, int *lo, int *hi) {
 static void bias_grad(const bias_view *bv, const float *dscores, const attn_dims *d, float *dbias) {
     const int *bs = bv->shape;
     size_t dest_rows = (size_t)bs[0] * bs[1] * bs[2];
-    #pragma omp parallel for if (QKV_PARALLEL(n_scores(d))) schedule(static)
-    for (size_t r = 0; r < dest_rows; r++) {
+    QKV_FOR(QKV_PARALLEL(n_scores(d)), schedule(static), (size_t r = 0; r < dest_rows; r++), {
         int b0, b1, h0, h1, i0, i1;
         broadcast_range(bs[0], d->B, (int)(r / ((size_t)bs[1] * bs[2])), &b0, &b1);
         broadcast_range(bs[1], d->H, (int)(r / bs[2] % bs[1]), &h0, &h1);
@@ -437,7 +438,7 @@ static void bias_grad(const bias_view *bv, const float *dscores, const attn_dims
                         for (int j = 0; j < d->Tk; j++) g[j] += ds[j];
                     }
                 }
-    }
+    });
 }
 
 /* Where the backward writes (NULL: that input needs no gradient). */
@@ -534,12 +535,12 @@ static void attention_backward(qkv_node *node) {
     size_t slot;
     char *scratch = thread_slots(tape, sizeof(bwd_scratch) + (size_t)d->Tq * sizeof(float), &slot);
     int heads = (int)n_heads(d);
-    #pragma omp parallel for if (QKV_PARALLEL(attention_work(d) * 2)) schedule(static, 1)
-    for (int head = 0; head < heads; head++) {
-        char *mine = scratch + slot * omp_get_thread_num();
+    const int parallel = QKV_PARALLEL(attention_work(d) * 2);
+    QKV_FOR(parallel, schedule(static, 1), (int head = 0; head < heads; head++), {
+        char *mine = scratch + slot * thread_slot(parallel);
         backward_head(&c, head / d->H, head % d->H, &g, (float *)(mine + sizeof(bwd_scratch)),
                       (bwd_scratch *)mine);
-    }
+    });
     if (bias_needs_grad) bias_grad(&c.bias, g.dscores, d, qkv_tensor_grad(bias));
 }
 

@@ -106,10 +106,10 @@ static void giou_loss_backward(qkv_node *node) {
     float *dt = target->requires_grad ? qkv_tensor_grad(target) : NULL;
     const float *dout = node->out->grad;
     size_t n = node->out->size;
-    #pragma omp parallel for if (QKV_PARALLEL(n * BOX_WORK)) schedule(static)
-    for (size_t i = 0; i < n; i++)
+    QKV_FOR(QKV_PARALLEL(n * BOX_WORK), schedule(static), (size_t i = 0; i < n; i++), {
         giou_backward_pair(pred->data + 4 * i, target->data + 4 * i, -(double)dout[i],
-                           dp ? dp + 4 * i : NULL, dt ? dt + 4 * i : NULL);
+            dp ? dp + 4 * i : NULL, dt ? dt + 4 * i : NULL);
+    });
 }
 
 qkv_tensor *qkv_giou_loss(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target) {
@@ -122,9 +122,9 @@ qkv_tensor *qkv_giou_loss(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target) 
               "giou_loss: pred %s vs target %s: both must be [N,4]", ps, ts);
     int n = pred->shape[0];
     qkv_tensor *out = qkv_tape_tensor(tape, 1, &n);
-    #pragma omp parallel for if (QKV_PARALLEL((size_t)n * BOX_WORK)) schedule(static)
-    for (int i = 0; i < n; i++)
+    QKV_FOR(QKV_PARALLEL((size_t)n * BOX_WORK), schedule(static), (int i = 0; i < n; i++), {
         out->data[i] = (float)(1.0 - giou_of(pred->data + 4 * (size_t)i, target->data + 4 * (size_t)i).giou);
+    });
     qkv_tensor *inputs[2] = {pred, target};
     qkv_tape_record(tape, "giou_loss", out, giou_loss_backward, 2, inputs);
     return out;

@@ -42,11 +42,10 @@ typedef void (*range_fn)(const void *ctx, size_t begin, size_t end);
  * thread may run any piece. work decides whether threads are worth starting. */
 static void parallel_ranges(size_t n, size_t grain, size_t work, range_fn fn, const void *ctx) {
     size_t pieces = (n + grain - 1) / grain;
-    #pragma omp parallel for if (QKV_PARALLEL(work)) schedule(static)
-    for (size_t p = 0; p < pieces; p++) {
+    QKV_FOR(QKV_PARALLEL(work), schedule(static), (size_t p = 0; p < pieces; p++), {
         size_t begin = p * grain;
         fn(ctx, begin, begin + grain < n ? begin + grain : n);
-    }
+    });
 }
 
 /* ---- broadcast plan ------------------------------------------------------------ */

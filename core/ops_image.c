@@ -25,8 +25,7 @@ static void patch_move(const int *xs, int p, float *x, float *out, int to_tokens
     int b_n = xs[0], c_n = xs[1], h = xs[2], w = xs[3];
     int gw = w / p, tokens = (h / p) * gw, dim = c_n * p * p;
     size_t n_tokens = (size_t)b_n * (size_t)tokens;
-    #pragma omp parallel for if (QKV_PARALLEL(n_tokens * (size_t)dim)) schedule(static)
-    for (size_t bt = 0; bt < n_tokens; bt++) {
+    QKV_FOR(QKV_PARALLEL(n_tokens * (size_t)dim), schedule(static), (size_t bt = 0; bt < n_tokens; bt++), {
         size_t b = bt / (size_t)tokens;
         int t = (int)(bt % (size_t)tokens), pr = t / gw, pc = t % gw;
         float *tok = out + bt * (size_t)dim;
@@ -40,7 +39,7 @@ static void patch_move(const int *xs, int p, float *x, float *out, int to_tokens
                 else
                     for (int j = 0; j < p; j++) img[j] += row[j];
             }
-    }
+    });
 }
 
 /* Each x element lands in exactly one token slot: dx[b,c,y,x] += dout[b,t,k]. */

@@ -158,8 +158,9 @@ QKV_MULTIVERSION(add_bias_row, (float *restrict row, const float *restrict b, in
 
 /* y[r, :] += b for every row r: the same float additions as qkv_add's broadcast. */
 static void add_bias_rows(float *y, const float *b, size_t rows, int n) {
-    #pragma omp parallel for if (QKV_PARALLEL(rows * (size_t)n)) schedule(static)
-    for (size_t r = 0; r < rows; r++) add_bias_row(y + r * (size_t)n, b, n);
+    QKV_FOR(QKV_PARALLEL(rows * (size_t)n), schedule(static), (size_t r = 0; r < rows; r++), {
+        add_bias_row(y + r * (size_t)n, b, n);
+    });
 }
 
 /* db[j] += (float) sum_r g[r, j], summed in double in row order: the order and
@@ -180,11 +181,10 @@ QKV_MULTIVERSION(bias_grad_block, (float *db, const float *g, size_t rows, int n
 
 static void bias_grad(float *db, const float *g, size_t rows, int n) {
     int blocks = (n + BIAS_COLS - 1) / BIAS_COLS;
-    #pragma omp parallel for if (QKV_PARALLEL(rows * (size_t)n)) schedule(static)
-    for (int blk = 0; blk < blocks; blk++) {
+    QKV_FOR(QKV_PARALLEL(rows * (size_t)n), schedule(static), (int blk = 0; blk < blocks; blk++), {
         int j0 = blk * BIAS_COLS, j1 = j0 + BIAS_COLS < n ? j0 + BIAS_COLS : n;
         bias_grad_block(db, g, rows, n, j0, j1);
-    }
+    });
 }
 
 /* With G = dL/dy as a [rows, N] matrix and X the input as [rows, K]:

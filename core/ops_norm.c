@@ -146,21 +146,19 @@ static void layer_norm_backward(qkv_node *node) {
     if (x->requires_grad) {
         float *dx = qkv_tensor_grad(x);
         const float *gamma_data = gamma ? gamma->data : NULL;
-        #pragma omp parallel for if (QKV_PARALLEL(x->size * 8)) schedule(static)
-        for (size_t r = 0; r < rows; r++) {
+        QKV_FOR(QKV_PARALLEL(x->size * 8), schedule(static), (size_t r = 0; r < rows; r++), {
             size_t at = r * (size_t)D;
             layer_norm_dx_row(x->data + at, g + at, gamma_data, D, s->mean[r], s->rstd[r], dx + at);
-        }
+        });
     }
     float *dgamma = gamma && gamma->requires_grad ? qkv_tensor_grad(gamma) : NULL;
     float *dbeta = beta && beta->requires_grad ? qkv_tensor_grad(beta) : NULL;
     if (!dgamma && !dbeta) return;
     int n_blocks = (D + COLUMN_BLOCK - 1) / COLUMN_BLOCK;
-    #pragma omp parallel for if (n_blocks > 1 && QKV_PARALLEL(x->size * 4)) schedule(static)
-    for (int b = 0; b < n_blocks; b++) {
+    QKV_FOR(n_blocks > 1 && QKV_PARALLEL(x->size * 4), schedule(static), (int b = 0; b < n_blocks; b++), {
         int d0 = b * COLUMN_BLOCK, d1 = d0 + COLUMN_BLOCK < D ? d0 + COLUMN_BLOCK : D;
         affine_grad_block(x->data, g, s, rows, D, d0, d1, dgamma, dbeta);
-    }
+    });
 }
 
 qkv_tensor *qkv_layer_norm(qkv_tape *tape, qkv_tensor *x, qkv_tensor *gamma, qkv_tensor *beta,
@@ -182,12 +180,11 @@ qkv_tensor *qkv_layer_norm(qkv_tape *tape, qkv_tensor *x, qkv_tensor *gamma, qkv
     s->rstd = qkv_tape_alloc(tape, rows * sizeof(float));
     const float *gamma_data = gamma ? gamma->data : NULL, *beta_data = beta ? beta->data : NULL;
 
-    #pragma omp parallel for if (QKV_PARALLEL(x->size * 8)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(x->size * 8), schedule(static), (size_t r = 0; r < rows; r++), {
         size_t at = r * (size_t)D;
         row_stats(x->data + at, D, eps, &s->mean[r], &s->rstd[r]);
         normalize_row(x->data + at, D, s->mean[r], s->rstd[r], gamma_data, beta_data, y->data + at);
-    }
+    });
 
     qkv_tensor *inputs[3] = {x, gamma, beta};
     qkv_node *node = qkv_tape_record(tape, OP, y, layer_norm_backward, 3, inputs);

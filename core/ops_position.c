@@ -49,8 +49,9 @@ void qkv_sinusoidal_table(float *out, int T, int d, int offset, float base) {
     QKV_CHECK(out != NULL || T == 0, "sinusoidal: table [%d,%d]: output is NULL", T, d);
     char what[96];
     double b = resolve_base(table_name(what, sizeof what, "sinusoidal", T, d), base);
-    #pragma omp parallel for if (QKV_PARALLEL((size_t)T * (size_t)d * TRIG_WORK)) schedule(static)
-    for (int t = 0; t < T; t++) sinusoid_row(out + (size_t)t * (size_t)d, (double)offset + t, d, b);
+    QKV_FOR(QKV_PARALLEL((size_t)T * (size_t)d * TRIG_WORK), schedule(static), (int t = 0; t < T; t++), {
+        sinusoid_row(out + (size_t)t * (size_t)d, (double)offset + t, d, b);
+    });
 }
 
 void qkv_positions_2d(float *out, int rows, int cols, int d, float base) {
@@ -62,12 +63,11 @@ void qkv_positions_2d(float *out, int rows, int cols, int d, float base) {
     char what[96];
     double b = resolve_base(table_name(what, sizeof what, "positions_2d", rows * cols, d), base);
     int half = d / 2, n = rows * cols;
-    #pragma omp parallel for if (QKV_PARALLEL((size_t)n * (size_t)d * TRIG_WORK)) schedule(static)
-    for (int p = 0; p < n; p++) {
+    QKV_FOR(QKV_PARALLEL((size_t)n * (size_t)d * TRIG_WORK), schedule(static), (int p = 0; p < n; p++), {
         float *dst = out + (size_t)p * (size_t)d;
         sinusoid_row(dst, p / cols, half, b);        /* the patch's row */
         sinusoid_row(dst + half, p % cols, half, b); /* the patch's column */
-    }
+    });
 }
 
 int qkv_position_check_length(const char *what, int T, int T_max) {
@@ -93,8 +93,7 @@ void qkv_alibi_bias(float *bias, const float *slopes, int H, int Tq, int Tk, int
     QKV_CHECK(H >= 1 && Tq >= 1 && Tk >= 1, "alibi: bias [%d,%d,%d]: every dim must be >= 1", H, Tq, Tk);
     QKV_CHECK(bias != NULL && slopes != NULL, "alibi: bias [%d,%d,%d]: bias or slopes is NULL", H, Tq, Tk);
     size_t n_rows = (size_t)H * (size_t)Tq;
-    #pragma omp parallel for if (QKV_PARALLEL(n_rows * (size_t)Tk)) schedule(static)
-    for (size_t row = 0; row < n_rows; row++) {
+    QKV_FOR(QKV_PARALLEL(n_rows * (size_t)Tk), schedule(static), (size_t row = 0; row < n_rows; row++), {
         int h = (int)(row / (size_t)Tq), query_pos = (int)(row % (size_t)Tq) + (Tk - Tq);
         float *dst = bias + row * (size_t)Tk;
         for (int j = 0; j < Tk; j++) {
@@ -102,7 +101,7 @@ void qkv_alibi_bias(float *bias, const float *slopes, int H, int Tq, int Tk, int
             if (symmetric && distance < 0) distance = -distance;
             dst[j] = slopes[h] * (float)(-distance);
         }
-    }
+    });
 }
 
 /* ---- RoPE --------------------------------------------------------------------- */
@@ -156,15 +155,14 @@ static void rope_fill_tables(qkv_tape *tape, rope_plan *p, const qkv_rope_opts *
     for (int i = 0; i < half; i++) freq[i] = pair_frequency(i, p->rotated, base);
     p->cos = qkv_tape_alloc(tape, n * sizeof(float));
     p->sin = qkv_tape_alloc(tape, n * sizeof(float));
-    #pragma omp parallel for if (QKV_PARALLEL(n * TRIG_WORK)) schedule(static)
-    for (int t = 0; t < p->T; t++) {
+    QKV_FOR(QKV_PARALLEL(n * TRIG_WORK), schedule(static), (int t = 0; t < p->T; t++), {
         double pos = o->positions ? (double)o->positions[t] : (double)o->offset + t;
         for (int i = 0; i < half; i++) {
             double angle = pos * freq[i];
             p->cos[(size_t)t * half + i] = (float)cos(angle);
             p->sin[(size_t)t * half + i] = (float)sin(angle);
         }
-    }
+    });
 }
 
 /* One row at position table row t: dst = R(sign * theta) src on the rotated pairs
@@ -187,11 +185,10 @@ static void rotate_row(const rope_plan *p, size_t t, float sign, const float *sr
 static void rotate_rows(const rope_plan *p, float sign, const float *src, float *dst, size_t size,
                         int accumulate) {
     size_t n_rows = size / (size_t)p->d;
-    #pragma omp parallel for if (QKV_PARALLEL(size * 4)) schedule(static)
-    for (size_t row = 0; row < n_rows; row++) {
+    QKV_FOR(QKV_PARALLEL(size * 4), schedule(static), (size_t row = 0; row < n_rows; row++), {
         size_t at = row * (size_t)p->d;
         rotate_row(p, row % (size_t)p->T, sign, src + at, dst + at, accumulate);
-    }
+    });
 }
 
 /* y = R(theta) x with R orthogonal, so dx += R(theta)^T dy = R(-theta) dy

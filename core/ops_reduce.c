@@ -70,12 +70,11 @@ typedef void (*tile_kernel)(const float *x, size_t len, size_t stride, size_t n,
 static void reduce_tiles(const float *x, axis_view v, tile_kernel kernel, void *args) {
     size_t tiles_per_outer = (v.inner + REDUCE_TILE - 1) / REDUCE_TILE;
     size_t n_tiles = v.outer * tiles_per_outer;
-    #pragma omp parallel for if (QKV_PARALLEL(v.outer * v.len * v.inner)) schedule(static)
-    for (size_t t = 0; t < n_tiles; t++) {
+    QKV_FOR(QKV_PARALLEL(v.outer * v.len * v.inner), schedule(static), (size_t t = 0; t < n_tiles; t++), {
         size_t o = t / tiles_per_outer, i0 = (t % tiles_per_outer) * REDUCE_TILE;
         size_t n = v.inner - i0 < REDUCE_TILE ? v.inner - i0 : REDUCE_TILE;
         kernel(x + o * v.len * v.inner + i0, v.len, v.inner, n, o * v.inner + i0, args);
-    }
+    });
 }
 
 static reduce_saved *save_view(qkv_tape *tape, qkv_node *node, axis_view v, float scale) {
@@ -114,12 +113,11 @@ static void sum_backward(qkv_node *node) {
     float *dx = qkv_tensor_grad(x);
     size_t len = s->view.len, inner = s->view.inner, rows = s->view.outer * len;
     float scale = s->scale;
-    #pragma omp parallel for if (QKV_PARALLEL(x->size)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(x->size), schedule(static), (size_t r = 0; r < rows; r++), {
         const float *dy_line = dy + (r / len) * inner;
         float *dx_row = dx + r * inner;
         for (size_t i = 0; i < inner; i++) dx_row[i] += scale * dy_line[i];
-    }
+    });
 }
 
 /* Sum over an axis, scaled by 1/len when mean is set. */
@@ -198,11 +196,10 @@ static void max_backward(qkv_node *node) {
     const float *dy = node->out->grad;
     float *dx = qkv_tensor_grad(x);
     size_t len = s->view.len, inner = s->view.inner, n_out = s->view.outer * inner;
-    #pragma omp parallel for if (QKV_PARALLEL(n_out)) schedule(static)
-    for (size_t j = 0; j < n_out; j++) {
+    QKV_FOR(QKV_PARALLEL(n_out), schedule(static), (size_t j = 0; j < n_out; j++), {
         size_t o = j / inner, i = j % inner;
         dx[(o * len + (size_t)s->argmax[j]) * inner + i] += dy[j];
-    }
+    });
 }
 
 qkv_tensor *qkv_max(qkv_tape *tape, qkv_tensor *x, int axis, int keepdim) {

@@ -90,8 +90,7 @@ static void strided_move(float *dst, const size_t *dst_stride, const float *src,
                          const size_t *src_stride, const size_t *count, int accumulate) {
     size_t rows = count[0] * count[1] * count[2], len = count[3];
     size_t segments = (len + MOVE_SEGMENT - 1) / MOVE_SEGMENT;
-    #pragma omp parallel for if (QKV_PARALLEL(rows * len)) schedule(static)
-    for (size_t task = 0; task < rows * segments; task++) {
+    QKV_FOR(QKV_PARALLEL(rows * len), schedule(static), (size_t task = 0; task < rows * segments; task++), {
         size_t r = task / segments, begin = task % segments * MOVE_SEGMENT;
         size_t n = len - begin < MOVE_SEGMENT ? len - begin : MOVE_SEGMENT;
         size_t i2 = r % count[2], i1 = r / count[2] % count[1], i0 = r / count[2] / count[1];
@@ -99,7 +98,7 @@ static void strided_move(float *dst, const size_t *dst_stride, const float *src,
                  dst_stride[3],
                  src + i0 * src_stride[0] + i1 * src_stride[1] + i2 * src_stride[2] + begin * src_stride[3],
                  src_stride[3], n, accumulate);
-    }
+    });
 }
 
 /* Forward: out = in through the layout. */
@@ -353,14 +352,13 @@ static void embedding_backward(qkv_node *node) {
     const float *g = node->out->grad;
     float *dtable = qkv_tensor_grad(table);
     int n_blocks = (D + EMBEDDING_COLUMN_BLOCK - 1) / EMBEDDING_COLUMN_BLOCK;
-    #pragma omp parallel for if (n_blocks > 1 && QKV_PARALLEL(node->out->size)) schedule(static)
-    for (int b = 0; b < n_blocks; b++) {
+    QKV_FOR(n_blocks > 1 && QKV_PARALLEL(node->out->size), schedule(static), (int b = 0; b < n_blocks; b++), {
         int d0 = b * EMBEDDING_COLUMN_BLOCK;
         int width = D - d0 < EMBEDDING_COLUMN_BLOCK ? D - d0 : EMBEDDING_COLUMN_BLOCK;
         for (size_t p = 0; p < n_ids; p++)
             move_row(dtable + (size_t)ids[p] * (size_t)D + d0, 1, g + p * (size_t)D + d0, 1,
                      (size_t)width, 1);
-    }
+    });
 }
 
 /* Stops unless table is [V, D], the ids shape is valid and every id is in [0, V). */
@@ -395,9 +393,9 @@ qkv_tensor *qkv_embedding(qkv_tape *tape, qkv_tensor *table, const int32_t *ids,
     qkv_tensor *y = qkv_tape_tensor(tape, ids_ndim + 1, out_shape);
     size_t n_ids = y->size / (size_t)D;
     /* out[p, :] = table[ids[p], :], one row per position. */
-    #pragma omp parallel for if (QKV_PARALLEL(y->size)) schedule(static)
-    for (size_t p = 0; p < n_ids; p++)
+    QKV_FOR(QKV_PARALLEL(y->size), schedule(static), (size_t p = 0; p < n_ids; p++), {
         memcpy(y->data + p * (size_t)D, table->data + (size_t)ids[p] * (size_t)D, (size_t)D * sizeof(float));
+    });
     qkv_node *node = qkv_tape_record(tape, "embedding", y, embedding_backward, 1, &table);
     if (node) {
         int32_t *saved_ids = qkv_tape_alloc(tape, n_ids * sizeof(int32_t));

@@ -79,14 +79,13 @@ static void softmax_backward(qkv_node *node) {
     const float *y = node->out->data, *dy = node->out->grad;
     float *dx = qkv_tensor_grad(x);
     size_t cols = (size_t)x->shape[x->ndim - 1], rows = x->size / cols;
-    #pragma omp parallel for if (QKV_PARALLEL(x->size * 4)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(x->size * 4), schedule(static), (size_t r = 0; r < rows; r++), {
         const float *y_r = y + r * cols, *dy_r = dy + r * cols;
         double dot = 0.0;
         for (size_t j = 0; j < cols; j++) dot += (double)dy_r[j] * y_r[j];
         float *dx_r = dx + r * cols;
         for (size_t j = 0; j < cols; j++) dx_r[j] += y_r[j] * (dy_r[j] - (float)dot);
-    }
+    });
 }
 
 /* y = log_softmax(x)  =>  dx = dy - softmax(x) * sum_j dy_j, with softmax = exp(y). */
@@ -96,14 +95,13 @@ static void log_softmax_backward(qkv_node *node) {
     const float *y = node->out->data, *dy = node->out->grad;
     float *dx = qkv_tensor_grad(x);
     size_t cols = (size_t)x->shape[x->ndim - 1], rows = x->size / cols;
-    #pragma omp parallel for if (QKV_PARALLEL(x->size * EXP_WORK)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(x->size * EXP_WORK), schedule(static), (size_t r = 0; r < rows; r++), {
         const float *y_r = y + r * cols, *dy_r = dy + r * cols;
         double dy_sum = 0.0;
         for (size_t j = 0; j < cols; j++) dy_sum += dy_r[j];
         float *dx_r = dx + r * cols;
         for (size_t j = 0; j < cols; j++) dx_r[j] += dy_r[j] - qkv_fast_exp_nonpositive(y_r[j]) * (float)dy_sum;
-    }
+    });
 }
 
 /* Softmax (as_log 0) or log-softmax (as_log 1) over the last axis. */
@@ -112,11 +110,10 @@ static qkv_tensor *softmax_family(qkv_tape *tape, qkv_tensor *x, int as_log) {
     size_t rows, cols;
     rows_of(op, x, &rows, &cols);
     qkv_tensor *y = qkv_tape_tensor(tape, x->ndim, x->shape);
-    #pragma omp parallel for if (QKV_PARALLEL(x->size * EXP_WORK)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(x->size * EXP_WORK), schedule(static), (size_t r = 0; r < rows; r++), {
         if (as_log) log_softmax_row(x->data + r * cols, y->data + r * cols, cols);
         else softmax_row(x->data + r * cols, y->data + r * cols, cols);
-    }
+    });
     qkv_tape_record(tape, op, y, as_log ? log_softmax_backward : softmax_backward, 1, &x);
     return y;
 }
@@ -168,8 +165,7 @@ static void cross_entropy_backward(qkv_node *node) {
     float *dx = qkv_tensor_grad(logits);
     size_t cols = (size_t)logits->shape[logits->ndim - 1], rows = logits->size / cols;
     double dloss = node->out->grad[0];
-    #pragma omp parallel for if (QKV_PARALLEL(logits->size * EXP_WORK)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(logits->size * EXP_WORK), schedule(static), (size_t r = 0; r < rows; r++), {
         int32_t t = s->targets[r];
         if (t == s->ignore_index) continue;
         float coef = (float)(dloss * (s->weights ? s->weights[r] : 1.0f) / s->sum_w);
@@ -179,7 +175,7 @@ static void cross_entropy_backward(qkv_node *node) {
             float p = qkv_fast_exp_nonpositive((x_r[j] - s->lse[r].max) - s->lse[r].log_sum);
             dx_r[j] += coef * (p - (j == (size_t)t ? 1.0f : 0.0f));
         }
-    }
+    });
 }
 
 qkv_tensor *qkv_cross_entropy(qkv_tape *tape, qkv_tensor *logits, const int32_t *targets,
@@ -190,8 +186,7 @@ qkv_tensor *qkv_cross_entropy(qkv_tape *tape, qkv_tensor *logits, const int32_t 
     row_lse *lse = qkv_tape_alloc(tape, rows * sizeof *lse);
     float *row_loss = qkv_tape_alloc(tape, rows * sizeof(float)); /* w_i * l_i, 0 if ignored */
     float *row_w = qkv_tape_alloc(tape, rows * sizeof(float));    /* w_i, 0 if ignored */
-    #pragma omp parallel for if (QKV_PARALLEL(logits->size * EXP_WORK)) schedule(static)
-    for (size_t r = 0; r < rows; r++) {
+    QKV_FOR(QKV_PARALLEL(logits->size * EXP_WORK), schedule(static), (size_t r = 0; r < rows; r++), {
         const float *x_r = logits->data + r * cols;
         int32_t t = targets[r];
         if (t == ignore_index) {
@@ -203,7 +198,7 @@ qkv_tensor *qkv_cross_entropy(qkv_tape *tape, qkv_tensor *logits, const int32_t 
         lse[r] = (row_lse){e.max, (float)log(e.sum)};
         row_w[r] = weights ? weights[r] : 1.0f;
         row_loss[r] = row_w[r] * ((e.max - x_r[t]) + lse[r].log_sum);
-    }
+    });
     double sum_w = qkv_sum_fixed(row_w, rows);
     double sum_loss = qkv_sum_fixed(row_loss, rows);
     const int no_dims[1] = {1};
@@ -233,12 +228,11 @@ static void mse_backward(qkv_node *node) {
     const float *diff = node->saved;  /* p - t, kept by the forward */
     size_t n = pred->size;
     float coef = (float)(2.0 * node->out->grad[0] / (double)n);
-    #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
-    for (size_t i = 0; i < n; i++) {
+    QKV_FOR(QKV_PARALLEL(n), schedule(static), (size_t i = 0; i < n; i++), {
         float d = coef * diff[i];
         if (dp) dp[i] += d;
         if (dt) dt[i] -= d;
-    }
+    });
 }
 
 qkv_tensor *qkv_mse(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target) {
@@ -250,8 +244,9 @@ qkv_tensor *qkv_mse(qkv_tape *tape, qkv_tensor *pred, qkv_tensor *target) {
               qkv_shape_str(target, target_shape, sizeof target_shape));
     size_t n = pred->size;
     float *diff = qkv_tape_alloc(tape, n * sizeof(float));
-    #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
-    for (size_t i = 0; i < n; i++) diff[i] = pred->data[i] - target->data[i];
+    QKV_FOR(QKV_PARALLEL(n), schedule(static), (size_t i = 0; i < n; i++), {
+        diff[i] = pred->data[i] - target->data[i];
+    });
     const int no_dims[1] = {1};
     qkv_tensor *out = qkv_tape_tensor(tape, 0, no_dims);
     out->data[0] = (float)(qkv_sum_squares_fixed(diff, n) / (double)n); /* squares in double */

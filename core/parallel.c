@@ -55,12 +55,11 @@ static double chunked_sum(const float *x, size_t n, int squares) {
     if (n_chunks <= 1) return sum_chunk(x, n, squares);
     double partial_small[1024]; /* 8 KB: sums up to 4M elements without a malloc */
     double *partial = n_chunks <= 1024 ? partial_small : qkv_malloc(n_chunks * sizeof(double), "a sum's partial sums");
-    #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
-    for (size_t c = 0; c < n_chunks; c++) {
+    QKV_FOR(QKV_PARALLEL(n), schedule(static), (size_t c = 0; c < n_chunks; c++), {
         size_t begin = c * QKV_REDUCE_CHUNK;
         size_t len = n - begin < QKV_REDUCE_CHUNK ? n - begin : QKV_REDUCE_CHUNK;
         partial[c] = sum_chunk(x + begin, len, squares);
-    }
+    });
     double total = 0.0;
     for (size_t c = 0; c < n_chunks; c++) total += partial[c];
     if (partial != partial_small) free(partial);

@@ -17,8 +17,9 @@
 #include "core/parallel.h"
 
 static void scale(float *x, size_t n, float factor) {
-    #pragma omp parallel for if (QKV_PARALLEL(n)) schedule(static)
-    for (size_t i = 0; i < n; i++) x[i] *= factor;
+    QKV_FOR(QKV_PARALLEL(n), schedule(static), (size_t i = 0; i < n; i++), {
+        x[i] *= factor;
+    });
 }
 
 double qkv_grad_norm(const qkv_params *params) {

@@ -125,15 +125,14 @@ void qkv_optimizer_free(qkv_optimizer *opt) {
  * v is NULL without momentum: p -= lr d. */
 static void sgd_update(float *p, const float *g, float *v, size_t n, float lr, float wd, float mu,
                        int nesterov) {
-    #pragma omp parallel for if (QKV_PARALLEL(n * SGD_WORK)) schedule(static)
-    for (size_t j = 0; j < n; j++) {
+    QKV_FOR(QKV_PARALLEL(n * SGD_WORK), schedule(static), (size_t j = 0; j < n; j++), {
         float d = g[j] + wd * p[j];
         if (v) {
             v[j] = mu * v[j] + d;
             d = nesterov ? d + mu * v[j] : v[j];
         }
         p[j] -= lr * d;
-    }
+    });
 }
 
 /* One step's constants for Adam(W), shared by every parameter. */
@@ -149,14 +148,13 @@ typedef struct adam_step {
  *   p -= step_size m / (sqrt(s) / sqrt_bc2 + eps) */
 static void adam_update(float *p, const float *g, float *m, float *s, size_t n, const adam_step *a,
                         float keep, float l2) {
-    #pragma omp parallel for if (QKV_PARALLEL(n * ADAM_WORK)) schedule(static)
-    for (size_t j = 0; j < n; j++) {
+    QKV_FOR(QKV_PARALLEL(n * ADAM_WORK), schedule(static), (size_t j = 0; j < n; j++), {
         float pj = p[j] * keep;
         float d = g[j] + l2 * pj;
         m[j] = a->beta1 * m[j] + a->one_minus_beta1 * d;
         s[j] = a->beta2 * s[j] + a->one_minus_beta2 * d * d;
         p[j] = pj - a->step_size * m[j] / (sqrtf(s[j]) / a->sqrt_bc2 + a->eps);
-    }
+    });
 }
 
 static adam_step adam_constants(const qkv_optimizer_config *c, long t, float lr) {
