@@ -38,8 +38,10 @@ static inline float qkv_fast_exp_nonpositive(float x) {
     /* n in [-159, 0] before the integer conversion, whatever x was: NaN (p is NaN,
      * and so is the result) and x > 0 outside the contract (+Inf gives r, p and the
      * result NaN) must not reach a float-to-int conversion out of range or a shift
-     * of a negative value, both undefined. */
-    float n_safe = n == n ? (n > 0.0f ? 0.0f : n) : 0.0f;
+     * of a negative value, both undefined. Two selects, not one nested: GCC 12
+     * does not vectorize the nested form (the loops around this were scalar). */
+    float n_safe = n == n ? n : 0.0f;
+    n_safe = n_safe > 0.0f ? 0.0f : n_safe;
     uint32_t bits = (uint32_t)((int32_t)n_safe + 126 + 127) << 23; /* 2^(n + 126): a normal float */
     float two_pow;
     memcpy(&two_pow, &bits, sizeof two_pow);
