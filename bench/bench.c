@@ -114,11 +114,12 @@ static double peak_fraction(const qkv_bench_row *row, int all_threads) {
 }
 
 void qkv_bench_print_row(const qkv_bench_row *row) {
-    char peak[64] = "";
+    char peak[128] = "";
     if (!isnan(peak_fraction(row, 0)))
         snprintf(peak, sizeof peak, "%.2f / %.2f", peak_fraction(row, 0), peak_fraction(row, 1));
     if (row->gflop > 0)
-        snprintf(peak + strlen(peak), sizeof peak - strlen(peak), "  (%.4f GFLOP/step)", row->gflop);
+        snprintf(peak + strlen(peak), sizeof peak - strlen(peak), "  %.4f GFLOP/step", row->gflop);
+    if (row->note[0]) snprintf(peak + strlen(peak), sizeof peak - strlen(peak), ", %s", row->note);
     printf("%-9s | %-30s | %-7s | %10.2f | %10.2f | %6.2fx | %7.0f | %s\n", row->section, row->name,
            row->unit, row->one, row->all, speedup(row), row->peak_rss_mb, peak);
     fflush(stdout);
@@ -248,14 +249,16 @@ int qkv_cmd_bench(int argc, char **argv) {
         return 2;
     }
     const char *json_path = NULL;
-    int clock_kind = 0;
+    int clock_kind = 0, micro_batch = 0;
     static const char *const clock_names[] = {"wall", "cpu", NULL};
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
         QKV_ARG_CHOICE_ROW("--clock", &clock_kind, clock_names,
                            "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
+        QKV_ARG_INT_ROW("--micro-batch", &micro_batch, 0, 65536,
+                        "train: examples per micro-batch of every line (0: each task's default)"),
     };
-    int parsed = qkv_args_parse("bench [all|matmul|attention|train|long]", argc, argv, args, 2);
+    int parsed = qkv_args_parse("bench [all|matmul|attention|train|long]", argc, argv, args, 3);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
         fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
@@ -265,6 +268,7 @@ int qkv_cmd_bench(int argc, char **argv) {
     bench_clock = clock_kind == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
     int previous_threads = omp_get_max_threads();
     table.n = 0;
+    table.micro_batch = micro_batch;
     table.threads = omp_get_num_procs(); /* every core, busy or not */
     int all = strcmp(section, "all") == 0;
     const qkv_kernels *kern = qkv_kernels_active();

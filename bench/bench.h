@@ -16,6 +16,7 @@ typedef struct qkv_bench_row {
     char unit[16];    /* "GFLOP/s" (higher is better) or "ms" */
     double one, all;  /* 1 thread, all threads */
     double gflop;     /* ms rows of a computation with a FLOP count: GFLOP per call, else 0 */
+    char note[48];    /* printed after the row ("micro-batch 8 of 64") */
     double peak_rss_mb;
 } qkv_bench_row;
 
@@ -23,6 +24,7 @@ typedef struct qkv_bench_table {
     qkv_bench_row rows[BENCH_MAX_ROWS];
     int n;
     int threads; /* "all threads" */
+    int micro_batch; /* train: examples per micro-batch, 0: each task's default */
     double peak_gflops; /* one core's FMA peak on the path in use (the probe) */
 } qkv_bench_table;
 

@@ -137,7 +137,7 @@ static void run_train_step(void *ctx) {
 }
 
 /* 0, or -1 with qkv_last_error() (the text task without its corpus). */
-static int train_step_init(train_step *s, const char *task) {
+static int train_step_init(train_step *s, const char *task, int micro_batch) {
     memset(s, 0, sizeof *s);
     s->kind = qkv_task_kind_find(task);
     s->config = qkv_task_config_new(s->kind);
@@ -146,7 +146,11 @@ static int train_step_init(train_step *s, const char *task) {
         free(s->config);
         return -1;
     }
-    QKV_CHECK(qkv_step_init(&s->parallel, s->task, 0, 0) == 0, "bench: %s", qkv_last_error());
+    if (qkv_step_init(&s->parallel, s->task, micro_batch, 0) != 0) {
+        s->kind->destroy(s->task);
+        free(s->config);
+        return -1;
+    }
     qkv_optimizer_init(&s->opt, &s->trainer.optim, s->task->params);
     s->rng = qkv_rng_make(1);
     return 0;
@@ -161,13 +165,12 @@ static void train_step_free(train_step *s) {
 
 static void measure_step(qkv_bench_table *t, const char *name, const char *task) {
     train_step s;
-    if (train_step_init(&s, task) != 0) {
+    if (train_step_init(&s, task, t->micro_batch) != 0) {
         printf("train     | %-30s | skipped: %s\n", name, qkv_last_error());
         return;
     }
-    char label[64];
-    snprintf(label, sizeof label, "%s (micro-batch %d of %d)", name, s.parallel.micro_batch, s.task->batch);
-    qkv_bench_row *row = qkv_bench_add(t, "train", label, "ms");
+    qkv_bench_row *row = qkv_bench_add(t, "train", name, "ms");
+    snprintf(row->note, sizeof row->note, "micro-batch %d of %d", s.parallel.micro_batch, s.task->batch);
     row->one = 1e3 * qkv_bench_seconds(run_train_step, &s, 1, 0.2, BENCH_SAMPLES);
     row->all = 1e3 * qkv_bench_seconds(run_train_step, &s, t->threads, 0.2, BENCH_SAMPLES);
     row->gflop = s.parallel.flops * 1e-9;

@@ -27,7 +27,10 @@ it for this script), or that torch's BLAS is not OpenBLAS, and exits.
                  AdamW lr 3e-3;
                settf: the Set Transformer authors' modules (MAB with fc_q, fc_k,
                  fc_v, fc_o, layer norm), ISAB(16) x 2, PMA(1), width 128, 4 heads,
-                 10 classes, 32 clouds of 256 points, Adam lr 1e-3.
+                 10 classes, 32 clouds of 256 points, Adam lr 1e-3;
+               text: bench/torch_text.py's model of `qkv train text` (4 pre-LN
+                 causal layers, d 128, 4 heads, FFN 512, context 64, a byte
+                 vocabulary of 114), 12 random windows, AdamW lr 1e-3.
 The long (T = 8192) attention is not run: the composed form needs 8 x 8192^2
 floats per score matrix (2 GB), several times over for backward.
 
@@ -272,6 +275,16 @@ def bench_train(rows, threads):
     loss_of = lambda m, b: F.cross_entropy(m(b[0]), b[1])
     fn = train_step_fn(model, opt, (points, labels), loss_of)
     rows.append(row("train", "settf", "ms", 1e3 * seconds_per_call(fn, 1, 0.2),
+                    1e3 * seconds_per_call(fn, threads, 0.2)))
+
+    import torch_text  # the text task's model, as bench/torch_text.py trains it
+    vocab = 114         # `qkv train text`'s byte vocabulary of the fortunes corpus
+    model = torch_text.TextModel(vocab)
+    windows = torch.randint(0, vocab, (torch_text.BATCH, torch_text.CONTEXT + 1))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1)
+    loss_of = lambda m, b: F.cross_entropy(m(b[:, :-1]).reshape(-1, vocab), b[:, 1:].reshape(-1))
+    fn = train_step_fn(model, opt, windows, loss_of)
+    rows.append(row("train", "text", "ms", 1e3 * seconds_per_call(fn, 1, 0.2),
                     1e3 * seconds_per_call(fn, threads, 0.2)))
 
 
