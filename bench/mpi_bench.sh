@@ -2,25 +2,27 @@
 # mpi_bench.sh — training throughput of the Set Transformer (qkv train points:
 # ISAB encoder, PMA pooling) on 1 MPI rank against 2 ranks at the same global
 # batch, after `make MPI=1` (`make bench-mpi` does both). Three layouts of the same
-# run, interleaved REPEAT times; the median of each is printed:
+# run (the same micro-batches, so the same checkpoint bytes: train/step.h),
+# interleaved REPEAT times; the median of each is printed:
 #   1 rank  x 1 thread     the baseline
-#   1 rank  x 2 threads    OpenMP inside one process
-#   2 ranks x 1 thread     data parallelism: each rank half the batch, one allreduce
+#   1 rank  x 2 threads    two worker threads take the micro-batches
+#   2 ranks x 1 thread     each rank half the micro-batches, one allgather per step
 # examples/s = steps/s (training only, from --json) x global batch. CPU ms/example is
 # the user + system time of the whole run (all ranks, start-up and the final
 # evaluation included) over the examples trained: what the layout costs in cores,
 # which a machine busy with other work does not hide as it hides wall-clock scaling.
-# Environment: STEPS (default 40), REPEAT (5), BATCH (32), POINTS (128), QKV (./qkv).
+# Environment: STEPS (default 40), REPEAT (5), BATCH (32), MICRO (4, points' default
+# --micro-batch; BATCH / MICRO must be even, for 2 ranks), POINTS (128), QKV (./qkv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QKV=${QKV:-./qkv}
-STEPS=${STEPS:-40}; REPEAT=${REPEAT:-5}; BATCH=${BATCH:-32}; POINTS=${POINTS:-128}
+STEPS=${STEPS:-40}; REPEAT=${REPEAT:-5}; BATCH=${BATCH:-32}; MICRO=${MICRO:-4}; POINTS=${POINTS:-128}
 ldd "$QKV" | grep libmpi > /dev/null || { echo "mpi_bench: $QKV is not an MPI build: make MPI=1"; exit 1; }
 MPIRUN=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-RUN=(train points --steps "$STEPS" --batch "$BATCH" --points "$POINTS" --test-size 32 --eval-every 0
+RUN=(train points --steps "$STEPS" --batch "$BATCH" --micro-batch "$MICRO" --points "$POINTS" --test-size 32 --eval-every 0
      --log-every 0 --quiet)
 layouts=("1 1" "1 2" "2 1")   # ranks threads
 declare -A rates cpus
@@ -35,7 +37,8 @@ for ((i = 0; i < REPEAT; i++)); do
     done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "Set Transformer (points: ISAB, width 128, $POINTS points, batch $BATCH), $STEPS steps, median of $REPEAT, $(nproc) cores"
+echo "Set Transformer (points: ISAB, width 128, $POINTS points, batch $BATCH, micro-batch $MICRO), $STEPS steps," \
+     "median of $REPEAT, $(nproc) cores"
 base=""
 for layout in "${layouts[@]}"; do
     read -r ranks threads <<< "$layout"

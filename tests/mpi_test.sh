@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# mpi_test.sh — data-parallel training under mpirun (train/dist.h); run by
-# `make test-mpi` after `make MPI=1`. Checks, with 2 ranks on this machine:
-#   1. after 50 steps the final loss equals the single-process run's at the same
-#      global batch to 1e-5 relative (reverse with dropout and variable lengths,
-#      whose slices hold different token counts; spirals with SGD);
-#   2. two MPI runs write bitwise identical checkpoints;
-#   3. --resume under MPI continues bitwise as the uninterrupted MPI run;
-#   4. only rank 0 prints and writes;
-#   5. a batch that does not split over the ranks is a one-line --batch error;
-#   6. a rank that dies mid-run (test hook QKV_TEST_RANK_EXIT) ends the job with a
-#      non-zero status and a clear message instead of hanging (the `timeout` is a
-#      hang detector, not a speed limit).
+# mpi_test.sh — data-parallel training under mpirun (train/dist.h, train/step.h);
+# run by `make test-mpi` after `make MPI=1`. Ranks own nodes of the step's fixed
+# sum tree over micro-batches, so every layout must write the same bytes. Checks:
+#   1. for reverse (dropout 0.1, lengths 4 to 12), spirals and text (the fixture
+#      corpus tests/ref/tasks/text.txt), each with 8 micro-batches: the checkpoints
+#      of 1 process x 1 thread, 1 process x 2 threads, 2 ranks x 1 thread, 2 ranks
+#      x 2 threads and 4 ranks x 1 thread are byte-identical (cmp);
+#   2. --resume under MPI: 25 + 25 steps equal 50 bitwise (constant schedule,
+#      dropout on), and equal the single-process 50-step checkpoint;
+#   3. rank 0 alone prints: one `final:` line from 2 ranks and from 4;
+#   4. a micro-batch count that does not split over the ranks (3 over 2) fails
+#      with exit status 2 and the one-line --micro-batch error, and writes no
+#      checkpoint;
+#   5. a rank that dies mid-run (test hook QKV_TEST_RANK_EXIT in
+#      qkv_dist_allgather) ends the job with a non-zero status and a clear message
+#      instead of hanging (the `timeout` is a hang detector, not a speed limit).
+# The MPI build's ./qkv started without mpirun is a plain single process.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 QKV=${QKV:-./qkv}
@@ -24,55 +29,80 @@ trap 'rm -rf "$T"' EXIT
 failures=0
 pass() { echo "mpi_test: ok   $*"; }
 fail() { echo "mpi_test: FAIL $*"; failures=$((failures + 1)); }
-loss_of() { sed -n 's/.*"final_train_loss": \([^,]*\),.*/\1/p' "$1"; }
 
-REVERSE=(reverse --steps 50 --dropout 0.1 --min-len 4 --max-len 12 --dim 32 --ff 64 --batch 32 --test-size 50
-         --schedule constant --quiet)
-SPIRALS=(spirals --steps 50 --batch 64 --quiet)
-TEXT=(text --data "$(dirname "$0")/ref/tasks/text.txt" --steps 30 --context 16 --layers 1 --dim 32 --heads 2 --ff 64
-      --batch 8 --val-windows 16 --quiet)
+# 8 micro-batches each: 4 per rank on 2 ranks (so 2 threads split them), 2 on 4.
+REVERSE=(reverse --steps 50 --dropout 0.1 --min-len 4 --max-len 12 --layers 1 --dim 32 --ff 64 --batch 32
+         --micro-batch 4 --test-size 50 --schedule constant --quiet)
+SPIRALS=(spirals --steps 50 --batch 64 --micro-batch 8 --quiet)
+TEXT=(text --data tests/ref/tasks/text.txt --steps 30 --context 16 --layers 1 --dim 32 --heads 2 --ff 64
+      --batch 8 --micro-batch 1 --val-windows 16 --quiet)
 
-# 1. N = 2 against one process at the same global batch.
+# 1. One checkpoint for every layout. Layouts: ranks (0: no mpirun) and threads.
+LAYOUTS=("0 1" "0 2" "2 1" "2 2" "4 1")
+run_layout() {   # ranks threads out.st stdout args...
+    local ranks=$1 threads=$2 save=$3 out=$4
+    shift 4
+    if [ "$ranks" = 0 ]; then
+        "$QKV" train "$@" --threads "$threads" --save "$save" > "$out"
+    else
+        "${MPIRUN[@]}" -np "$ranks" "$QKV" train "$@" --threads "$threads" --save "$save" > "$out"
+    fi
+}
+name() { [ "$1" = 0 ] && echo "1 process x $2 thread(s)" || echo "$1 ranks x $2 thread(s)"; }
 for task in REVERSE SPIRALS TEXT; do
     declare -n args=$task
-    "$QKV" train "${args[@]}" --threads 1 --json "$T/one.json" > /dev/null || fail "$task: single-process run"
-    "${MPIRUN[@]}" -np 2 "$QKV" train "${args[@]}" --json "$T/two.json" --save "$T/$task.a.st" > "$T/out" ||
-        fail "$task: 2-rank run"
-    one=$(loss_of "$T/one.json"); two=$(loss_of "$T/two.json")
-    if awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a; exit !(a != "" && d <= 1e-5 * m) }'; then
-        pass "$task: final loss 1 process $one, 2 ranks $two (within 1e-5 relative)"
-    else
-        fail "$task: final loss 1 process '$one', 2 ranks '$two' differ by more than 1e-5 relative"
-    fi
-    # 2. Bitwise repeatable.
-    "${MPIRUN[@]}" -np 2 "$QKV" train "${args[@]}" --save "$T/$task.b.st" > /dev/null || fail "$task: second 2-rank run"
-    cmp -s "$T/$task.a.st" "$T/$task.b.st" && pass "$task: two 2-rank runs write identical checkpoints" ||
-        fail "$task: two 2-rank runs differ"
+    same=0
+    for layout in "${LAYOUTS[@]}"; do
+        read -r ranks threads <<< "$layout"
+        st="$T/$task.$ranks.$threads.st"
+        run_layout "$ranks" "$threads" "$st" "$T/$task.$ranks.$threads.out" "${args[@]}" ||
+            { fail "${task,,}: $(name "$ranks" "$threads") run"; continue; }
+        [ "$layout" = "0 1" ] && continue
+        if cmp -s "$T/$task.0.1.st" "$st"; then
+            same=$((same + 1))
+        else
+            fail "${task,,}: $(name "$ranks" "$threads") writes a checkpoint that differs from 1 process x 1 thread"
+        fi
+    done
+    [ $same = $((${#LAYOUTS[@]} - 1)) ] &&
+        pass "${task,,}: identical checkpoints from 1 process x 1|2 threads, 2 ranks x 1|2 threads, 4 ranks x 1 thread"
 done
 
-# 3. --resume: 25 + 25 steps equal 50 (constant schedule, dropout on).
-"${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --steps 25 --save "$T/half.st" > /dev/null || fail "resume: first half"
-"${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --resume "$T/half.st" --save "$T/resumed.st" > /dev/null ||
+# 2. --resume under MPI: 25 + 25 steps equal 50 (constant schedule, dropout on).
+"${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --threads 1 --steps 25 --save "$T/half.st" > /dev/null ||
+    fail "resume: first half"
+"${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --threads 1 --resume "$T/half.st" --save "$T/resumed.st" > /dev/null ||
     fail "resume: second half"
-cmp -s "$T/REVERSE.a.st" "$T/resumed.st" && pass "resume: 25 + 25 steps under MPI equal 50 bitwise" ||
-    fail "resume: 25 + 25 steps differ from 50"
-
-# 4. Rank 0 alone prints (the run of step 1 above).
-lines=$(grep -c '^final:' "$T/out")
-[ "$lines" = 1 ] && pass "output: one final line from 2 ranks" || fail "output: $lines final lines from 2 ranks"
-
-# 5. A batch that does not split.
-"${MPIRUN[@]}" -np 2 "$QKV" train spirals --steps 2 --batch 33 --quiet > /dev/null 2> "$T/err"
-rc=$?
-if [ $rc -ne 0 ] && grep -q -- "--batch 33 does not split into 2 equal slices" "$T/err"; then
-    pass "batch 33 over 2 ranks: exit $rc, $(grep -c -- '--batch 33' "$T/err") error line"
+if cmp -s "$T/REVERSE.2.1.st" "$T/resumed.st" && cmp -s "$T/REVERSE.0.1.st" "$T/resumed.st"; then
+    pass "resume: 25 + 25 steps on 2 ranks equal 50 on 2 ranks and 50 in 1 process, bitwise"
 else
-    fail "batch 33 over 2 ranks: exit $rc, stderr: $(head -3 "$T/err")"
+    fail "resume: 25 + 25 steps on 2 ranks differ from 50 steps"
 fi
 
-# 6. A rank that dies: rank 1 exits at step 5 without MPI_Finalize.
+# 3. Rank 0 alone prints (the runs of check 1).
+for ranks in 2 4; do
+    lines=$(grep -c '^final:' "$T/REVERSE.$ranks.1.out")
+    [ "$lines" = 1 ] && pass "output: one final line from $ranks ranks" || fail "output: $lines final lines from $ranks ranks"
+done
+
+# 4. 3 micro-batches do not split over 2 ranks.
+message="--micro-batch 2 makes 3 micro-batches, which do not split over 2 MPI ranks"
+"${MPIRUN[@]}" -np 2 "$QKV" train spirals --steps 2 --batch 6 --micro-batch 2 --quiet --save "$T/bad.st" \
+    > /dev/null 2> "$T/err"
+rc=$?
+errors=$(grep -c -- "^qkv: $message" "$T/err")
+others=$(grep '^qkv:' "$T/err" | grep -v -c -- "$message")
+if [ $rc = 2 ] && [ "$errors" -ge 1 ] && [ "$others" = 0 ] && [ ! -e "$T/bad.st" ]; then
+    pass "3 micro-batches over 2 ranks: exit 2, the --micro-batch error ($errors line(s), one per rank), no checkpoint"
+else
+    fail "3 micro-batches over 2 ranks: exit $rc, checkpoint $([ -e "$T/bad.st" ] && echo written || echo absent)," \
+         "stderr: $(head -3 "$T/err")"
+fi
+
+# 5. A rank that dies: rank 1 exits at step 5 without MPI_Finalize.
 start=$(date +%s.%N)
-QKV_TEST_RANK_EXIT=5 timeout 120 "${MPIRUN[@]}" -x QKV_TEST_RANK_EXIT -np 2 "$QKV" train "${REVERSE[@]}" > /dev/null 2> "$T/err"
+QKV_TEST_RANK_EXIT=5 timeout 120 "${MPIRUN[@]}" -x QKV_TEST_RANK_EXIT -np 2 "$QKV" train "${REVERSE[@]}" --threads 1 \
+    > /dev/null 2> "$T/err"
 rc=$?
 took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "rank 1: QKV_TEST_RANK_EXIT=5: exiting at step 5" "$T/err" &&
