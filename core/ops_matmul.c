@@ -199,8 +199,10 @@ static void affine_backward(qkv_node *node) {
         float beta, *dx = qkv_tensor_grad_to_write(x, &beta);
         qkv_gemm(0, 0, (int)rows, K, N, 1.0f, g, N, w->data, K, beta, dx, K);
     }
-    if (w->requires_grad)
-        qkv_gemm(1, 0, N, K, (int)rows, 1.0f, g, N, x->data, K, 1.0f, qkv_tensor_grad(w), K);
+    if (w->requires_grad) { /* dW assigned when new (a redirected parameter, tape.h), else added */
+        float beta, *dw = qkv_tensor_grad_to_write(w, &beta);
+        qkv_gemm(1, 0, N, K, (int)rows, 1.0f, g, N, x->data, K, beta, dw, K);
+    }
     if (b && b->requires_grad) bias_grad(qkv_tensor_grad(b), g, rows, N);
 }
 

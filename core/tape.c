@@ -150,7 +150,15 @@ void qkv_tape_redirect_grads(qkv_tape *tape, const qkv_params *params, float *co
     tape->redirect_params = params;
     for (int i = 0; params && i < params->n; i++) {
         tape->shadows[i] = *params->items[i];
-        tape->shadows[i].grad = grads[i];
+        tape->shadows[i].grad = NULL;   /* the first write assigns (tensor.h: grad_home) */
+        tape->shadows[i].grad_home = grads[i];
+    }
+}
+
+void qkv_tape_zero_unwritten_grads(qkv_tape *tape) {
+    for (int i = 0; tape->redirect_params && i < tape->redirect_params->n; i++) {
+        qkv_tensor *copy = &tape->shadows[i];
+        if (!copy->grad) memset(copy->grad_home, 0, copy->size * sizeof(float));
     }
 }
 

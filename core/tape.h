@@ -25,8 +25,11 @@
  * grads), a node recorded on this tape that reads params->items[i] holds, in its
  * inputs, a copy of that tensor's header with the same data and grads[i] as its
  * gradient buffer; backward adds there and never touches the parameter's own
- * gradient, which another tape may be writing. The copies live as long as the
- * tape; a later call re-points them (the same params: no allocation).
+ * gradient, which another tape may be writing. The first backward write into
+ * grads[i] assigns (no memset of a buffer about to be overwritten), so after the
+ * backward, qkv_tape_zero_unwritten_grads zeroes those no node wrote. The copies
+ * live as long as the tape; a later call re-points them (the same params: no
+ * allocation) and starts their buffers over.
  * Anomaly mode (qkv_tape_set_detect_nan, off by default; off costs one branch per
  * op): every op's output is checked for NaN/Inf when the op records (forward,
  * with or without gradients), and every input gradient after each backward
@@ -104,6 +107,9 @@ void qkv_tape_batch_slice(const qkv_tape *tape, int batch, int *first, int *coun
 /* From now on, gradients of params->items[i] reached through this tape go to
  * grads[i] (items[i]->size floats each; see above). params NULL: off. */
 void qkv_tape_redirect_grads(qkv_tape *tape, const qkv_params *params, float *const *grads);
+/* After a backward on a redirecting tape: the parameters' buffers that no node
+ * wrote are set to 0 (the others hold their gradient). */
+void qkv_tape_zero_unwritten_grads(qkv_tape *tape);
 
 /* Arena allocation, 64-byte aligned, uninitialized (qkv_tape_calloc zeroes). */
 void *qkv_tape_alloc(qkv_tape *tape, size_t bytes);

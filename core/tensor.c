@@ -119,6 +119,10 @@ void qkv_tensor_check_live(const qkv_tensor *t, const char *op) {
 }
 
 float *qkv_tensor_grad(qkv_tensor *t) {
+    if (!t->grad && t->grad_home) { /* a redirected parameter's first write: from zero */
+        t->grad = t->grad_home;
+        memset(t->grad, 0, t->size * sizeof(float));
+    }
     if (!t->grad) {
         QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
                   t->name ? t->name : "");
@@ -129,6 +133,7 @@ float *qkv_tensor_grad(qkv_tensor *t) {
 
 float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta) {
     *beta = t->grad ? 1.0f : 0.0f;
+    if (!t->grad && t->grad_home) t->grad = t->grad_home;
     if (!t->grad) {
         QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
                   t->name ? t->name : "");

@@ -33,6 +33,10 @@ typedef struct qkv_tensor {
     const char *name;        /* optional: shown by qkv_tape_print, used by checkpoints */
     struct qkv_tape *tape;   /* the arena this activation lives in (NULL for owned) */
     unsigned long generation;/* tape generation at allocation; stale after a reset */
+    /* A parameter's copy on a redirecting tape (tape.h): where its gradient goes.
+     * grad stays NULL until the first backward write, which then assigns (a gemm
+     * with beta 0) instead of adding into a zeroed buffer. */
+    float *grad_home;
 } qkv_tensor;
 
 /* Heap-owned tensor, zero-filled. name is copied; it may be NULL. */

@@ -75,8 +75,9 @@ int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) 
         s->stride += (params->items[i]->size + PAD_FLOATS - 1) / PAD_FLOATS * PAD_FLOATS;
     }
     int local = s->last - s->first;
-    s->grad_memory = qkv_malloc_aligned(qkv_size_mul(qkv_size_mul((size_t)local, s->stride), sizeof(float)),
-                                        "the micro-batches' gradient buffers");
+    size_t bytes = qkv_size_mul(qkv_size_mul((size_t)local, s->stride), sizeof(float));
+    s->grad_memory = qkv_malloc_aligned(bytes, "the micro-batches' gradient buffers");
+    memset(s->grad_memory, 0, bytes); /* the padding between parameters stays 0 in the tree's sums */
     s->grad_of = qkv_malloc(qkv_size_mul((size_t)local * (size_t)(params->n + 1), sizeof *s->grad_of),
                             "the micro-batches' gradient buffers");
     for (int b = 0; b < local; b++)
@@ -159,13 +160,13 @@ static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
     tape->rng = job->start;
     qkv_tape_set_slice(tape, m, s->micro_batches);
     qkv_tape_redirect_grads(tape, task->params, s->grad_of + (size_t)(m - s->first) * (size_t)(task->params->n + 1));
-    memset(buffer(s, m), 0, s->stride * sizeof(float));
     qkv_tensor *loss = task->loss(task->self, tape, job->step);
     if (!loss) {
         note_failure(job, m, qkv_last_error(), task->diverged);
     } else {
         const float seed = (float)(s->weight[m] / job->total_weight);
         qkv_backward_seeded(tape, loss, &seed);
+        qkv_tape_zero_unwritten_grads(tape);
         s->loss[m] = loss->data[0];
         if (tape->anomaly[0]) note_anomaly(job, m, tape->anomaly);
         if (m == 0 && job->inspect && job->inspect(job->inspect_ctx, tape) != 0) note_failure(job, m, qkv_last_error(), 0);
