@@ -88,6 +88,7 @@ void qkv_tape_reset(qkv_tape *tape) {
     tape->chunks->used = 0;
     tape->arena_used = 0;
     tape->n_nodes = 0;
+    tape->backward_passes = 0;
     tape->generation++;
 }
 
@@ -286,11 +287,13 @@ qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
 void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad) {
     qkv_tensor_check_live(out, "backward");
     QKV_CHECK(out->requires_grad, "backward: output does not depend on any tensor that requires a gradient");
-    /* Activation gradients left by an earlier pass on this tape start again at 0. */
-    for (int i = 0; i < tape->n_nodes; i++) {
+    /* Activation gradients left by an earlier pass on this tape start again at 0
+     * (before the first pass, any that exist were made zero: reshape's, tensor.h). */
+    for (int i = 0; tape->backward_passes > 0 && i < tape->n_nodes; i++) {
         qkv_tensor *t = tape->nodes[i].out;
         if (t->grad && !t->owned) memset(t->grad, 0, t->size * sizeof(float));
     }
+    tape->backward_passes++;
     float *g = qkv_tensor_grad(out);
     for (size_t i = 0; i < out->size; i++) g[i] += seed_grad[i];
     /* Walk back from the node that produced out; later nodes cannot affect it. */

@@ -77,6 +77,7 @@ typedef struct qkv_tape {
     qkv_rng rng;                 /* dropout stream */
     int slice_index, slice_count; /* this tape's slice of each batch: 0 of 1 */
     unsigned long generation;    /* incremented by each reset */
+    int backward_passes;         /* backward calls since the last reset */
     int detect_nan;              /* anomaly mode */
     char anomaly[320];           /* the first NaN/Inf found; "" if none */
     /* gradient redirection (qkv_tape_redirect_grads): NULL params when off */

@@ -249,6 +249,29 @@ static float *tree(node_buffer node, const qkv_step *s, int lo, int hi) {
     return out;
 }
 
+/* ---- evaluation in chunks ------------------------------------------------------------------- */
+
+void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx) {
+    int threads = qkv_threads(), workers = n < 2 ? 1 : threads < n ? threads : n;
+    qkv_tape **tapes = qkv_malloc((size_t)workers * sizeof *tapes, "the evaluation's tapes");
+    for (int w = 0; w < workers; w++) tapes[w] = qkv_tape_create_inference(0);
+    if (workers == 1) {
+        for (int i = 0; i < n; i++) {
+            fn(ctx, tapes[0], i);
+            qkv_tape_reset(tapes[0]);
+        }
+    } else {
+        #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
+        for (int i = 0; i < n; i++) {
+            qkv_tape *tape = tapes[omp_get_thread_num()];
+            fn(ctx, tape, i);
+            qkv_tape_reset(tape);
+        }
+    }
+    for (int w = 0; w < workers; w++) qkv_tape_free(tapes[w]);
+    free(tapes);
+}
+
 /* ---- the step ---------------------------------------------------------------------------- */
 
 int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,

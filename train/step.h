@@ -78,4 +78,12 @@ typedef struct qkv_step_result {
 int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
                  int (*inspect)(void *ctx, qkv_tape *tape), void *inspect_ctx);
 
+/* Evaluation in parallel: fn(ctx, tape, i) for every i in [0, n), each call on
+ * an inference tape of its worker thread (gradients and training off, reset
+ * after the call), with single-threaded ops when there are two or more calls and
+ * threads; else in turn on the calling thread, the ops threaded inside. fn writes
+ * only its own result (slot i of an array in ctx); the caller then combines the
+ * slots in index order, so the result is the same bits for any thread count. */
+void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx);
+
 #endif

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "data/off.h"
+#include "train/step.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/set_fields.h"
 
@@ -70,17 +71,33 @@ static qkv_tensor *points_loss(void *self, qkv_tape *tape, long step) {
     return qkv_cross_entropy(tape, points_logits(t, tape, xyz, b), labels, -1, NULL);
 }
 
+/* Test accuracy: each batch-sized chunk of the held-out clouds counts its correct
+ * predictions on a worker (train/step.h: qkv_parallel_chunks); the counts add in
+ * chunk order. */
+typedef struct points_eval {
+    qkv_points_task *t;
+    int *correct;
+} points_eval;
+
+static void points_eval_chunk(void *ctx, qkv_tape *tape, int chunk) {
+    points_eval *e = ctx;
+    qkv_points_task *t = e->t;
+    int n = t->test.n_points, classes = t->test.classes, first = chunk * t->config.batch;
+    int b = t->test.count - first < t->config.batch ? t->test.count - first : t->config.batch;
+    qkv_tensor *logits = points_logits(t, tape, t->test.xyz + (size_t)first * n * 3, b);
+    e->correct[chunk] = 0;
+    for (int i = 0; i < b; i++)
+        e->correct[chunk] += qkv_argmax(logits->data + (size_t)i * classes, classes) == t->test.labels[first + i];
+}
+
 static void points_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
+    (void)tape; /* the chunks run on their workers' tapes */
     qkv_points_task *t = self;
-    int n = t->test.n_points, classes = t->test.classes, correct = 0;
-    for (int first = 0; first < t->test.count; first += t->config.batch) {
-        int b = t->test.count - first < t->config.batch ? t->test.count - first : t->config.batch;
-        qkv_tensor *logits = points_logits(t, tape, t->test.xyz + (size_t)first * n * 3, b);
-        for (int i = 0; i < b; i++) {
-            correct += qkv_argmax(logits->data + (size_t)i * classes, classes) == t->test.labels[first + i];
-        }
-        qkv_tape_reset(tape);
-    }
+    int chunks = (t->test.count + t->config.batch - 1) / t->config.batch, correct = 0;
+    points_eval e = {t, qkv_malloc((size_t)chunks * sizeof *e.correct, "the evaluation's counts")};
+    qkv_parallel_chunks(chunks, points_eval_chunk, &e);
+    for (int c = 0; c < chunks; c++) correct += e.correct[c];
+    free(e.correct);
     qkv_metrics_set(metrics, "test_acc", (double)correct / t->test.count);
 }
 
