@@ -45,6 +45,26 @@
  * slices of q, k, v, dO stay in L2 while they are reused. */
 #define BLOCK_Q 64
 #define BLOCK_K 64
+/* Short sequences. Only the forward's key blocks fix the bits (its online softmax
+ * rescales from one key block to the next); every other extent is free, because
+ * each query row's work and each product's chain over its contraction index run
+ * in the same order whatever the blocking. So when one side is short, the other
+ * grows to fill BLOCK_AREA scores (at most BLOCK_MAX long): one block product
+ * per head instead of many narrow ones (a Set Transformer's 16 inducing points
+ * against 256 points: 16 x 256 and 256 x 16 blocks, not 16 x 64 and 64 x 16).
+ * tests/test_attention.c checks the result is the same bits as 64 x 64 blocks. */
+#define BLOCK_AREA (BLOCK_Q * BLOCK_K)
+#define BLOCK_MAX 512
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+/* The block shapes of one attention (attn_dims below): the forward's query block
+ * (its key block is BLOCK_K, or Tk when shorter) and the backward's. */
+typedef struct block_shape { int fq, bq, bk; } block_shape;
+
+/* Test hook (tests/test_attention.c): 1 forces 64 x 64 blocks everywhere. */
+int qkv__attention_square_blocks = 0;
 
 typedef struct attn_dims {
     int B, H, Tq, Tk, dk, dv;
@@ -52,6 +72,21 @@ typedef struct attn_dims {
 } attn_dims;
 
 static size_t n_heads(const attn_dims *d) { return (size_t)d->B * d->H; }
+
+static block_shape block_shape_of(const attn_dims *d) {
+    block_shape s = {BLOCK_Q, BLOCK_Q, BLOCK_K};
+    if (qkv__attention_square_blocks) return s;
+    int fk = min_int(d->Tk, BLOCK_K);
+    s.fq = min_int(d->Tq, max_int(BLOCK_Q, min_int(BLOCK_MAX, BLOCK_AREA / fk)));
+    if (d->Tk <= BLOCK_K) { /* few keys: tall blocks */
+        s.bk = d->Tk;
+        s.bq = min_int(d->Tq, max_int(BLOCK_Q, min_int(BLOCK_MAX, BLOCK_AREA / s.bk)));
+    } else if (d->Tq <= BLOCK_Q) { /* few queries: wide blocks */
+        s.bq = d->Tq;
+        s.bk = min_int(d->Tk, max_int(BLOCK_K, min_int(BLOCK_MAX, BLOCK_AREA / s.bq)));
+    }
+    return s;
+}
 static size_t n_scores(const attn_dims *d) { return n_heads(d) * d->Tq * d->Tk; }
 
 /* The useful products of forward and backward (the FLOP floor's count, tape.h):
@@ -287,8 +322,8 @@ static void block_probs(const attn_ctx *c, const attn_block *blk, const float *r
 
 /* Per-thread scratch of the forward: one score block and the rows' running sums. */
 typedef struct fwd_scratch {
-    float s[BLOCK_Q * BLOCK_K];
-    double sum[BLOCK_Q];
+    float s[BLOCK_AREA];   /* nq rows of min(Tk, BLOCK_K) */
+    double sum[BLOCK_MAX];
 } fwd_scratch;
 
 /* out rows [i0, i0+nq) of head (b,h), and their m and 1/l (row_max, row_inv_sum:
@@ -304,12 +339,13 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         max_so_far[r] = -INFINITY;
         w->sum[r] = 0.0;
     }
+    const int lds = min_int(d->Tk, BLOCK_K);
     for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
         attn_block blk = {b, h, i0, nq, j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
-        block_scores(c, &blk, w->s, BLOCK_K);
+        block_scores(c, &blk, w->s, lds);
         for (int r = 0; r < nq; r++) {
-            float *row = w->s + r * BLOCK_K, m = kern->row_max(row, blk.nk);
+            float *row = w->s + r * lds, m = kern->row_max(row, blk.nk);
             m = m > max_so_far[r] ? m : max_so_far[r];
             if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
                 memset(row, 0, (size_t)blk.nk * sizeof(float));
@@ -321,7 +357,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
             if (rescale != 1.0f) kern->row_scale(o + (size_t)r * ldo, d->dv, rescale);
             max_so_far[r] = m;
         }
-        qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, BLOCK_K,
+        qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, lds,
                           c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv), 1.0f, o,
                           ldo);
     }
@@ -332,7 +368,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
     }
 }
 
-static int n_query_blocks(const attn_dims *d) { return (d->Tq + BLOCK_Q - 1) / BLOCK_Q; }
+static int n_query_blocks(const attn_dims *d, int rows) { return (d->Tq + rows - 1) / rows; }
 
 /* Flops of one pass over all score blocks, for the parallel threshold. */
 static size_t attention_work(const attn_dims *d) {
@@ -353,13 +389,13 @@ static size_t thread_slot(int parallel) { return parallel ? (size_t)omp_get_thre
 static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, float *row_max,
                               float *row_inv_sum) {
     const attn_dims *d = &c->d;
-    int n_qb = n_query_blocks(d);
+    const int fq = block_shape_of(d).fq, n_qb = n_query_blocks(d, fq);
     size_t n_tasks = n_heads(d) * (size_t)n_qb, slot;
     char *scratch = thread_slots(tape, sizeof(fwd_scratch), &slot);
     const int parallel = QKV_PARALLEL(attention_work(d));
     QKV_FOR(parallel, schedule(static, 1), (size_t t = 0; t < n_tasks; t++), {
         size_t head = t / n_qb;
-        int i0 = (int)(t % n_qb) * BLOCK_Q, nq = d->Tq - i0 < BLOCK_Q ? d->Tq - i0 : BLOCK_Q;
+        int i0 = (int)(t % n_qb) * fq, nq = d->Tq - i0 < fq ? d->Tq - i0 : fq;
         size_t row = head * d->Tq + i0;
         forward_query_block(c, (int)(head / d->H), (int)(head % d->H), i0, nq, out, row_max + row,
                             row_inv_sum + row, (fwd_scratch *)(scratch + slot * thread_slot(parallel)));
@@ -370,7 +406,7 @@ static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, flo
 static void attention_probs(const attn_ctx *c, const float *row_max, const float *row_inv_sum,
                             float *probs) {
     const attn_dims *d = &c->d;
-    int n_qb = n_query_blocks(d);
+    int n_qb = n_query_blocks(d, BLOCK_Q);
     size_t n_tasks = n_heads(d) * (size_t)n_qb;
     QKV_FOR(QKV_PARALLEL(attention_work(d)), schedule(static), (size_t t = 0; t < n_tasks; t++), {
         size_t head = t / n_qb;
@@ -448,12 +484,12 @@ typedef struct attn_grads {
 } attn_grads;
 
 typedef struct bwd_scratch {
-    float p[BLOCK_Q * BLOCK_K], ds[BLOCK_Q * BLOCK_K];
+    float p[BLOCK_AREA], ds[BLOCK_AREA]; /* blocks of block_shape bq x bk */
 } bwd_scratch;
 
 /* One query block against one key block (see the file comment). dsum: D_i. */
 static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_grads *g,
-                           const float *dsum, bwd_scratch *w) {
+                           const float *dsum, int ldp, bwd_scratch *w) {
     const attn_dims *d = &c->d;
     const int b = blk->b, h = blk->h;
     const size_t qrow = head_index(c, b, h) * d->Tq + blk->i0; /* statistics and dS */
@@ -461,26 +497,26 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     const size_t o_at = row_offset(d, b, h, d->Tq, blk->i0, d->dv), v_at = row_offset(d, b, h, d->Tk, blk->j0, d->dv);
     const int ldk = row_stride(d, d->dk), ldv = row_stride(d, d->dv);
     const float *dout = g->dout + o_at;
-    block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, BLOCK_K);
+    block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, ldp);
     if (g->dv) /* dV_j += P^T dO_i */
-        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, BLOCK_K, dout, ldv, 1.0f,
+        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, ldp, dout, ldv, 1.0f,
                           g->dv + v_at, ldv);
     if (!g->dq && !g->dk && !g->dscores) return;
     /* dP = dO_i V_j^T, then dS = P * (dP - D_i) in place. */
     qkv_block_product(0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, ldv, c->v + v_at, ldv, 0.0f, w->ds,
-                      BLOCK_K);
+                      ldp);
     for (int r = 0; r < blk->nq; r++) {
-        float *ds = w->ds + r * BLOCK_K;
-        const float *p = w->p + r * BLOCK_K;
+        float *ds = w->ds + r * ldp;
+        const float *p = w->p + r * ldp;
         for (int j = 0; j < blk->nk; j++) ds[j] = p[j] * (ds[j] - dsum[r]);
         if (g->dscores)
             memcpy(g->dscores + (qrow + r) * d->Tk + blk->j0, ds, (size_t)blk->nk * sizeof(float));
     }
     if (g->dq) /* dQ_i += scale dS K_j */
-        qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, BLOCK_K, c->k + k_at, ldk,
+        qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, ldp, c->k + k_at, ldk,
                           1.0f, g->dq + q_at, ldk);
     if (g->dk) /* dK_j += scale dS^T Q_i */
-        qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, BLOCK_K, c->q + q_at, ldk,
+        qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, ldp, c->q + q_at, ldk,
                           1.0f, g->dk + k_at, ldk);
 }
 
@@ -488,6 +524,8 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
  * order, each against the query blocks in order. */
 static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, float *dsum,
                           bwd_scratch *w) {
+    const block_shape shape = block_shape_of(&c->d);
+    const int bq = shape.bq, bk = shape.bk;
     const attn_dims *d = &c->d;
     for (int i = 0; i < d->Tq; i++) {
         size_t at = row_offset(d, b, h, d->Tq, i, d->dv);
@@ -496,11 +534,10 @@ static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, 
         for (int e = 0; e < d->dv; e++) dot += (double)o[e] * dout[e];
         dsum[i] = (float)dot;
     }
-    for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K)
-        for (int i0 = 0; i0 < d->Tq; i0 += BLOCK_Q) {
-            attn_block blk = {b, h, i0, d->Tq - i0 < BLOCK_Q ? d->Tq - i0 : BLOCK_Q,
-                              j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
-            if (!block_is_masked(c, &blk)) backward_block(c, &blk, g, dsum + i0, w);
+    for (int j0 = 0; j0 < d->Tk; j0 += bk)
+        for (int i0 = 0; i0 < d->Tq; i0 += bq) {
+            attn_block blk = {b, h, i0, d->Tq - i0 < bq ? d->Tq - i0 : bq, j0, d->Tk - j0 < bk ? d->Tk - j0 : bk};
+            if (!block_is_masked(c, &blk)) backward_block(c, &blk, g, dsum + i0, bk, w);
         }
 }
 

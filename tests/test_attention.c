@@ -136,6 +136,63 @@ static void compare_with_composed(int B, int H, int Tq, int Tk, int dk, int dv, 
     qkv_tape_free(tape);
 }
 
+/* ops_attention.c's test hook: 1 forces 64 x 64 blocks. */
+extern int qkv__attention_square_blocks;
+
+/* Output and every gradient of one problem, with the given blocking. */
+static float *run_blocked(int square, int B, int H, int Tq, int Tk, int d, const int *bias_shape,
+                          qkv_attention_opts opts, size_t *n) {
+    qkv__attention_square_blocks = square;
+    qkv_tape *tape = qkv_tape_create(1);
+    problem p = make_problem(11, B, H, Tq, Tk, d, d, bias_shape ? 4 : 0, bias_shape);
+    qkv_tensor *out = run_fused(tape, &p, opts);
+    qkv_tensor *parts[5] = {out, p.q, p.k, p.v, p.bias};
+    *n = 0;
+    for (int i = 0; i < 5; i++) *n += parts[i] ? parts[i]->size : 0;
+    float *all = malloc(*n * sizeof *all), *at = all;
+    for (int i = 0; i < 5; i++) {
+        if (!parts[i]) continue;
+        memcpy(at, i == 0 ? parts[i]->data : parts[i]->grad, parts[i]->size * sizeof(float));
+        at += parts[i]->size;
+    }
+    problem_free(&p);
+    qkv_tape_free(tape);
+    qkv__attention_square_blocks = 0;
+    return all;
+}
+
+/* Short sequences take blocks longer than 64 on their long side (a few keys:
+ * tall; a few queries: wide): the same bits as 64 x 64 blocks, under every mask
+ * and a learned bias, for the Set Transformer's shapes and edge sizes. */
+START_TEST(attention_short_blocks_equal_square_blocks) {
+    const int shapes[][3] = {{256, 16, 32}, {16, 256, 32}, {200, 10, 16}, {7, 300, 8}, {1, 256, 16},
+                             {100, 64, 16}, {64, 100, 8}, {130, 3, 4}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int Tq = shapes[s][0], Tk = shapes[s][1], d = shapes[s][2], B = 2, H = 2;
+        float *padding = malloc((size_t)B * Tk * sizeof *padding);
+        for (int i = 0; i < B * Tk; i++) padding[i] = i % Tk == 0 || i % 5 != 2;
+        qkv_tensor *padding_t = tensor_of(2, (const int[]){B, Tk}, padding, 0);
+        const int bias_shape[4] = {1, H, Tq, Tk};
+        qkv_attention_opts cases[3] = {{0}, {.causal = 1}, {.key_padding = padding_t, .scale = 0.3f}};
+        for (int c = 0; c < 3; c++)
+            for (int with_bias = 0; with_bias <= 1; with_bias++) {
+                size_t n_square, n_short;
+                const int *bias = with_bias ? bias_shape : NULL;
+                float *square = run_blocked(1, B, H, Tq, Tk, d, bias, cases[c], &n_square);
+                float *tall_or_wide = run_blocked(0, B, H, Tq, Tk, d, bias, cases[c], &n_short);
+                ck_assert_uint_eq(n_square, n_short);
+                ck_assert_msg(memcmp(square, tall_or_wide, n_square * sizeof(float)) == 0,
+                              "Tq %d Tk %d d %d case %d bias %d: short blocks differ from 64 x 64", Tq, Tk, d, c,
+                              with_bias);
+                free(square);
+                free(tall_or_wide);
+            }
+        qkv_tensor_free(padding_t);
+        free(padding);
+    }
+}
+END_TEST
+
 START_TEST(attention_matches_composed_ops) {
     /* No mask, default scale. */
     compare_with_composed(2, 2, 5, 5, 8, 8, 0, NULL, (qkv_attention_opts){0});
@@ -570,6 +627,7 @@ Suite *suite_attention(void) {
     TCase *tc = tcase_create("attention");
     tcase_set_timeout(tc, 0);
     tcase_add_test(tc, attention_worked_example);
+    tcase_add_test(tc, attention_short_blocks_equal_square_blocks);
     tcase_add_test(tc, attention_matches_composed_ops);
     tcase_add_test(tc, attention_long_sequences_match_composed_ops);
     tcase_add_test(tc, attention_fully_masked_rows_are_zero);
