@@ -40,6 +40,20 @@ size_t qkv_params_copy_values(const qkv_params *params, float *out) {
     return off;
 }
 
+qkv_param_piece *qkv_params_pieces(const qkv_params *params, size_t piece, int *count) {
+    size_t n = 0;
+    for (int i = 0; i < params->n; i++) n += (params->items[i]->size + piece - 1) / piece;
+    qkv_param_piece *pieces = qkv_malloc((n > 0 ? n : 1) * sizeof *pieces, "a model's pieces");
+    size_t k = 0;
+    for (int i = 0; i < params->n; i++)
+        for (size_t begin = 0; begin < params->items[i]->size; begin += piece) {
+            size_t end = begin + piece < params->items[i]->size ? begin + piece : params->items[i]->size;
+            pieces[k++] = (qkv_param_piece){i, begin, end};
+        }
+    *count = (int)n;
+    return pieces;
+}
+
 qkv_tensor *qkv_params_find(const qkv_params *params, const char *name) {
     for (int i = 0; i < params->n; i++)
         if (strcmp(params->items[i]->name, name) == 0) return params->items[i];

@@ -24,6 +24,16 @@ size_t qkv_params_copy_values(const qkv_params *params, float *out);
 qkv_tensor *qkv_params_find(const qkv_params *params, const char *name);
 void qkv_params_free(qkv_params *params);
 
+/* The parameters cut into pieces of at most `piece` elements, in list order, so
+ * that a pass over a model (the optimizer, clipping, the non-finite check, the
+ * parallel step's gradient) spreads over threads whatever the sizes: piece k is
+ * items[param]'s elements [begin, end). *count is set; free with free(). */
+typedef struct qkv_param_piece {
+    int param;
+    size_t begin, end;
+} qkv_param_piece;
+qkv_param_piece *qkv_params_pieces(const qkv_params *params, size_t piece, int *count);
+
 /* Dotted names: out = "<prefix>.<part>" or "<prefix>.<index>"; a name longer
  * than QKV_NAME_MAX - 1 is a programmer error. Both return out. */
 #define QKV_NAME_MAX 128

@@ -12,23 +12,38 @@
 #include "optimizer.h"
 
 #include <math.h>
+#include <stdlib.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
-static void scale(float *x, size_t n, float factor) {
-    QKV_FOR(QKV_PARALLEL(n), schedule(static), (size_t i = 0; i < n; i++), {
-        x[i] *= factor;
-    });
-}
+/* Both passes go over the model's pieces (core/params.h) of QKV_REDUCE_CHUNK
+ * elements, in parallel: a piece is the chunk the fixed sum uses, so the norm's
+ * arithmetic (each chunk's squares in double, chunks in order into their
+ * parameter's sum, parameters in order) is the same whatever the threads. */
 
 double qkv_grad_norm(const qkv_params *params) {
+    for (int i = 0; i < params->n; i++)
+        QKV_CHECK(params->items[i]->grad, "grad_norm: parameter %s has no gradient buffer", params->items[i]->name);
+    int n;
+    qkv_param_piece *pieces = qkv_params_pieces(params, QKV_REDUCE_CHUNK, &n);
+    double *partial = qkv_malloc((size_t)(n > 0 ? n : 1) * sizeof *partial, "the gradient norm's partial sums");
+    QKV_FOR(QKV_PARALLEL(qkv_params_count(params)), schedule(static), (int k = 0; k < n; k++), {
+        const float *g = params->items[pieces[k].param]->grad;
+        double s = 0.0;
+        for (size_t j = pieces[k].begin; j < pieces[k].end; j++) s += (double)g[j] * (double)g[j];
+        partial[k] = s;
+    });
     double total = 0.0;
-    for (int i = 0; i < params->n; i++) {
-        const qkv_tensor *p = params->items[i];
-        QKV_CHECK(p->grad, "grad_norm: parameter %s has no gradient buffer", p->name);
-        total += qkv_sum_squares_fixed(p->grad, p->size);
+    for (int k = 0; k < n;) { /* parameter by parameter: its chunks in order, then into the total */
+        double param_sum = 0.0;
+        int param = pieces[k].param;
+        for (; k < n && pieces[k].param == param; k++) param_sum += partial[k];
+        total += param_sum;
     }
+    free(partial);
+    free(pieces);
     return sqrt(total);
 }
 
@@ -38,6 +53,12 @@ double qkv_clip_grad_norm(const qkv_params *params, double max_norm) {
     double norm = qkv_grad_norm(params);
     if (!isfinite(norm) || norm <= max_norm) return norm;
     float factor = (float)(max_norm / norm);
-    for (int i = 0; i < params->n; i++) scale(params->items[i]->grad, params->items[i]->size, factor);
+    int n;
+    qkv_param_piece *pieces = qkv_params_pieces(params, QKV_REDUCE_CHUNK, &n);
+    QKV_FOR(QKV_PARALLEL(qkv_params_count(params)), schedule(static), (int k = 0; k < n; k++), {
+        float *g = params->items[pieces[k].param]->grad;
+        for (size_t j = pieces[k].begin; j < pieces[k].end; j++) g[j] *= factor;
+    });
+    free(pieces);
     return norm;
 }

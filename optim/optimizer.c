@@ -25,6 +25,8 @@
 /* Rough cost of one element's update, for QKV_PARALLEL (Adam has a sqrt and a divide). */
 #define SGD_WORK 4
 #define ADAM_WORK 16
+/* Elements per piece of the parallel update (core/params.h). */
+#define UPDATE_PIECE 16384
 
 const char *const qkv_opt_kind_names[] = {"sgd", "adam", "adamw", NULL};
 #define N_KINDS ((int)(sizeof qkv_opt_kind_names / sizeof qkv_opt_kind_names[0]) - 1)
@@ -125,14 +127,14 @@ void qkv_optimizer_free(qkv_optimizer *opt) {
  * v is NULL without momentum: p -= lr d. */
 static void sgd_update(float *p, const float *g, float *v, size_t n, float lr, float wd, float mu,
                        int nesterov) {
-    QKV_FOR(QKV_PARALLEL(n * SGD_WORK), schedule(static), (size_t j = 0; j < n; j++), {
+    for (size_t j = 0; j < n; j++) {
         float d = g[j] + wd * p[j];
         if (v) {
             v[j] = mu * v[j] + d;
             d = nesterov ? d + mu * v[j] : v[j];
         }
         p[j] -= lr * d;
-    });
+    }
 }
 
 /* One step's constants for Adam(W), shared by every parameter. */
@@ -148,13 +150,13 @@ typedef struct adam_step {
  *   p -= step_size m / (sqrt(s) / sqrt_bc2 + eps) */
 static void adam_update(float *p, const float *g, float *m, float *s, size_t n, const adam_step *a,
                         float keep, float l2) {
-    QKV_FOR(QKV_PARALLEL(n * ADAM_WORK), schedule(static), (size_t j = 0; j < n; j++), {
+    for (size_t j = 0; j < n; j++) {
         float pj = p[j] * keep;
         float d = g[j] + l2 * pj;
         m[j] = a->beta1 * m[j] + a->one_minus_beta1 * d;
         s[j] = a->beta2 * s[j] + a->one_minus_beta2 * d * d;
         p[j] = pj - a->step_size * m[j] / (sqrtf(s[j]) / a->sqrt_bc2 + a->eps);
-    });
+    }
 }
 
 static adam_step adam_constants(const qkv_optimizer_config *c, long t, float lr) {
@@ -175,17 +177,27 @@ void qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr) 
     check_non_negative(kind, "lr", lr);
     opt->step++;
     adam_step a = c->kind == QKV_OPT_SGD ? (adam_step){0} : adam_constants(c, opt->step, lr);
-    for (int i = 0; i < params->n; i++) {
+    /* One parallel pass over the model's pieces (params.h): every element's update
+     * is independent, so any thread may take any piece. */
+    int n_pieces;
+    qkv_param_piece *pieces = qkv_params_pieces(params, UPDATE_PIECE, &n_pieces);
+    size_t total = qkv_params_count(params);
+    QKV_FOR(QKV_PARALLEL(total * (c->kind == QKV_OPT_SGD ? SGD_WORK : ADAM_WORK)), schedule(dynamic, 1),
+            (int k = 0; k < n_pieces; k++), {
+        const qkv_param_piece *q = &pieces[k];
+        int i = q->param;
         qkv_tensor *p = params->items[i];
+        size_t at = q->begin, n = q->end - q->begin;
         float wd = opt->decays[i] ? c->weight_decay : 0.0f;
-        float *slot0 = opt->n_slots > 0 ? opt->state[i] : NULL;
+        float *slot0 = opt->n_slots > 0 ? opt->state[i] + at : NULL;
         if (c->kind == QKV_OPT_SGD) {
-            sgd_update(p->data, p->grad, slot0, p->size, lr, wd, c->momentum, c->nesterov);
+            sgd_update(p->data + at, p->grad + at, slot0, n, lr, wd, c->momentum, c->nesterov);
         } else {
-            float *second = opt->state[params->n + i];
+            float *second = opt->state[params->n + i] + at;
             int decoupled = c->kind == QKV_OPT_ADAMW;
             float keep = decoupled ? (float)(1.0 - (double)lr * wd) : 1.0f;
-            adam_update(p->data, p->grad, slot0, second, p->size, &a, keep, decoupled ? 0.0f : wd);
+            adam_update(p->data + at, p->grad + at, slot0, second, n, &a, keep, decoupled ? 0.0f : wd);
         }
-    }
+    });
+    free(pieces);
 }

@@ -15,6 +15,9 @@
 #define DEFAULT_MICRO_BATCH 8
 /* Each parameter's part of a buffer starts on a 64-byte line. */
 #define PAD_FLOATS 16
+/* Elements per piece of the tree's parallel pass and of the copy into the
+ * parameters' gradients. */
+#define TREE_CHUNK 8192
 
 /* A task that does not say its batch (0) is one micro-batch of one "example". */
 static int batch_of(const qkv_task *task) { return task->batch > 0 ? task->batch : 1; }
@@ -70,6 +73,9 @@ int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) 
                     .last = (rank + 1) * m / ranks, .detect_nan = detect_nan};
     const qkv_params *params = task->params;
     s->offset = qkv_malloc((size_t)(params->n + 1) * sizeof *s->offset, "the step's buffer layout");
+    s->pieces = qkv_params_pieces(params, TREE_CHUNK, &s->n_pieces);
+    for (int i = 0; i < params->n; i++) /* the trainer's parameters always have one */
+        QKV_CHECK(params->items[i]->grad, "step: parameter %s has no gradient buffer", params->items[i]->name);
     for (int i = 0; i < params->n; i++) {
         s->offset[i] = s->stride;
         s->stride += (params->items[i]->size + PAD_FLOATS - 1) / PAD_FLOATS * PAD_FLOATS;
@@ -97,6 +103,7 @@ void qkv_step_free(qkv_step *s) {
     for (int i = 0; i < s->n_tapes; i++) qkv_tape_free(s->tapes[i]);
     free(s->tapes);
     free(s->offset);
+    free(s->pieces);
     free(s->grad_memory);
     free(s->grad_of);
     free(s->weight);
@@ -195,9 +202,6 @@ static void run_micro_batches(step_job *job) {
 }
 
 /* ---- the fixed tree ------------------------------------------------------------------------- */
-
-/* Elements per piece of the tree's parallel pass. */
-#define TREE_CHUNK 8192
 
 /* Adds the tree over [lo, hi) for elements [begin, end): the sum ends in node(lo).
  * node(m) is the buffer holding the leaf (or given node) starting at m. */
@@ -303,8 +307,11 @@ int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
         sum = tree(rank_node, s, 0, s->micro_batches);
     }
     const qkv_params *params = task->params;
-    for (int i = 0; i < params->n; i++)
-        memcpy(qkv_tensor_grad(params->items[i]), sum + s->offset[i], params->items[i]->size * sizeof(float));
+    QKV_FOR(QKV_PARALLEL(s->stride), schedule(static), (int k = 0; k < s->n_pieces; k++), {
+        const qkv_param_piece *q = &s->pieces[k];
+        memcpy(params->items[q->param]->grad + q->begin, sum + s->offset[q->param] + q->begin,
+               (q->end - q->begin) * sizeof(float));
+    });
     double loss = 0;
     for (int m = 0; m < s->micro_batches; m++) loss += s->weight[m] / job.total_weight * s->loss[m];
     result->loss = (float)loss;

@@ -51,6 +51,8 @@ typedef struct qkv_step {
     char *error;                     /* the first failed micro-batch's message */
     float *gathered;                 /* MPI: every rank's node, R x stride */
     double flops;                    /* the last step's products on this rank (qkv_tape_flops) */
+    qkv_param_piece *pieces;         /* the parameters in pieces (core/params.h), for the copy-out */
+    int n_pieces;
 } qkv_step;
 
 /* The default micro-batch of a task whose batch is `batch`: the largest divisor of

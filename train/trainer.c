@@ -234,25 +234,30 @@ static int check_finite(train_run *run, const char *anomaly, float loss) {
 }
 
 /* The values of the run's state that are NaN/Inf: every parameter, then every
- * optimizer buffer; *first names the first tensor holding one. */
+ * optimizer buffer, counted per tensor in parallel; *first names the first
+ * tensor (in that order) holding one. */
 static size_t count_nonfinite_state(const train_run *run, char first[QKV_NAME_MAX + 8]) {
     const qkv_params *params = run->task->params;
     const qkv_optimizer *opt = &run->opt;
-    size_t total = 0;
+    int n = params->n * (1 + opt->n_slots); /* tensor t: slot t / n_params - 1 (-1: the parameter) */
+    size_t *bad = qkv_calloc((size_t)(n > 0 ? n : 1), sizeof *bad, "the non-finite counts"), total = 0;
+    QKV_FOR(QKV_PARALLEL(qkv_params_count(params) * (size_t)(1 + opt->n_slots)), schedule(dynamic, 1),
+            (int t = 0; t < n; t++), {
+        int i = t % params->n, slot = t / params->n - 1;
+        const float *x = slot < 0 ? params->items[i]->data : opt->state[slot * opt->n_params + i];
+        bad[t] = qkv_count_nonfinite(x, params->items[i]->size);
+    });
     first[0] = '\0';
-    for (int i = 0; i < params->n; i++) {
-        size_t bad = qkv_count_nonfinite(params->items[i]->data, params->items[i]->size);
-        if (bad && !total) snprintf(first, QKV_NAME_MAX + 8, "%s", params->items[i]->name);
-        total += bad;
-    }
-    for (int slot = 0; slot < opt->n_slots; slot++)
-        for (int i = 0; i < opt->n_params; i++) { /* state[slot * n_params + i] has items[i]'s size */
-            size_t bad = qkv_count_nonfinite(opt->state[slot * opt->n_params + i], params->items[i]->size);
-            if (bad && !total)
-                snprintf(first, QKV_NAME_MAX + 8, "optim.%s.%s", qkv_optimizer_slot_name(opt, slot),
-                         params->items[i]->name);
-            total += bad;
+    for (int t = 0; t < n; t++) {
+        int i = t % params->n, slot = t / params->n - 1;
+        if (bad[t] && !total) {
+            if (slot < 0) snprintf(first, QKV_NAME_MAX + 8, "%s", params->items[i]->name);
+            else snprintf(first, QKV_NAME_MAX + 8, "optim.%s.%s", qkv_optimizer_slot_name(opt, slot),
+                          params->items[i]->name);
         }
+        total += bad[t];
+    }
+    free(bad);
     return total;
 }
 
