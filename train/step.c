@@ -186,12 +186,13 @@ static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
     qkv_tape_reset(tape);
 }
 
-/* This rank's micro-batches: in parallel, one per worker, when there are at least
- * two and two threads; else in turn on the calling thread, ops threaded inside. */
+/* This rank's micro-batches: in parallel, one per worker thread, when there are
+ * at least as many as threads (two or more); else in turn on the calling thread,
+ * the ops threaded inside (a large model's few micro-batches). */
 static void run_micro_batches(step_job *job) {
     qkv_step *s = job->s;
     int local = s->last - s->first, threads = qkv_threads();
-    int workers = job->inspect || local < 2 ? 1 : threads < local ? threads : local;
+    int workers = job->inspect || threads < 2 || local < threads ? 1 : threads;
     ensure_tapes(s, workers);
     if (workers == 1) {
         for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[0], m);

@@ -24,9 +24,9 @@
  * the nodes are gathered and every rank adds the tree above them: 1 process, 2
  * threads, 2 ranks and 2 ranks x 2 threads give the same bits.
  *
- * With fewer than two micro-batches on a rank, or one thread, the micro-batches
- * run one after another on the calling thread and the ops use the threads inside
- * (core/parallel.h): the same bits again. Every worker's tape starts a step from
+ * With fewer micro-batches on a rank than threads (a large model cut into few),
+ * or one thread, the micro-batches run one after another on the calling thread
+ * and the ops use the threads inside (core/parallel.h): the same bits again. Every worker's tape starts a step from
  * the same dropout stream and advances it the same way (tape.h's slices), so the
  * step hands back the stream one tape running the whole batch would leave.
  */

@@ -347,7 +347,7 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);
     t->task = (qkv_task){.name = qkv_seq_task_name(config->data.task), .self = t, .params = &t->params,
                          .loss = task_loss, .evaluate = task_evaluate, .describe = task_describe,
-                         .batch = config->batch, .prepare = task_prepare, .weight = task_weight, .micro_batch = 8};
+                         .batch = config->batch, .prepare = task_prepare, .weight = task_weight, .micro_batch = 16};
 }
 
 void qkv_seq_model_free(qkv_seq_model *t) {
