@@ -46,6 +46,15 @@ START_TEST(cli_rejects_bad_flags_with_one_line) {
     ck_assert_ptr_nonnull(strstr(line, "--lr needs a value"));
     ck_assert_int_eq(run_qkv("train spirals --bogus 1", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "unknown flag '--bogus'"));
+    /* A micro-batch that does not divide the batch: one line, before the banner. */
+    ck_assert_int_eq(run_qkv("train reverse --micro-batch 5 --steps 2", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "--micro-batch 5 does not divide the batch of 64 (try 16)"));
+    char command[512], out[256];
+    snprintf(command, sizeof command, "%s train reverse --micro-batch 5 --steps 2 2>/dev/null", qkv_binary());
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(!fgets(out, sizeof out, p), "printed before the error: %s", out);
+    pclose(p);
     ck_assert_int_eq(run_qkv("train nosuchtask", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "unknown task 'nosuchtask'"));
     ck_assert_int_eq(run_qkv("frobnicate", line, sizeof line), 2);

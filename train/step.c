@@ -60,14 +60,25 @@ static int check_split(const qkv_task *task, int micro_batch, int *micro_batches
     return 0;
 }
 
-int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) {
-    memset(s, 0, sizeof *s);
-    if (micro_batch == 0) micro_batch = qkv_step_default_micro_batch(task);
-    int m;
-    if (micro_batch < 1 || check_split(task, micro_batch, &m) != 0) {
-        if (micro_batch < 1) qkv_set_error("--micro-batch %d: must be at least 1", micro_batch);
+/* The micro-batch size and count, or -1 with qkv_last_error(). */
+static int resolve(const qkv_task *task, int *micro_batch, int *m) {
+    if (*micro_batch == 0) *micro_batch = qkv_step_default_micro_batch(task);
+    if (*micro_batch < 1) {
+        qkv_set_error("--micro-batch %d: must be at least 1", *micro_batch);
         return -1;
     }
+    return check_split(task, *micro_batch, m);
+}
+
+int qkv_step_check(const qkv_task *task, int micro_batch) {
+    int m;
+    return resolve(task, &micro_batch, &m);
+}
+
+int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) {
+    memset(s, 0, sizeof *s);
+    int m;
+    if (resolve(task, &micro_batch, &m) != 0) return -1;
     int rank = qkv_dist_rank(), ranks = qkv_dist_size();
     *s = (qkv_step){.task = task, .micro_batch = micro_batch, .micro_batches = m, .first = rank * m / ranks,
                     .last = (rank + 1) * m / ranks, .detect_nan = detect_nan};

@@ -59,8 +59,13 @@ typedef struct qkv_step {
  * batch not above the task's preferred size (task->micro_batch, 0: 8). */
 int qkv_step_default_micro_batch(const qkv_task *task);
 
-/* micro_batch 0: the default. 0, or -1 with qkv_last_error() naming --micro-batch
- * (it must divide the task's batch, and split into this run's MPI ranks). */
+/* Whether micro_batch (0: the default) cuts the task's batch for this run's MPI
+ * ranks: it must divide the batch, and the micro-batches must split over the
+ * ranks (see above). 0, or -1 with qkv_last_error() naming --micro-batch: the
+ * command line asks before it prints anything. */
+int qkv_step_check(const qkv_task *task, int micro_batch);
+
+/* micro_batch 0: the default. 0, or -1 with qkv_last_error() as qkv_step_check. */
 int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan);
 void qkv_step_free(qkv_step *s);
 

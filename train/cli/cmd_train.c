@@ -16,6 +16,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "train/step.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/cli/train_flags.h"
@@ -98,8 +99,9 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
         return ran < 0 ? 2 : 0;
     }
     qkv_task *task = kind->create(config, 0);
-    if (!task) {
+    if (!task || qkv_step_check(task, f.trainer.micro_batch) != 0) { /* before the banner */
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
+        if (task) kind->destroy(task);
         return 2;
     }
     if (!f.trainer.quiet) kind->banner(task, &f.trainer, f.threads);
