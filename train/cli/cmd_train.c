@@ -99,9 +99,14 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
         return ran < 0 ? 2 : 0;
     }
     qkv_task *task = kind->create(config, 0);
-    if (!task || qkv_step_check(task, f.trainer.micro_batch) != 0) { /* before the banner */
+    if (!task) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
-        if (task) kind->destroy(task);
+        return 2;
+    }
+    /* Before the banner; under MPI every rank finds it, and they agree (dist.h). */
+    if (qkv_dist_any(qkv_step_check(task, f.trainer.micro_batch) != 0)) {
+        fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
+        kind->destroy(task);
         return 2;
     }
     if (!f.trainer.quiet) kind->banner(task, &f.trainer, f.threads);
