@@ -90,8 +90,8 @@ message="--micro-batch 2 makes 3 micro-batches, which do not split over 2 MPI ra
 "${MPIRUN[@]}" -np 2 "$QKV" train spirals --steps 2 --batch 6 --micro-batch 2 --quiet --save "$T/bad.st" \
     > /dev/null 2> "$T/err"
 rc=$?
-errors=$(grep -c -- "^qkv: $message" "$T/err")
-others=$(grep '^qkv:' "$T/err" | grep -v -c -- "$message")
+errors=$(grep -c -- "^qkv train spirals: $message" "$T/err")
+others=$(grep '^qkv' "$T/err" | grep -v -c -- "$message")
 if [ $rc = 2 ] && [ "$errors" -ge 1 ] && [ "$others" = 0 ] && [ ! -e "$T/bad.st" ]; then
     pass "3 micro-batches over 2 ranks: exit 2, the --micro-batch error ($errors line(s), one per rank), no checkpoint"
 else
