@@ -30,10 +30,8 @@ double qkv_grad_norm(const qkv_params *params) {
     qkv_param_piece *pieces = qkv_params_pieces(params, QKV_REDUCE_CHUNK, &n);
     double *partial = qkv_malloc((size_t)(n > 0 ? n : 1) * sizeof *partial, "the gradient norm's partial sums");
     QKV_FOR(QKV_PARALLEL(qkv_params_count(params)), schedule(static), (int k = 0; k < n; k++), {
-        const float *g = params->items[pieces[k].param]->grad;
-        double s = 0.0;
-        for (size_t j = pieces[k].begin; j < pieces[k].end; j++) s += (double)g[j] * (double)g[j];
-        partial[k] = s;
+        const float *g = params->items[pieces[k].param]->grad + pieces[k].begin;
+        partial[k] = qkv_sum_squares_fixed(g, pieces[k].end - pieces[k].begin); /* one chunk: its plain sum */
     });
     double total = 0.0;
     for (int k = 0; k < n;) { /* parameter by parameter: its chunks in order, then into the total */
