@@ -8,7 +8,7 @@ CC      ?= gcc
 # compiled once more per instruction set (ISAS below) and chosen at run time.
 # make NATIVE=1 adds -march=native (this CPU only; the results stay the same bits).
 # -ffp-contract=off: no multiply-add is fused unless the code says so, so a
-# result is the same float operations on every path (core/simd.h).
+# result is the same float operations on every path (core/kernels/simd.h).
 # -fPIC: the same objects make libqkv.a and libqkv.so; -fno-semantic-interposition
 # lets the compiler still inline and call directly within the library.
 OPT     ?= -O3
@@ -58,12 +58,12 @@ endif
 BUILD_CFLAGS := $(subst ",,$(subst ',,$(CFLAGS)))
 $(shell mkdir -p $(B) && echo '$(CC) $(CFLAGS)' | cmp -s - $(B)/.flags || echo '$(CC) $(CFLAGS)' > $(B)/.flags)
 
-# Kernels per instruction set (core/kernels.h): core/kernel_*.c is compiled once
+# Kernels per instruction set (core/kernels/kernels.h): core/kernel_*.c is compiled once
 # per path into $(B)/isa/<path>/ with that path's vector width and -m flags.
 # w16avx2 is the 16-float source built for AVX2 (the compiler splits each vector
 # in two): only the tests link it, so a machine without AVX-512 still checks the
 # 16-wide code's results.
-KERNEL_SRC := $(wildcard core/kernel_*.c)
+KERNEL_SRC := $(wildcard core/kernels/kernel_*.c)
 ifneq ($(findstring x86_64,$(shell $(CC) -dumpmachine)),)
 ISAS       := avx512 avx2 portable
 TEST_ISAS  := w16avx2
@@ -75,13 +75,16 @@ ISA_FLAGS_avx512   := -DQKV_VW=16 -mavx512f -mavx512vl -mavx512bw -mavx512dq -ma
 ISA_FLAGS_avx2     := -DQKV_VW=8 -mavx2 -mfma
 ISA_FLAGS_portable := -DQKV_VW=4
 ISA_FLAGS_w16avx2  := -DQKV_VW=16 -mavx2 -mfma -Wno-psabi
-KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/%.o))
-TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/%.c=$(B)/isa/$(i)/%.o))
+KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/%.o))
+TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/%.o))
 
-# libqkv.a is the library a user links: everything below the command line.
-# The command line (train/cli/, and the bench command beside bench/'s scripts)
-# goes into $(B)/libqkv_cli.a, which only ./qkv and the tests link.
-LIB_DIRS := core layers optim data train train/tasks train/viz train/experiments
+# libqkv.a is the library a user links: everything below the command line
+# except the gradient checks. The command line (train/cli/, and the bench
+# command beside bench/'s scripts) and the gradient-check machinery and tables
+# (core/check/, layers/check/) go into $(B)/libqkv_cli.a, which only ./qkv and
+# the tests link.
+LIB_DIRS := core core/ops core/kernels core/io layers optim data train train/tasks train/viz train/experiments
+CHECK_DIRS := core/check layers/check
 LIB_SRC  := $(filter-out $(KERNEL_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 # make STB=compiled: stb's PNG code compiled in from its headers (mk/stb_impl.c)
 # instead of linking -lstb, for a target that has no libstb (make test-cross).
@@ -90,7 +93,8 @@ LIB_SRC  += mk/stb_impl.c
 STB_LIBS  =
 endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
-CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) bench/bench.c bench/models.c
+CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) bench/bench.c bench/models.c \
+            $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
@@ -120,7 +124,7 @@ $(B)/%.o: %.c
 	$(CC) $(CFLAGS) $(STB_CFLAGS) $(DEFS) -MMD -MP -c $< -o $@
 
 define isa_rule
-$(B)/isa/$(1)/%.o: core/%.c
+$(B)/isa/$(1)/%.o: core/kernels/%.c
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS) $$(ISA_FLAGS_$(1)) -DQKV_ISA_SUFFIX=$(1) -MMD -MP -c $$< -o $$@
 endef

@@ -11,7 +11,7 @@
  *              memory; slow, so only when asked for (`qkv bench long`).
  * `all` (the default) runs matmul, attention and train. Every value is measured
  * on 1 thread and on all threads: the median of BENCH_SAMPLES samples. The header
- * names the instruction-set path in use (core/isa.h) and the core's FMA peak for
+ * names the instruction-set path in use (core/kernels/isa.h) and the core's FMA peak for
  * its vectors, measured by a short probe (kernels.h: fma_peak); each GFLOP/s row,
  * and each train row (its GFLOP per step over its time), gives its fraction of
  * that peak (of threads x peak for all threads): the FLOP floor. The table
@@ -34,10 +34,10 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/gemm.h"
-#include "core/isa.h"
-#include "core/kernels.h"
-#include "core/parallel.h"
+#include "core/kernels/gemm.h"
+#include "core/kernels/isa.h"
+#include "core/kernels/kernels.h"
+#include "core/kernels/parallel.h"
 #include "core/rng.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"

@@ -23,7 +23,7 @@
 # for them: the forward passes and validation windows are the same. It fails
 # (exit 1, no table) otherwise.
 #
-# The OpenMP wait policy is the one qkv would pick for itself (core/parallel.h),
+# The OpenMP wait policy is the one qkv would pick for itself (core/kernels/parallel.h),
 # exported so that qkv, PyTorch and OpenBLAS all run with it: a short spin
 # (GOMP_SPINCOUNT=3000) when no other task is runnable, OMP_WAIT_POLICY=passive
 # when the machine is busy (spinning threads there made a 2-thread step 30x

@@ -7,7 +7,7 @@
  *            runs it: the parallel step (train/step.h: the micro-batches on the
  *            threads, their gradients in the fixed tree), clipping, the optimizer
  *            step; its own batches. GFLOP per step: the products of forward and
- *            backward counted from the shapes (core/tape.h: qkv_tape_flops).
+ *            backward counted from the shapes (core/ops/tape.h: qkv_tape_flops).
  *              reverse: `qkv train reverse`: a pre-LN encoder, 2 layers, d 64,
  *                4 heads, FFN 256, GELU, learned positions, T 16, batch 64, AdamW;
  *              settf:   `qkv train points`, the Set Transformer: ISAB(16) x 2,
@@ -27,9 +27,9 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "core/attention.h"
+#include "core/ops/attention.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 #include "optim/optimizer.h"
 #include "bench/bench.h"
 #include "train/step.h"

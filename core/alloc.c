@@ -2,13 +2,13 @@
  *
  * Every request goes through raw(): one place that calls the C allocator. The
  * stopping and the returning flavours differ only in what they do with a NULL. */
-#include "alloc.h"
+#include "core/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "core/error.h"
 
 #define ALIGN 64
 

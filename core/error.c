@@ -1,5 +1,5 @@
 /* error.c — the error hook and the per-thread last input error. See error.h. */
-#include "error.h"
+#include "core/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

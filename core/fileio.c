@@ -6,7 +6,7 @@
  * the rename removes the temporary file; after the rename there is nothing left
  * to undo, and a failed directory fsync is reported as such.
  */
-#include "fileio.h"
+#include "core/fileio.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "error.h"
+#include "core/alloc.h"
+#include "core/error.h"
 
 int qkv_file_fail(const char *what, const char *fmt, ...) {
     char reason[400];

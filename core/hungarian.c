@@ -14,9 +14,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "alloc.h"
-#include "error.h"
-#include "hungarian.h"
+#include "core/alloc.h"
+#include "core/error.h"
+#include "core/hungarian.h"
 
 int qkv_hungarian(int n_queries, int n_targets, const double *cost, int *query_of_target,
                   int *target_of_query) {

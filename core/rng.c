@@ -1,5 +1,5 @@
 /* rng.c — SplitMix64 as a counter-based generator. See rng.h. */
-#include "rng.h"
+#include "core/rng.h"
 
 #include <math.h>
 

@@ -10,7 +10,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 #include "core/rng.h"
 #include "data/image.h"
 

@@ -20,7 +20,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/tensor.h"
+#include "core/ops/tensor.h"
 #include "data/image.h"
 
 #define MAX_NAME 255       /* bytes in an image file name */

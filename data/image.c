@@ -14,7 +14,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/png.h"
+#include "core/io/png.h"
 
 /* stb's last failure as text; stb leaves it NULL or empty for some truncated
  * streams. */

@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "core/tensor.h"
+#include "core/ops/tensor.h"
 
 #define QKV_IMAGE_MAX_BYTES ((size_t)64 << 20)
 #define QKV_IMAGE_MAX_SIDE 8192
@@ -44,7 +44,7 @@ qkv_tensor *qkv_image_load(const char *path, int channels);
 /* The same from bytes[0..len) (any bytes); name is used in messages only. */
 qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_t len, int channels);
 
-/* Saves chw [C, H, W] (C 1..4) as an 8-bit PNG, atomically (core/png.h).
+/* Saves chw [C, H, W] (C 1..4) as an 8-bit PNG, atomically (core/io/png.h).
  * 0, or -1 with qkv_last_error() naming path (also for a tensor of another shape). */
 int qkv_image_save_png(const char *path, const qkv_tensor *chw);
 

@@ -11,7 +11,7 @@
  * own error message kept), then walks them in order to report or skip the bad
  * ones, so the result and the error do not depend on the thread count.
  */
-#include "off.h"
+#include "data/off.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -27,7 +27,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 
 /* Fewest bytes a vertex line ("0 0 0\n") and a face line ("3 0 1 2\n") can take. */
 #define MIN_VERTEX_BYTES 6

@@ -13,14 +13,14 @@
  * data set's stream at counter index: scale factors, the rotation quaternion,
  * then per point the surface draws (with rejections) and three jitter normals.
  */
-#include "points.h"
+#include "data/points.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 
 #define PI 3.14159265358979323846
 

@@ -11,7 +11,7 @@
  * are packed [batch, src_len] arrays inside allocations of capacity_batch *
  * capacity_len elements, grown only when a batch needs more.
  */
-#include "sequence.h"
+#include "data/sequence.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/params.h"
+#include "core/ops/params.h"
 #include "core/rng.h"
 
 /* Longest example for which the decoder stream 2L+1 still fits an int. */

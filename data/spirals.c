@@ -1,5 +1,5 @@
 /* spirals.c — see spirals.h. */
-#include "spirals.h"
+#include "data/spirals.h"
 
 #include <math.h>
 

@@ -1,10 +1,10 @@
 /* detr.c — the DETR decoder. See detr.h. The parameters of each layer are a
  * qkv_decoder_block's; only the forward differs from transformer.c's decoder
  * (positions go into queries and keys in every layer instead of the input). */
-#include "detr.h"
+#include "layers/detr.h"
 
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 void qkv_detr_init(qkv_detr *dec, qkv_params *params, const char *name, const qkv_detr_config *cfg,
                    qkv_rng *rng) {

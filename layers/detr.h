@@ -28,9 +28,9 @@
 #ifndef QKV_DETR_H
 #define QKV_DETR_H
 
-#include "linear.h"
-#include "norm.h"
-#include "transformer.h"
+#include "layers/linear.h"
+#include "layers/norm.h"
+#include "layers/transformer.h"
 
 #define QKV_DETR_MAX_LAYERS 16
 

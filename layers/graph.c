@@ -1,5 +1,5 @@
 /* graph.c — see graph.h. */
-#include "graph.h"
+#include "layers/graph.h"
 
 #include "core/error.h"
 

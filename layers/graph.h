@@ -7,7 +7,7 @@
 #ifndef QKV_GRAPH_H
 #define QKV_GRAPH_H
 
-#include "mha.h"
+#include "layers/mha.h"
 
 typedef struct qkv_graph_attention {
     qkv_mha mha;

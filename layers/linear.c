@@ -1,11 +1,11 @@
 /* linear.c — Linear and MLP modules. See linear.h. */
-#include "linear.h"
+#include "layers/linear.h"
 
 #include <math.h>
 #include <stdio.h>
 
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 void qkv_linear_init(qkv_linear *layer, qkv_params *params, const char *name, int in, int out,
                      int with_bias, qkv_rng *rng) {

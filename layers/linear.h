@@ -10,9 +10,9 @@
 #ifndef QKV_LINEAR_H
 #define QKV_LINEAR_H
 
-#include "core/params.h"
+#include "core/ops/params.h"
 #include "core/rng.h"
-#include "core/tape.h"
+#include "core/ops/tape.h"
 
 typedef struct qkv_linear {
     int in, out;

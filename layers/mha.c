@@ -1,5 +1,5 @@
 /* mha.c — multi-head attention, K/V reuse and the decoding cache. See mha.h. */
-#include "mha.h"
+#include "layers/mha.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 void qkv_mha_init(qkv_mha *mha, qkv_params *params, const char *name, int d_model, int n_heads,
                   int kdim, int vdim, int with_bias, qkv_rng *rng) {

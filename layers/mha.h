@@ -3,7 +3,7 @@
  *
  *   Q = x Wq^T, K = ctx Wk^T, V = ctx Wv^T     (x [B,Tq,d_model], ctx [B,Tk,kdim|vdim])
  *   split into H heads of d_head = d_model / H:  [B,T,H,d_head]
- *   O = attention(Q, K, V, masks)  (core/attention.h, one fused op)
+ *   O = attention(Q, K, V, masks)  (core/ops/attention.h, one fused op)
  *   y = O Wo^T                                  [B,Tq,d_model]
  *
  * The heads are read where the projections wrote them (attention's heads_last
@@ -16,7 +16,7 @@
  * d_model (PyTorch's kdim/vdim): Wk is [d_model, kdim] and Wv [d_model, vdim].
  * A head count that does not divide d_model is a programmer error.
  *
- * Masks use the one qkv convention: 1 = may attend (see core/attention.h).
+ * Masks use the one qkv convention: 1 = may attend (see core/ops/attention.h).
  * RoPE, when given, rotates the queries and keys of every head before the scores;
  * ALiBi and other relative schemes come in through call->bias.
  *
@@ -32,9 +32,9 @@
 #ifndef QKV_MHA_H
 #define QKV_MHA_H
 
-#include "core/attention.h"
-#include "core/positions.h"
-#include "linear.h"
+#include "core/ops/attention.h"
+#include "core/ops/ops_position.h"
+#include "layers/linear.h"
 
 typedef struct qkv_mha {
     int d_model, n_heads, d_head, kdim, vdim;

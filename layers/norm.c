@@ -1,9 +1,9 @@
 /* norm.c — see norm.h. */
-#include "norm.h"
+#include "layers/norm.h"
 
 #include <stdio.h>
 
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 void qkv_ln_init(qkv_ln *ln, qkv_params *params, const char *name, int d) {
     char full[QKV_NAME_MAX];

@@ -4,8 +4,8 @@
 #ifndef QKV_NORM_H
 #define QKV_NORM_H
 
-#include "core/params.h"
-#include "core/tape.h"
+#include "core/ops/params.h"
+#include "core/ops/tape.h"
 
 typedef struct qkv_ln {
     int d;

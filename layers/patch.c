@@ -1,9 +1,9 @@
 /* patch.c — patch embedding. See patch.h. */
-#include "patch.h"
+#include "layers/patch.h"
 
 #include "core/error.h"
-#include "core/ops.h"
-#include "core/positions.h"
+#include "core/ops/ops.h"
+#include "core/ops/ops_position.h"
 
 void qkv_patch_embed_init(qkv_patch_embed *pe, qkv_params *params, const char *name,
                           const qkv_patch_config *cfg, qkv_rng *rng) {

@@ -2,10 +2,10 @@
  *
  *   tokens = Linear(patchify(images, P)) + pos          T = (H/P) * (W/P)
  *
- * patchify (core/ops.h) numbers patches row-major over the grid and flattens each
+ * patchify (core/ops/ops.h) numbers patches row-major over the grid and flattens each
  * C-major, then rows, then columns, so the linear layer [D, C*P*P] is a stride-P
  * convolution's weight. pos [T,D] is, by config:
- *   sinusoidal  the 2-D table of core/positions.h (first D/2 columns: the patch's
+ *   sinusoidal  the 2-D table of core/ops/ops_position.h (first D/2 columns: the patch's
  *               row, last D/2: its column); needs D a multiple of 4; any grid.
  *   learned     a parameter "<name>.pos" [max_tokens, D], init N(0, 0.02); its
  *               first T rows are used (T > max_tokens stops, naming the layer).
@@ -18,10 +18,10 @@
 #ifndef QKV_PATCH_H
 #define QKV_PATCH_H
 
-#include "core/params.h"
+#include "core/ops/params.h"
 #include "core/rng.h"
-#include "core/tape.h"
-#include "linear.h"
+#include "core/ops/tape.h"
+#include "layers/linear.h"
 
 typedef enum qkv_patch_pos { QKV_PATCH_POS_SINUSOIDAL, QKV_PATCH_POS_LEARNED, QKV_PATCH_POS_NONE } qkv_patch_pos;
 

@@ -1,11 +1,11 @@
 /* perceiver.c — Perceiver block and Perceiver IO decoder. See perceiver.h. Both
  * are "learned queries cross-attend to a context, then a feed-forward", so they
  * share read_context(); the block adds latent self-attention after it. */
-#include "perceiver.h"
+#include "layers/perceiver.h"
 
 #include "core/error.h"
-#include "core/ops.h"
-#include "sets.h"
+#include "core/ops/ops.h"
+#include "layers/sets.h"
 
 /* A learned [n,d] query table, N(0, 0.02) as in the Perceiver's latent init. */
 static qkv_tensor *learned_queries(qkv_params *params, const char *name, const char *part, int n, int d,

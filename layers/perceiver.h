@@ -27,9 +27,9 @@
 #ifndef QKV_PERCEIVER_H
 #define QKV_PERCEIVER_H
 
-#include "linear.h"
-#include "norm.h"
-#include "transformer.h"
+#include "layers/linear.h"
+#include "layers/norm.h"
+#include "layers/transformer.h"
 
 #define QKV_PERCEIVER_MAX_LAYERS 8
 

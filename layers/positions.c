@@ -1,5 +1,5 @@
 /* positions.c — see positions.h. */
-#include "positions.h"
+#include "layers/positions.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 const char *const qkv_pos_kind_names[] = {"none", "learned", "sinusoidal", "rope", "alibi", "t5", NULL};
 

@@ -26,10 +26,10 @@
 #ifndef QKV_POSITIONS_LAYER_H
 #define QKV_POSITIONS_LAYER_H
 
-#include "core/params.h"
-#include "core/positions.h"
+#include "core/ops/params.h"
+#include "core/ops/ops_position.h"
 #include "core/rng.h"
-#include "core/tape.h"
+#include "core/ops/tape.h"
 
 typedef enum qkv_pos_kind {
     QKV_POS_NONE, QKV_POS_LEARNED, QKV_POS_SINUSOIDAL, QKV_POS_ROPE, QKV_POS_ALIBI, QKV_POS_T5

@@ -6,7 +6,7 @@
  * index order, and weights are recomputed from the logits where they are needed:
  * the only work space is the n ints of the ranking, and only top-k or top-p sort.
  */
-#include "sampling.h"
+#include "layers/sampling.h"
 
 #include <math.h>
 #include <stdio.h>

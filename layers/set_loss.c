@@ -12,11 +12,11 @@
 #include <stdlib.h>
 
 #include "core/alloc.h"
-#include "core/boxes.h"
+#include "core/ops/boxes.h"
 #include "core/error.h"
 #include "core/hungarian.h"
-#include "core/ops.h"
-#include "set_loss.h"
+#include "core/ops/ops.h"
+#include "layers/set_loss.h"
 
 qkv_set_loss_config qkv_set_loss_defaults(void) {
     return (qkv_set_loss_config){.cost_class = 1.0f, .cost_bbox = 5.0f, .cost_giou = 2.0f,

@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#include "core/tape.h"
+#include "core/ops/tape.h"
 
 /* The objects of a batch. Image b owns objects [sum_{b'<b} counts[b'], ... +counts[b])
  * of classes[] and boxes[] (4 floats each, cx cy w h). */

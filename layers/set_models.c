@@ -1,11 +1,11 @@
 /* set_models.c — encoder + pooling + head for every set model kind. See
  * set_models.h. */
-#include "set_models.h"
+#include "layers/set_models.h"
 
 #include <string.h>
 
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 const char *const qkv_set_model_kind_names[] = {"isab", "sab", "deepsets-max", "deepsets-mean",
                                                 "deepsets-sum", "attnpool", NULL};

@@ -35,7 +35,7 @@
 #ifndef QKV_SET_MODELS_H
 #define QKV_SET_MODELS_H
 
-#include "sets.h"
+#include "layers/sets.h"
 
 typedef enum qkv_set_model_kind {
     QKV_SET_MODEL_ISAB,

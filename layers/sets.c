@@ -1,15 +1,15 @@
 /* sets.c — Set Transformer blocks, attention pooling, set pooling and DeepSets,
  * built from existing ops (linear, fused attention, layer norm, reductions). See
  * sets.h for the math, the residual variants and the padding contract. */
-#include "sets.h"
+#include "layers/sets.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "core/attention.h"
+#include "core/ops/attention.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 /* Added to padded rows before max pooling: below any real activation. */
 #define PADDED_ROW_PENALTY (-1e30f)

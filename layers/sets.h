@@ -54,12 +54,12 @@
 #ifndef QKV_SETS_H
 #define QKV_SETS_H
 
-#include "core/params.h"
+#include "core/ops/params.h"
 #include "core/rng.h"
-#include "core/tape.h"
-#include "linear.h"
-#include "mha.h"
-#include "norm.h"
+#include "core/ops/tape.h"
+#include "layers/linear.h"
+#include "layers/mha.h"
+#include "layers/norm.h"
 
 typedef enum qkv_mab_residual {
     QKV_MAB_RESIDUAL_PROJECTED = 0, /* the authors' code: R = projected query, no W_O */

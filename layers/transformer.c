@@ -1,12 +1,12 @@
 /* transformer.c — see transformer.h. */
-#include "transformer.h"
+#include "layers/transformer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 
 void qkv_block_config_check(const char *name, const qkv_block_config *cfg) {
     QKV_CHECK(cfg->d_model >= 1 && cfg->d_ff >= 1 && cfg->n_heads >= 1 && cfg->d_model % cfg->n_heads == 0,

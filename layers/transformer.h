@@ -28,9 +28,9 @@
 #ifndef QKV_TRANSFORMER_H
 #define QKV_TRANSFORMER_H
 
-#include "mha.h"
-#include "norm.h"
-#include "positions.h"
+#include "layers/mha.h"
+#include "layers/norm.h"
+#include "layers/positions.h"
 
 typedef struct qkv_block_config {
     int d_model, n_heads, d_ff;

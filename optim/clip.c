@@ -9,16 +9,16 @@
  * not touched, and neither are non-finite ones (norm inf or NaN): the norm is
  * returned for the caller to act on (e.g. skip the step). max_norm must be > 0.
  */
-#include "optimizer.h"
+#include "optim/optimizer.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 
-/* Both passes go over the model's pieces (core/params.h) of QKV_REDUCE_CHUNK
+/* Both passes go over the model's pieces (core/ops/params.h) of QKV_REDUCE_CHUNK
  * elements, in parallel: a piece is the chunk the fixed sum uses, so the norm's
  * arithmetic (each chunk's squares in double, chunks in order into their
  * parameter's sum, parameters in order) is the same whatever the threads. */

@@ -9,7 +9,7 @@
  * thread count. The per-step constants (bias corrections, the decoupled decay
  * factor) are computed once per step in double and rounded to float.
  */
-#include "optimizer.h"
+#include "optim/optimizer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 
 #define ADAM_DEFAULT_BETA1 0.9f
 #define ADAM_DEFAULT_BETA2 0.999f
@@ -25,7 +25,7 @@
 /* Rough cost of one element's update, for QKV_PARALLEL (Adam has a sqrt and a divide). */
 #define SGD_WORK 4
 #define ADAM_WORK 16
-/* Elements per piece of the parallel update (core/params.h). */
+/* Elements per piece of the parallel update (core/ops/params.h). */
 #define UPDATE_PIECE 16384
 
 const char *const qkv_opt_kind_names[] = {"sgd", "adam", "adamw", NULL};

@@ -19,7 +19,7 @@
 #ifndef QKV_OPTIMIZER_H
 #define QKV_OPTIMIZER_H
 
-#include "core/params.h"
+#include "core/ops/params.h"
 
 typedef enum qkv_opt_kind { QKV_OPT_SGD, QKV_OPT_ADAM, QKV_OPT_ADAMW } qkv_opt_kind;
 

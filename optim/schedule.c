@@ -11,7 +11,7 @@
  * total <= warmup, min_factor outside [0, 1]; step: step_size < 1, gamma <= 0)
  * stops through qkv_fatal naming the field.
  */
-#include "optimizer.h"
+#include "optim/optimizer.h"
 
 #include <math.h>
 #include <string.h>

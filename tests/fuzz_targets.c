@@ -1,11 +1,11 @@
 /* fuzz_targets.c — see fuzz_targets.h. */
-#include "fuzz_targets.h"
+#include "tests/fuzz_targets.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/npy.h"
-#include "core/safetensors.h"
+#include "core/io/npy.h"
+#include "core/io/safetensors.h"
 #include "data/detect.h"
 #include "data/image.h"
 #include "data/off.h"

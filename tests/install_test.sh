@@ -26,7 +26,7 @@ soname=$(readelf -d "$lib/libqkv.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 LD_LIBRARY_PATH="$lib" "$t/example" > "$t/example.out"
 grep -q . "$t/example.out" || { echo "install_test: example printed nothing"; exit 1; }
 "$dest$prefix/bin/qkv" --version | grep -q "^qkv [0-9]" || { echo "install_test: qkv --version"; exit 1; }
-for f in include/qkv/qkv.h include/qkv/core/tensor.h lib/libqkv.a lib/pkgconfig/qkv.pc; do
+for f in include/qkv/qkv.h include/qkv/core/ops/tensor.h lib/libqkv.a lib/pkgconfig/qkv.pc; do
     [ -e "$dest$prefix/$f" ] || { echo "install_test: $f not installed"; exit 1; }
 done
 

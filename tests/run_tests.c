@@ -3,8 +3,8 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "core/wait_policy.h"
-#include "suites.h"
+#include "core/kernels/wait_policy.h"
+#include "tests/suites.h"
 
 #define DECLARE(name) Suite *suite_##name(void);
 QKV_TEST_SUITES(DECLARE)

@@ -1,11 +1,11 @@
-/* test_attention.c — the fused attention op (core/ops_attention.c): a worked
+/* test_attention.c — the fused attention op (core/ops/ops_attention.c): a worked
  * example, agreement with the same computation composed from primitive ops
  * (matmul, scale, add, softmax), fully masked rows, huge logits, causal decoding
  * with a cache, returned weights, gradient accumulation, error paths and thread
  * independence. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
-#include "core/attention.h"
+#include "core/ops/attention.h"
 
 #include <stdlib.h>
 

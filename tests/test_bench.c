@@ -2,7 +2,7 @@
  * value, and an unwritable --json path are refused with one line and exit 2
  * before anything is measured; --help exits 0. (Speed itself is never tested.)
  * And the wait policy qkv starts libgomp with (qkv_default_wait_policy). */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 
 #include <omp.h>
 
-#include "core/wait_policy.h"
+#include "core/kernels/wait_policy.h"
 
 START_TEST(bench_refuses_bad_arguments) {
     char line[512];

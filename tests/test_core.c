@@ -1,5 +1,5 @@
 /* test_core.c — tensors, the tape, the RNG, errors and parameter lists. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 

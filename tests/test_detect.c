@@ -2,7 +2,7 @@
  * checkpoint, end to end on tiny sets written by `qkv data detect`; the
  * prediction decoding and the precision / recall / F1 / mIoU counting against
  * hand-made predictions; 1 vs 2 threads give bitwise the same checkpoint. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 static int same_color(const float *pixels, size_t plane, size_t p, const float *rgb) {
     return pixels[p] == rgb[0] && pixels[plane + p] == rgb[1] && pixels[2 * plane + p] == rgb[2];

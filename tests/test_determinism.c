@@ -1,6 +1,6 @@
 /* test_determinism.c — results are bitwise identical for 1 and 2 threads:
  * matmul, a whole-tensor sum, and full training steps of the demo model. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include "train/tasks/sequence.h"
 #include "train/tasks/spirals.h"

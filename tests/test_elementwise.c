@@ -1,8 +1,8 @@
-/* test_elementwise.c — Check suite for core/ops_elementwise.c: forward values
+/* test_elementwise.c — Check suite for core/ops/ops_elementwise.c: forward values
  * against hand-computed numbers and a naive broadcasting loop, broadcast backward
  * sums, error messages, dropout statistics and seeding, and bitwise independence
  * of the thread count. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 

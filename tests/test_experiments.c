@@ -4,13 +4,13 @@
  * magnitude, the output files are valid and have the right number of rows, bad
  * flags (and bad options given to the C API) give one line and exit 2 (return -1)
  * with nothing written, and the tutorial's loss falls below a threshold. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include "core/json.h"
+#include "core/io/json.h"
 #include "train/experiments/experiments.h"
 
 /* Parses path as JSON (failing the test otherwise); the caller frees both. */

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fuzz_targets.h"
-#include "test_util.h"
+#include "tests/fuzz_targets.h"
+#include "tests/test_util.h"
 
 /* run(bytes, len) with stdout and stderr sent to /dev/null: the parsers'
  * messages (the args harness prints them) are not the point here. Restored

@@ -1,10 +1,10 @@
 /* test_gradcheck.c — the finite-difference gradient check of every op and layer:
- * every group of the list in layers/checks.h, each its own test case named after
+ * every group of the list in layers/check/checks.h, each its own test case named after
  * the group (CK_RUN_SUITE=gradcheck CK_RUN_CASE=matmul runs one), with the seeds
  * `./qkv gradcheck` uses. The list itself is checked against the sources in
  * test_registries.c; the checker's own test, that it catches a wrong gradient,
  * is in test_core.c. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* Fails on the first case above its tolerance, naming the case, the input and
  * element, and both gradients. */

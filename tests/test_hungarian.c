@@ -5,7 +5,7 @@
  * size brute force cannot reach; no targets; non-finite costs and bad sizes. */
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* Minimum over injections target -> query of the summed cost, by recursion. */
 static double brute_force(int nq, int nt, const double *cost, int t, unsigned used) {

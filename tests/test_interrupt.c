@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* ---- signals (finding 2 of issue 20) ------------------------------------------------ */
 

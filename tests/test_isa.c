@@ -1,4 +1,4 @@
-/* test_isa.c — the instruction-set paths (core/isa.h, core/kernels.h) give
+/* test_isa.c — the instruction-set paths (core/kernels/isa.h, core/kernels/kernels.h) give
  * bitwise the same results: every kernel of every table this CPU runs against
  * the portable one (which runs everywhere), including the 16-float source built
  * for AVX2 (w16avx2, test-only) so that the AVX-512 code's results are checked
@@ -10,11 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
-#include "core/block_product.h"
-#include "core/isa.h"
-#include "core/kernels.h"
+#include "core/kernels/block_product.h"
+#include "core/kernels/isa.h"
+#include "core/kernels/kernels.h"
 #include "train/tasks/sequence.h"
 
 #if defined(__x86_64__)

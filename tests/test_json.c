@@ -1,4 +1,4 @@
-/* test_json.c — the strict JSON reader and writer (core/json.c): tokens and their
+/* test_json.c — the strict JSON reader and writer (core/io/json.c): tokens and their
  * links, string escapes and decoding, integers, what strict JSON refuses, the
  * depth limit without recursion, the writer's escapes round-tripping through the
  * reader, and UTF-8 validation. Runs as the "json" case of the safetensors suite
@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/json.h"
-#include "test_util.h"
+#include "core/io/json.h"
+#include "tests/test_util.h"
 
 static int parse_json(qkv_json *doc, const char *text, int depth) {
     return qkv_json_parse(doc, (const unsigned char *)text, strlen(text), depth);

@@ -1,5 +1,5 @@
 /* test_layers.c — Linear and MLP: values, shapes, errors. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 START_TEST(linear_computes_x_wt_plus_b) {
     qkv_params params = {0};

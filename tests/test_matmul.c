@@ -1,9 +1,9 @@
 /* test_matmul.c — the gemm kernel and the in-place block kernel (block_product.h)
  * against the double-precision triple loop, and the matmul op: hand-computed values, shapes, backward by hand, errors, and bitwise
  * independence of the thread count. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
-#include "core/block_product.h"
+#include "core/kernels/block_product.h"
 
 #include <omp.h>
 #include <stdio.h>

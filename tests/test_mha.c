@@ -1,7 +1,7 @@
 /* test_mha.c — multi-head attention, positions as a module, blocks, stacks and
  * graph attention: K/V reuse, the decoding cache, and the symmetries the theory
  * promises (permutation equivariance and invariance, causality). */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * output, error paths, and bitwise thread independence. */
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* x = [1,2,3,4]: mean 2.5, biased var 1.25, y = (x - 2.5) / sqrt(1.25 + eps). */
 START_TEST(test_layer_norm_values) {

@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* A tensor of distinct, non-integer values. */
 static qkv_tensor *make_tensor(int ndim, const int *shape) { return ramp_tensor(ndim, shape, -1.5f, 0.37f, 0); }

@@ -9,7 +9,7 @@
  * the area-proportional choice of triangles, and a mutation loop over valid bytes
  * that must never crash (also run under -fsanitize=address,undefined).
  */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #define REF_TOL 1e-6
 #define REF_STEPS 5

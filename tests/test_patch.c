@@ -1,8 +1,8 @@
-/* test_patch.c — images as tokens: patchify (core/ops.h) and the patch embedding
+/* test_patch.c — images as tokens: patchify (core/ops/ops.h) and the patch embedding
  * (layers/patch.h). Patchify's layout by hand and its round trip; the
  * embedding equals a stride-P convolution; 2-D positions; errors naming the
  * shapes; 1 vs 2 threads. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
-/* test_png.c — PNG writing (core/png.c): round trip through stb_image, bad
+/* test_png.c — PNG writing (core/io/png.c): round trip through stb_image, bad
  * arguments and unwritable paths are one-line errors that leave no file. */
 #include <stb_image.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 START_TEST(round_trip_rgb_and_gray) {
     scratch_dir_create();

@@ -7,7 +7,7 @@
  * cylinder's caps, the torus's area element, the anisotropic-scale correction).
  * Max regression: sizes, value range, targets, padding and mask, determinism.
  */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 

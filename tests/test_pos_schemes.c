@@ -6,12 +6,12 @@
  * sample decodes incrementally exactly as its full pass; a sequence model with
  * --pos-randomize is bitwise reproducible, checkpoints M, refuses a bad M); the
  * mean reciprocal rank of the lengthgen experiment. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 
-#include "core/npy.h"
-#include "core/ops.h"
+#include "core/io/npy.h"
+#include "core/ops/ops.h"
 #include "layers/positions.h"
 #include "layers/transformer.h"
 #include "train/experiments/experiments.h"

@@ -1,14 +1,14 @@
-/* test_position.c — position encodings (core/positions.h): RoPE's hand-computed
+/* test_position.c — position encodings (core/ops/ops_position.h): RoPE's hand-computed
  * values and the properties the theory promises (relative scores,
  * norm preservation, identity at position 0, KV-cache positions); the sinusoidal
  * table's offset-only dot products; ALiBi slopes checked against the reference
  * get_slopes rule; 2-D tables; the learned-table length guard; error messages;
  * and bitwise independence of the thread count. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 
-#include "core/positions.h"
+#include "core/ops/ops_position.h"
 
 static double dot(const float *a, const float *b, int n) {
     double s = 0.0;

@@ -5,7 +5,7 @@
  * along, equivariant to the order of its queries; the Perceiver invariant to its
  * input's order); padding; parameter names; errors naming layer and shapes; 1 vs
  * 2 threads. Set QKV_VERBOSE=1 to print the measured symmetry errors. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* test_reduce.c — sum, mean, max, sum_all, mean_all: values by hand,
  * shapes with keepdim, gradient accumulation, errors, and bitwise thread
  * independence on large inputs. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 START_TEST(test_sum_mean_values) {
     qkv_tape *tape = qkv_tape_create(1);

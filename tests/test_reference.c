@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #define REF_TOL 1e-5
 #define LAYER_NORM_EPS 1e-5f /* the value make_reference.py uses */

@@ -5,11 +5,11 @@
  *   suites:    every `Suite *suite_NAME(void)` of the .c files in tests/ is in
  *              QKV_TEST_SUITES (suites.h), which run_tests.c runs;
  *   gradcheck: every exported `const qkv_gradcheck_group NAME` of the repository's
- *              C files is in QKV_GRADCHECK_GROUPS (layers/checks.h), which
+ *              C files is in QKV_GRADCHECK_GROUPS (layers/check/checks.h), which
  *              test_gradcheck.c and `./qkv gradcheck` run; their printed names
  *              differ, so each names one group. */
-#include "suites.h"
-#include "test_util.h"
+#include "tests/suites.h"
+#include "tests/test_util.h"
 
 #define ELEMENTS(array) ((int)(sizeof array / sizeof array[0]))
 
@@ -28,10 +28,10 @@ START_TEST(every_defined_gradcheck_group_is_listed) {
 #define GROUP_SYMBOL(name) "qkv_checks_" #name,
     static const char *const listed[] = {QKV_GRADCHECK_GROUPS(GROUP_SYMBOL)};
 #undef GROUP_SYMBOL
-    /* Groups belong in core/ and layers/, but a group anywhere would be missed
+    /* Groups belong in core/check/ and layers/check/, but one anywhere would be missed
      * as surely: every C file one and two folders down from the top is scanned. */
     static const char *const sources[] = {"../*/*.c", "../*/*/*.c", NULL};
-    assert_list_matches_sources("QKV_GRADCHECK_GROUPS (layers/checks.h)", listed, ELEMENTS(listed), sources,
+    assert_list_matches_sources("QKV_GRADCHECK_GROUPS (layers/check/checks.h)", listed, ELEMENTS(listed), sources,
                                 "^const[[:space:]]+qkv_gradcheck_group[[:space:]]+([A-Za-z_][A-Za-z0-9_]*)");
 }
 END_TEST

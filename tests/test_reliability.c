@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/fastmath.h"
-#include "test_util.h"
+#include "core/kernels/fastmath.h"
+#include "tests/test_util.h"
 #include "train/experiments/experiments.h"
 
 /* ---- anomaly mode ---------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* test_safetensors.c — safetensors files (core/safetensors.c) and the shared file
+/* test_safetensors.c — safetensors files (core/io/safetensors.c) and the shared file
  * helpers (core/fileio.c): round trips, the format's exact bytes, a file written by
  * an independent Python writer (tests/make_safetensors_reference.py), hostile bytes
  * of every kind, saves that fail without damage, and a mutation fuzz loop. The JSON
@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "core/fileio.h"
-#include "core/safetensors.h"
-#include "test_util.h"
+#include "core/io/safetensors.h"
+#include "tests/test_util.h"
 
 #define WHAT "hostile.safetensors"
 

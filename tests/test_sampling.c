@@ -4,7 +4,7 @@
  * (one rng number per call, a seed fixes the sequence, the inverse of the
  * cumulative kept probabilities, frequencies within a few sigma), the settings'
  * messages, and the stops on bad logits. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include "layers/sampling.h"
 

@@ -1,7 +1,7 @@
 /* test_sequence.c — the sequence tasks: targets, symbol ranges and lengths,
  * determinism in (seed, index), padding and layout for each architecture, batch
  * buffer reuse, names and config validation. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  * the box op. */
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 START_TEST(test_giou_by_hand) {
     const float unit[4] = {0.5f, 0.5f, 1, 1};                     /* [0,1]^2 */

@@ -2,7 +2,7 @@
  * ModelNet-style tree of OFF files written here trains and evaluates, a bad mesh
  * stops the run (or is counted with --skip-bad), resuming is bitwise exact, and bad
  * flags are refused. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -4,7 +4,7 @@
  * padding (a padded set gives the unpadded set's output, whatever the padded rows
  * hold), batches of sets of different sizes, parameter names and counts, errors,
  * and thread independence. Set QKV_VERBOSE=1 to print the measured errors. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

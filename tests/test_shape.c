@@ -2,7 +2,7 @@
  * values, round trips, error paths and bitwise thread independence. */
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* ---- reshape ---- */
 

@@ -1,7 +1,7 @@
 /* test_softmax.c — softmax, log-softmax, cross-entropy and mse: values by hand,
  * stability on huge logits, the ignore_index and weight rules,
  * errors, bitwise thread independence, and the worked attention example. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #define IGNORE (-100)
 

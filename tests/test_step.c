@@ -3,7 +3,7 @@
  * gradients added in the fixed tree, the same bits on 1 and 2 threads, and (to
  * float rounding) the whole batch's gradient for every train task, data and
  * dropout masks included. The MPI runs are tests/mpi_test.sh (make test-mpi). */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 

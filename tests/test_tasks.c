@@ -10,7 +10,7 @@
  *   - the field layer (train/tasks/fields.h): defaults, descriptions in table
  *     order, parsing back, bad values refused, optional settings.
  */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "data/text.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 START_TEST(text_load_reads_a_file) {
     enum { N = 5000 };

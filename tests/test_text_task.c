@@ -4,7 +4,7 @@
  * whole window token by token (also across the sliding window), sampling with a
  * seed is reproducible and the same on 1 and 2 threads, every bad input gives one
  * line, exit 2 and no file, and --resume is bitwise. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "data/tokenizer.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 /* The tokenizer is large (its decoding table): one per test, not on the stack. */
 static qkv_tokenizer *tokenizer_new(void) {

@@ -5,13 +5,13 @@
  * tensor is a one-line error naming it and leaves the model unchanged; and the
  * portability options of the stack tasks are checkpoint keys that only appear
  * when set, so older checkpoints read back the defaults. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ops.h"
-#include "core/safetensors.h"
+#include "core/ops/ops.h"
+#include "core/io/safetensors.h"
 #include "layers/transformer.h"
 #include "train/torch_names.h"
 

@@ -1,6 +1,6 @@
 /* test_train.c — the spirals data, the demo's accuracy, and the CLI's
  * handling of bad flags. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdlib.h>
 

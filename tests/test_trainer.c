@@ -4,14 +4,14 @@
  * flags without writing anything, and the summaries are written. The C API
  * prints nothing: its failures (a NaN/Inf stop, the task's error, an unwritable
  * output) are -1 and qkv_last_error(). */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/ops.h"
+#include "core/ops/ops.h"
 #include "train/checkpoint.h"
 #include "train/tasks/sequence.h"
 

@@ -1,5 +1,5 @@
 /* test_util.c — see test_util.h. */
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <stdio.h>
 #include <sys/wait.h>

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "test_util.h"
+#include "tests/test_util.h"
 #include "train/viz/canvas.h"
 #include "train/viz/attn_maps.h"
 #include "train/viz/plot.h"

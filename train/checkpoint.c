@@ -10,7 +10,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/safetensors.h"
+#include "core/io/safetensors.h"
 
 #define FORMAT "qkv-checkpoint-1"
 #define CONFIG_PREFIX "config."

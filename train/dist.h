@@ -26,8 +26,8 @@
 #ifndef QKV_DIST_H
 #define QKV_DIST_H
 
-#include "core/params.h"
-#include "core/tape.h"
+#include "core/ops/params.h"
+#include "core/ops/tape.h"
 #include "optim/optimizer.h"
 #include "train/task.h"
 

@@ -9,7 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 #include "train/dist.h"
 
 #define DEFAULT_MICRO_BATCH 8

@@ -26,14 +26,14 @@
  *
  * With fewer micro-batches on a rank than threads (a large model cut into few),
  * or one thread, the micro-batches run one after another on the calling thread
- * and the ops use the threads inside (core/parallel.h): the same bits again. Every worker's tape starts a step from
+ * and the ops use the threads inside (core/kernels/parallel.h): the same bits again. Every worker's tape starts a step from
  * the same dropout stream and advances it the same way (tape.h's slices), so the
  * step hands back the stream one tape running the whole batch would leave.
  */
 #ifndef QKV_STEP_H
 #define QKV_STEP_H
 
-#include "core/tape.h"
+#include "core/ops/tape.h"
 #include "train/task.h"
 
 typedef struct qkv_step {
@@ -51,7 +51,7 @@ typedef struct qkv_step {
     char *error;                     /* the first failed micro-batch's message */
     float *gathered;                 /* MPI: every rank's node, R x stride */
     double flops;                    /* the last step's products on this rank (qkv_tape_flops) */
-    qkv_param_piece *pieces;         /* the parameters in pieces (core/params.h), for the copy-out */
+    qkv_param_piece *pieces;         /* the parameters in pieces (core/ops/params.h), for the copy-out */
     int n_pieces;
 } qkv_step;
 

@@ -11,8 +11,8 @@
 
 #include <stdio.h>
 
-#include "core/params.h"
-#include "core/tape.h"
+#include "core/ops/params.h"
+#include "core/ops/tape.h"
 
 #define QKV_MAX_METRICS 8
 #define QKV_MAX_CONFIG 40

@@ -8,7 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/io/safetensors.h"
 
 /* Segment renames inside a transformer block, matched on whole dotted segments. */
 static const struct { const char *qkv, *torch; } renames[] = {

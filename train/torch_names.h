@@ -22,7 +22,7 @@
 #ifndef QKV_TORCH_NAMES_H
 #define QKV_TORCH_NAMES_H
 
-#include "core/params.h"
+#include "core/ops/params.h"
 
 /* Where a qkv parameter lives in a PyTorch state_dict: the tensor `name`, and of
  * it the part-th of `parts` equal row blocks (parts 1: the whole tensor). */

@@ -17,7 +17,7 @@
 #include "train/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
 #include "train/step.h"

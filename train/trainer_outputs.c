@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/json.h"
+#include "core/io/json.h"
 
 int qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config) {
     memset(out, 0, sizeof *out);

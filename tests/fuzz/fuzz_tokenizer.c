@@ -1,6 +1,6 @@
 /* fuzz_tokenizer.c — libFuzzer harness: qkv_fuzz_tokenizer (tests/fuzz_targets.h). Built
  * and run by `make fuzz`; seeds in tests/fuzz/tokenizer/. */
-#include "../fuzz_targets.h"
+#include "tests/fuzz_targets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return qkv_fuzz_tokenizer(data, size); }

@@ -23,7 +23,7 @@ typedef struct qkv_arg {
 
 /* Table rows, one per kind. */
 #define QKV_ARG_INT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_INT, target, lo, hi, help, NULL}
-/* The help of every command's --threads (core/parallel.h, qkv_set_threads). */
+/* The help of every command's --threads (core/kernels/parallel.h, qkv_set_threads). */
 #define QKV_THREADS_HELP "OpenMP threads; 0: OMP_NUM_THREADS, else the cores other programs leave free"
 #define QKV_ARG_FLOAT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_FLOAT, target, lo, hi, help, NULL}
 #define QKV_ARG_FLAG_ROW(flag, target, help) {flag, QKV_ARG_FLAG, target, 0, 0, help, NULL}

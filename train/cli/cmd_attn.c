@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/ops.h"
-#include "core/parallel.h"
+#include "core/ops/ops.h"
+#include "core/kernels/parallel.h"
 #include "train/cli/args.h"
 #include "train/viz/attn_maps.h"
 #include "train/cli/commands.h"

@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 #include "data/image.h"
 #include "train/viz/canvas.h"
 #include "train/checkpoint.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 #include "data/sequence.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"

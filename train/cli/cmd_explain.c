@@ -32,10 +32,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/attention.h"
+#include "core/ops/attention.h"
 #include "core/error.h"
-#include "core/ops.h"
-#include "core/positions.h"
+#include "core/ops/ops.h"
+#include "core/ops/ops_position.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 

@@ -1,11 +1,11 @@
 /* cmd_gradcheck.c — `qkv gradcheck`: runs every case of every gradient-check group
- * (the list in layers/checks.h, in its order), prints one line per case with its
+ * (the list in layers/check/checks.h, in its order), prints one line per case with its
  * max error, and exits 1 if any fails. */
 #include <stdio.h>
 #include <string.h>
 
-#include "core/gradcheck.h"
-#include "layers/checks.h"
+#include "core/check/gradcheck.h"
+#include "layers/check/checks.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 

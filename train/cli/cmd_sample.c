@@ -8,7 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/tasks/text.h"

@@ -15,7 +15,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/parallel.h"
+#include "core/kernels/parallel.h"
 #include "train/step.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/isa.h"
-#include "core/wait_policy.h"
+#include "core/kernels/isa.h"
+#include "core/kernels/wait_policy.h"
 #include "train/cli/commands.h"
 #include "train/dist.h"
 

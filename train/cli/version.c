@@ -1,12 +1,12 @@
 /* version.c — ./qkv --version: what this binary is and how it was built, so a
  * bug report or a benchmark can say it in one paste: the release, the compiler
- * and its flags, the instruction-set paths compiled in, the one in use (core/isa.h)
+ * and its flags, the instruction-set paths compiled in, the one in use (core/kernels/isa.h)
  * and the OpenMP threads it would run. The Makefile passes the build's compiler,
  * flags and paths (QKV_BUILD_*); a build without them says "unknown". */
 #include <omp.h>
 #include <stdio.h>
 
-#include "core/isa.h"
+#include "core/kernels/isa.h"
 #include "qkv.h"
 #include "train/cli/commands.h"
 

@@ -46,8 +46,8 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/json.h"
-#include "core/parallel.h"
+#include "core/io/json.h"
+#include "core/kernels/parallel.h"
 #include "train/experiments/experiments.h"
 #include "train/viz/plot.h"
 #include "train/tasks/sequence.h"

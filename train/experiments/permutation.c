@@ -25,9 +25,9 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/json.h"
-#include "core/ops.h"
-#include "core/parallel.h"
+#include "core/io/json.h"
+#include "core/ops/ops.h"
+#include "core/kernels/parallel.h"
 #include "layers/detr.h"
 #include "layers/set_models.h"
 #include "layers/transformer.h"

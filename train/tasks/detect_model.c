@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
-#include "core/boxes.h"
+#include "core/ops/boxes.h"
 #include "core/error.h"
 #include "layers/set_loss.h"
 

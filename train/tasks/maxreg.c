@@ -8,9 +8,9 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 #include "core/fileio.h"
-#include "core/json.h"
+#include "core/io/json.h"
 #include "train/dist.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/set_fields.h"

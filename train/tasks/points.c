@@ -8,7 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 #include "data/off.h"
 #include "train/step.h"
 #include "train/tasks/registry.h"

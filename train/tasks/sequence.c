@@ -7,7 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 #include "train/checkpoint.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/stack_fields.h"

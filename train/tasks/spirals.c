@@ -6,7 +6,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/ops.h"
+#include "core/ops/ops.h"
 #include "data/spirals.h"
 #include "train/tasks/registry.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/png.h"
+#include "core/io/png.h"
 
 /* The classic 5x7 font, printable ASCII 32..126: five columns per glyph, bit r of a
  * column byte is row r (row 0 on top). */

@@ -1,0 +1,411 @@
+/* kernel_gemm.c — the matrix-product kernel, compiled once per vector width
+ * (simd.h); the contracts are gemm.h and block_product.h, the tables kernels.h.
+ *
+ * Structure (the GotoBLAS / BLIS design):
+ *
+ *   for each batch b                                   (or: threads split the batch)
+ *     for jc in N by NC                                columns of C
+ *       for pc in K by KC                              one K block, in order
+ *         pack B[pc:pc+kc, jc:jc+nc] into NR-wide panels   (shared by the team)
+ *         for each task (ic block of MC rows, range of NR panels), split over threads
+ *           pack alpha * A[ic:ic+mc, pc:pc+kc] into MR-tall panels (per thread),
+ *             or read A where it is (alpha = 1 and few panels: small products)
+ *           for each NR panel, for each MR panel: MR x NR micro-kernel
+ *
+ * The micro-kernel keeps an MR x NR tile of C in MR * NR / QKV_VW vector
+ * registers and streams the panels: 6 x 64 with 16-float vectors (24 of the 32
+ * zmm registers), 6 x 16 with 8 floats (12 of 16 ymm), 6 x 16 with 4 floats (24
+ * of NEON's 32); gemm_tiles.h. Packing pads edge panels with zeros, so the kernel
+ * always computes a full tile; edge tiles go through a small buffer.
+ *
+ * Determinism: every element of C is one chain of fused multiply-adds over k in
+ * order,
+ *     acc = beta ? C : 0;  for k = 0 .. K-1: acc = fma(alpha * a_k, b_k, acc);  C = acc
+ * (a K block stores acc in C and the next block starts from it; alpha * a_k is
+ * rounded once, when A is packed, or is a_k itself when alpha is 1). So the
+ * result depends neither on MR, NR, KC, MC and the vector width, nor on the
+ * threads: those only decide which tiles are computed where, never how.
+ *
+ * Threads: above the work threshold, either each thread takes whole matrices of
+ * the batch (many small matrices, e.g. attention heads) or the whole team works on
+ * one matrix at a time, splitting its output tiles (one large matrix, or
+ * stride_c == 0 where the batch is summed in order).
+ */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "core/kernels/gemm_tiles.h"
+#include "core/kernels/kernels.h"
+#include "core/kernels/parallel.h"
+#include "core/kernels/simd.h"
+
+#define NC_MAX 2048      /* columns of B per packed block (256 x 2048 floats = 2 MB) */
+
+/* A product's flops are much cheaper than the elementwise "work" QKV_PARALLEL is
+ * calibrated for. With the 16-float kernel a team of 2 was still slower than one
+ * thread at 128x128x128 (0.86x, 4 MFLOP) and 1.4x faster at 256^3 (34 MFLOP):
+ * products below 64 * QKV_PAR_MIN_WORK = 8.4 MFLOP stay on one thread. */
+#define FLOPS_PER_WORK 64
+/* Below this many flops per matrix, splitting one matrix across threads costs more
+ * in barriers than it gains; prefer giving each thread whole matrices. */
+#define SMALL_MATRIX_FLOPS (1u << 22)
+/* A is read in place (not packed) when alpha is 1 and a row block meets at most
+ * this many columns of C: packing would cost one copy per this few tiles. */
+#define IN_PLACE_MAX_COLS 256
+
+/* ---- scratch buffers: per thread, grown on demand, kept across calls ----------
+ * (for the thread's lifetime; libgomp keeps its pool threads, so no malloc in the
+ * steady state) */
+
+enum { SCRATCH_A, SCRATCH_B, N_SCRATCH };
+static _Thread_local float *scratch_buf[N_SCRATCH];
+static _Thread_local size_t scratch_cap[N_SCRATCH];
+
+static float *scratch(int which, size_t floats) {
+    if (scratch_cap[which] < floats) {
+        free(scratch_buf[which]);
+        scratch_buf[which] = qkv_malloc_aligned(qkv_size_mul(floats, sizeof(float)), "gemm's packing buffer");
+        scratch_cap[which] = floats;
+    }
+    return scratch_buf[which];
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static size_t packed_b_floats(int N, int K) {
+    return (size_t)ceil_div(min_int(N, NC_MAX), NR) * NR * (size_t)min_int(K, KC);
+}
+
+/* ---- packing ------------------------------------------------------------------ */
+
+/* a(r, k) of op(A) starts at A + r * row + k * col. */
+typedef struct a_view {
+    const float *A;
+    size_t row, col;
+} a_view;
+
+static a_view view_a(int trans, const float *A, int lda) {
+    return trans ? (a_view){A, 1, (size_t)lda} : (a_view){A, (size_t)lda, 1};
+}
+
+/* Rows [i0, i0+mc) and columns [p0, p0+kc) of alpha * op(A) into MR-row panels:
+ * panel p holds, for each k, the MR values of rows i0+p*MR.., zero past row mc. */
+static void pack_a(a_view a, float alpha, int i0, int mc, int p0, int kc, float *restrict dst) {
+    for (int r0 = 0; r0 < mc; r0 += MR, dst += MR * kc) {
+        int rows = min_int(MR, mc - r0);
+        const float *base = a.A + (size_t)(i0 + r0) * a.row + (size_t)p0 * a.col;
+        if (a.col == 1) {
+            for (int r = 0; r < rows; r++) {
+                const float *src = base + (size_t)r * a.row;
+                for (int k = 0; k < kc; k++) dst[k * MR + r] = alpha * src[k];
+            }
+        } else {
+            for (int k = 0; k < kc; k++) {
+                const float *src = base + (size_t)k * a.col;
+                for (int r = 0; r < rows; r++) dst[k * MR + r] = alpha * src[r];
+            }
+        }
+        for (int r = rows; r < MR; r++)
+            for (int k = 0; k < kc; k++) dst[k * MR + r] = 0.0f;
+    }
+}
+
+/* NR-column panels [first, last) of op(B) rows [p0, p0+kc), columns from j0:
+ * panel p holds, for each k, the NR values of columns j0+p*NR.., zero past nc. */
+static void pack_b(int trans_b, const float *B, int ldb, int j0, int nc, int p0, int kc, int first,
+                   int last, float *restrict packed) {
+    for (int p = first; p < last; p++) {
+        float *restrict dst = packed + (size_t)p * NR * kc;
+        int c0 = j0 + p * NR, cols = min_int(NR, nc - p * NR);
+        if (!trans_b && cols == NR) { /* NV vector moves per row, not a memcpy call */
+            for (int k = 0; k < kc; k++) {
+                const float *src = B + (size_t)(p0 + k) * ldb + c0;
+                for (int v = 0; v < NV; v++) vf_store(dst + k * NR + v * QKV_VW, vf_load(src + v * QKV_VW));
+            }
+        } else if (!trans_b) {
+            for (int k = 0; k < kc; k++) {
+                const float *src = B + (size_t)(p0 + k) * ldb + c0;
+                for (int c = 0; c < cols; c++) dst[k * NR + c] = src[c];
+                for (int c = cols; c < NR; c++) dst[k * NR + c] = 0.0f;
+            }
+        } else {
+            for (int c = 0; c < cols; c++) {
+                const float *src = B + (size_t)(c0 + c) * ldb + p0;
+                for (int k = 0; k < kc; k++) dst[k * NR + c] = src[k];
+            }
+            for (int c = cols; c < NR; c++)
+                for (int k = 0; k < kc; k++) dst[k * NR + c] = 0.0f;
+        }
+    }
+}
+
+/* ---- the micro-kernel ------------------------------------------------------------ */
+
+/* C[0:rows, 0:cols] = (start ? C : 0) + sum over k of a(r, k) b(k, :), one fma
+ * chain per element, with a(r, k) = a[r * a_row + k * a_k] for every r < MR and
+ * b(k, j) = b[k * ldb + j] for every j < nv * QKV_VW (packed panels, or B in
+ * place). nv is NV for a full tile, fewer for a narrow panel (attention heads of
+ * 16 columns on 16-float vectors); inlined with constant nv and, for packed
+ * panels, constant strides. */
+QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
+                             const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
+                             int rows, int cols, int start) {
+    qkv_vf acc[MR][NV];
+    float tile[MR][NR] __attribute__((aligned(64)));
+    int full = rows == MR && cols == nv * QKV_VW;
+    if (!start) {
+        for (int r = 0; r < MR; r++)
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_zero();
+        for (int r = 0; r < rows; r++) __builtin_prefetch(c + (size_t)r * ldc + cols - 1, 1, 3);
+    } else if (full) {
+        for (int r = 0; r < MR; r++)
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_load(c + (size_t)r * ldc + v * QKV_VW);
+    } else { /* vector stores of zero, not a memset call */
+        for (int r = 0; r < MR; r++)
+            for (int v = 0; v < nv; v++) vf_store(&tile[r][v * QKV_VW], vf_zero());
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < cols; j++) tile[r][j] = c[(size_t)r * ldc + j];
+        for (int r = 0; r < MR; r++)
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_load(&tile[r][v * QKV_VW]);
+    }
+    #pragma GCC unroll 4
+    for (int k = 0; k < kc; k++, a += a_k, b += ldb) {
+        qkv_vf bv[NV];
+        for (int v = 0; v < nv; v++) bv[v] = vf_load(b + v * QKV_VW);
+        for (int r = 0; r < MR; r++) {
+            qkv_vf av = vf_splat(a[r * a_row]);
+            for (int v = 0; v < nv; v++) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+        }
+    }
+    if (full) {
+        for (int r = 0; r < MR; r++)
+            for (int v = 0; v < nv; v++) vf_store(c + (size_t)r * ldc + v * QKV_VW, acc[r][v]);
+        return;
+    }
+    for (int r = 0; r < MR; r++) /* vector stores (a memcpy here became a libc call) */
+        for (int v = 0; v < nv; v++) vf_store(&tile[r][v * QKV_VW], acc[r][v]);
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < cols; j++) c[(size_t)r * ldc + j] = tile[r][j];
+}
+
+/* The tile for a panel of nv vectors (1 .. NV): one constant nv per case. */
+#define NV_CASES(call)                                                                          \
+    switch (nv) {                                                                               \
+    case 1: call(1); break;                                                                     \
+    NV_CASE_2(call) NV_CASE_3(call)                                                             \
+    default: call(NV); break;                                                                   \
+    }
+#if NV > 2
+#define NV_CASE_2(call) case 2: call(2); break;
+#else
+#define NV_CASE_2(call)
+#endif
+#if NV > 3
+#define NV_CASE_3(call) case 3: call(3); break;
+#else
+#define NV_CASE_3(call)
+#endif
+
+/* A from packed MR-row panels, B from packed NR-column panels. */
+static void kernel_packed(int nv, int kc, const float *a, const float *b, float *c, size_t ldc,
+                          int rows, int cols, int start) {
+#define PACKED(n) micro_kernel(n, kc, a, 1, MR, b, NR, c, ldc, rows, cols, start)
+    NV_CASES(PACKED)
+#undef PACKED
+}
+
+/* A and B with any strides (read in place). */
+static void kernel_general(int nv, int kc, const float *a, size_t a_row, size_t a_k,
+                           const float *b, size_t ldb, float *c, size_t ldc, int rows, int cols,
+                           int start) {
+#define GENERAL(n) micro_kernel(n, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start)
+    NV_CASES(GENERAL)
+#undef GENERAL
+}
+
+/* Vectors of a panel of cols columns (cols <= NR). */
+static int vectors_for(int cols) { return (cols + QKV_VW - 1) / QKV_VW; }
+
+/* ---- one K block of one matrix, split over a team ------------------------------ */
+
+/* How the output of one (jc, pc) block is cut into tasks for a team. */
+typedef struct tiling {
+    int mc, n_ic;      /* row blocks of mc rows (a multiple of MR) */
+    int n_panels;      /* NR panels in this column block */
+    int n_jchunks;     /* each row block's panels split into this many ranges */
+} tiling;
+
+static tiling make_tiling(int M, int nc, int nteam) {
+    tiling t;
+    int max_ic = ceil_div(M, MR);
+    t.n_ic = ceil_div(M, MC_MAX);
+    if (nteam > 1) t.n_ic = ceil_div(t.n_ic, nteam) * nteam; /* balance the rows */
+    if (t.n_ic > max_ic) t.n_ic = max_ic;
+    t.mc = ceil_div(ceil_div(M, t.n_ic), MR) * MR;
+    t.n_ic = ceil_div(M, t.mc);
+    t.n_panels = ceil_div(nc, NR);
+    t.n_jchunks = t.n_ic >= nteam ? 1 : min_int(ceil_div(nteam, t.n_ic), t.n_panels);
+    return t;
+}
+
+/* The MR x NR tiles of rows [i0, i0+mc) and panels [p_first, p_last): A from its
+ * packed panels, or (a_in_place) read where it is, full MR-row panels only; the
+ * last, partial one is packed into packed_a. */
+static void row_block(const qkv_gemm_args *g, a_view a, int a_in_place, const float *packed_a,
+                      const float *packed_b, float *C, int i0, int mc, int jc, int nc, int pc,
+                      int kc, int p_first, int p_last, int start) {
+    for (int p = p_first; p < p_last; p++) {
+        const float *b_panel = packed_b + (size_t)p * NR * kc;
+        int j = jc + p * NR, cols = min_int(NR, nc - p * NR);
+        for (int r0 = 0; r0 < mc; r0 += MR) {
+            int rows = min_int(MR, mc - r0);
+            float *c = C + (size_t)(i0 + r0) * g->ldc + j;
+            int nv = vectors_for(cols);
+            if (a_in_place && rows == MR)
+                kernel_general(nv, kc, a.A + (size_t)(i0 + r0) * a.row + (size_t)pc * a.col, a.row,
+                               a.col, b_panel, NR, c, g->ldc, rows, cols, start);
+            else
+                kernel_packed(nv, kc, packed_a + (a_in_place ? 0 : (size_t)r0 * kc), b_panel, c,
+                              g->ldc, rows, cols, start);
+        }
+    }
+}
+
+static void block_product(const qkv_gemm_args *g, a_view a, const float *B, float *C, int jc,
+                          int nc, int pc, int kc, int start, int tid, int nteam,
+                          float *packed_b, float *packed_a) {
+    tiling t = make_tiling(g->M, nc, nteam);
+    pack_b(g->trans_b, B, g->ldb, jc, nc, pc, kc, tid * t.n_panels / nteam,
+           (tid + 1) * t.n_panels / nteam, packed_b);
+    if (nteam > 1) {
+        #pragma omp barrier
+    }
+    int a_in_place = g->alpha == 1.0f && t.n_panels * NR <= IN_PLACE_MAX_COLS;
+    int n_tasks = t.n_ic * t.n_jchunks, packed_ic = -1;
+    for (int task = tid * n_tasks / nteam; task < (tid + 1) * n_tasks / nteam; task++) {
+        int ic = task / t.n_jchunks, chunk = task % t.n_jchunks;
+        int i0 = ic * t.mc, mc = min_int(t.mc, g->M - i0);
+        if (ic != packed_ic) {
+            if (!a_in_place)
+                pack_a(a, g->alpha, i0, mc, pc, kc, packed_a);
+            else if (mc % MR) /* only the partial last panel */
+                pack_a(a, 1.0f, i0 + mc - mc % MR, mc % MR, pc, kc, packed_a);
+            packed_ic = ic;
+        }
+        row_block(g, a, a_in_place, packed_a, packed_b, C, i0, mc, jc, nc, pc, kc,
+                  chunk * t.n_panels / t.n_jchunks, (chunk + 1) * t.n_panels / t.n_jchunks, start);
+    }
+    if (nteam > 1) {
+        #pragma omp barrier /* packed_b is refilled by the next block */
+    }
+}
+
+/* Matrices [b_first, b_last) of the batch, by a team of nteam threads (called by
+ * every member, with the same arguments but its own tid). */
+static void gemm_range(const qkv_gemm_args *g, int b_first, int b_last, int tid, int nteam,
+                       float *packed_b) {
+    float *packed_a = scratch(SCRATCH_A, (size_t)MC_MAX * KC);
+    for (int b = b_first; b < b_last; b++) {
+        a_view a = view_a(g->trans_a, g->A + b * g->stride_a, g->lda);
+        const float *B = g->B + b * g->stride_b;
+        float *C = g->C + b * g->stride_c;
+        int first_product = g->stride_c != 0 || b == 0;
+        for (int jc = 0; jc < g->N; jc += NC_MAX)
+            for (int pc = 0; pc < g->K; pc += KC) {
+                int start = !(first_product && pc == 0 && g->beta == 0.0f);
+                block_product(g, a, B, C, jc, min_int(NC_MAX, g->N - jc), pc,
+                              min_int(KC, g->K - pc), start, tid, nteam, packed_b, packed_a);
+            }
+    }
+}
+
+static void gemm(const qkv_gemm_args *g, int batch) {
+    double flops_per_matrix = 2.0 * g->M * g->N * g->K;
+    double work = flops_per_matrix * batch / FLOPS_PER_WORK;
+    /* Called from inside a parallel loop (attention blocks), it runs on the caller. */
+    int parallel = !omp_in_parallel() && QKV_PARALLEL(work > 1e18 ? 1e18 : work);
+    int threads = qkv_threads();
+    int split_batch = parallel && g->stride_c != 0 && batch >= threads &&
+                      (batch % threads == 0 || batch >= 4 * threads ||
+                       flops_per_matrix < SMALL_MATRIX_FLOPS);
+    if (split_batch) {
+        #pragma omp parallel
+        {
+            int tid = omp_get_thread_num(), n = omp_get_num_threads();
+            float *packed_b = scratch(SCRATCH_B, packed_b_floats(g->N, g->K));
+            gemm_range(g, tid * batch / n, (tid + 1) * batch / n, 0, 1, packed_b);
+        }
+        return;
+    }
+    float *packed_b = scratch(SCRATCH_B, packed_b_floats(g->N, g->K)); /* the team shares it */
+    if (!parallel) {
+        gemm_range(g, 0, batch, 0, 1, packed_b);
+        return;
+    }
+    #pragma omp parallel
+    gemm_range(g, 0, batch, omp_get_thread_num(), omp_get_num_threads(), packed_b);
+}
+
+/* ---- block products on the calling thread, operands read in place -------------- */
+
+/* Operands larger than this many floats go to gemm (the stack buffers below). */
+#define MAX_BUFFER (64 * 256)
+
+/* block_product.h: C = alpha op(A) op(B) + beta C with the chain above, nothing
+ * packed that can be read in place: A where it is when alpha is 1 (else alpha A,
+ * once), B where it is unless transposed. Only partial edge panels are copied. */
+static void block_product_in_place(const qkv_gemm_args *g) {
+    int M = g->M, N = g->N, K = g->K;
+    if ((g->alpha != 1.0f && (size_t)M * K > MAX_BUFFER) ||
+        (g->trans_b && (size_t)N * K > MAX_BUFFER) || (size_t)NR * K > MAX_BUFFER) {
+        gemm(g, 1);
+        return;
+    }
+    a_view a = view_a(g->trans_a, g->A, g->lda);
+    float a_scaled[g->alpha != 1.0f ? M * K : 1];
+    if (g->alpha != 1.0f) { /* alpha op(A), row-major M x K */
+        for (int i = 0; i < M; i++)
+            for (int k = 0; k < K; k++) a_scaled[i * K + k] = g->alpha * a.A[i * a.row + k * a.col];
+        a = (a_view){a_scaled, (size_t)K, 1};
+    }
+    const float *B = g->B;
+    size_t ldb = (size_t)g->ldb;
+    float b_t[g->trans_b ? N * K : 1];
+    if (g->trans_b) { /* op(B) = B^T: make it K x N, row-major */
+        for (int j = 0; j < N; j++)
+            for (int k = 0; k < K; k++) b_t[k * N + j] = g->B[(size_t)j * g->ldb + k];
+        B = b_t;
+        ldb = (size_t)N;
+    }
+    float a_edge[MR * K] __attribute__((aligned(64)));
+    float b_edge[NR * K] __attribute__((aligned(64)));
+    int start = g->beta != 0.0f;
+    if (M % MR) pack_a(a, 1.0f, M - M % MR, M % MR, 0, K, a_edge);
+    for (int j = 0; j < N;) {
+        /* a full NR panel, else the fewest vectors that cover the rest: in place when
+         * whole, else copied with zeros past N */
+        int cols = min_int(NR, N - j), nv = vectors_for(cols), width = nv * QKV_VW;
+        const float *b = B + j;
+        size_t b_ld = ldb;
+        if (cols < width) {
+            for (int k = 0; k < K; k++)
+                for (int c = 0; c < width; c++) b_edge[k * width + c] = c < cols ? B[k * ldb + j + c] : 0.0f;
+            b = b_edge;
+            b_ld = (size_t)width;
+        }
+        float *c = g->C + j;
+        for (int i = 0; i < M; i += MR) {
+            int rows = min_int(MR, M - i);
+            const float *a_tile = rows == MR ? a.A + (size_t)i * a.row : a_edge;
+            size_t t_row = rows == MR ? a.row : 1, t_k = rows == MR ? a.col : MR;
+            kernel_general(nv, K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc,
+                           (size_t)g->ldc, rows, cols, start);
+        }
+        j += cols;
+    }
+}
+
+void QKV_ISA_FN(qkv_kernel_gemm)(const qkv_gemm_args *g, int batch) { gemm(g, batch); }
+void QKV_ISA_FN(qkv_kernel_block_product)(const qkv_gemm_args *g) { block_product_in_place(g); }

@@ -1,0 +1,102 @@
+/* simd.h — the vector vocabulary of the kernels compiled once per instruction set
+ * (core/kernel_*.c; the list of paths is core/kernels/isa.c).
+ *
+ * Included only by those files. Each compilation defines
+ *     QKV_VW          floats per vector: 16 (AVX-512), 8 (AVX2+FMA), 4 (portable)
+ *     QKV_ISA_SUFFIX  the suffix of the file's public symbols (avx512, avx2, ...)
+ * and is built with the matching -m flags (Makefile, ISA_FLAGS_*). The kernels are
+ * written once against qkv_vf, a GCC vector of QKV_VW floats; a width the target
+ * lacks is lowered by the compiler (16 floats on AVX2 become pairs of 8), which is
+ * how a machine without AVX-512 still compiles and tests the 16-wide source.
+ *
+ * Results never depend on the path. Kernel files are built with -ffp-contract=off,
+ * so a * b + c is always two roundings, and every fused multiply-add is written as
+ * vf_fma: one rounding on every path (an FMA instruction where the target has one,
+ * C's fmaf per lane where it does not). Lanes are independent outputs; a sum along
+ * a vector uses QKV_LANES partial sums whatever QKV_VW is (see vf_lanes).
+ */
+#ifndef QKV_SIMD_H
+#define QKV_SIMD_H
+
+#include <math.h>
+#include <stddef.h>
+
+#if !defined(QKV_VW) || !defined(QKV_ISA_SUFFIX)
+#error "simd.h: compile with -DQKV_VW=<floats per vector> -DQKV_ISA_SUFFIX=<name> (see Makefile)"
+#endif
+
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+#define QKV_CAT_(a, b) a##_##b
+#define QKV_CAT(a, b) QKV_CAT_(a, b)
+/* name_<suffix>: a kernel's symbol in this compilation. */
+#define QKV_ISA_FN(name) QKV_CAT(name, QKV_ISA_SUFFIX)
+
+#define QKV_INLINE static inline __attribute__((always_inline))
+
+typedef float qkv_vf __attribute__((vector_size(QKV_VW * sizeof(float))));
+typedef float qkv_vf_unaligned __attribute__((vector_size(QKV_VW * sizeof(float)), aligned(4)));
+
+QKV_INLINE qkv_vf vf_load(const float *p) { return *(const qkv_vf_unaligned *)p; }
+QKV_INLINE void vf_store(float *p, qkv_vf v) { *(qkv_vf_unaligned *)p = v; }
+QKV_INLINE qkv_vf vf_zero(void) { return (qkv_vf){0}; }
+
+/* Every lane x. Generic form: x - (+0) is x for every x, -0 included (0 + x
+ * would turn -0 into +0), and the compiler drops the subtraction. */
+QKV_INLINE qkv_vf vf_splat(float x) {
+#if QKV_VW == 16 && defined(__AVX512F__)
+    return (qkv_vf)_mm512_set1_ps(x);
+#elif QKV_VW == 8 && defined(__AVX__)
+    return (qkv_vf)_mm256_set1_ps(x);
+#else
+    return x - (qkv_vf){0};
+#endif
+}
+
+/* a * b + c with one rounding, lane by lane. */
+QKV_INLINE qkv_vf vf_fma(qkv_vf a, qkv_vf b, qkv_vf c) {
+#if QKV_VW == 16 && defined(__AVX512F__)
+    return (qkv_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif QKV_VW == 8 && defined(__FMA__)
+    return (qkv_vf)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#elif QKV_VW == 4 && defined(__FMA__)
+    return (qkv_vf)_mm_fmadd_ps((__m128)a, (__m128)b, (__m128)c);
+#elif QKV_VW == 4 && defined(__ARM_NEON) && defined(__aarch64__)
+    return (qkv_vf)vfmaq_f32((float32x4_t)c, (float32x4_t)a, (float32x4_t)b);
+#else
+    qkv_vf r; /* FMA instructions where the target has them, libm's fmaf elsewhere */
+    for (int l = 0; l < QKV_VW; l++) r[l] = fmaf(a[l], b[l], c[l]);
+    return r;
+#endif
+}
+
+/* Partial sums of a reduction along a row: element j goes to partial j % QKV_LANES,
+ * which is QKV_LANES / QKV_VW vectors; vf_lanes_* combine them in one fixed tree. */
+#define QKV_LANES 16
+#if QKV_LANES % QKV_VW != 0
+#error "simd.h: QKV_LANES must be a multiple of the vector width"
+#endif
+#define QKV_NV (QKV_LANES / QKV_VW)
+
+/* The 16 partials, lane l of vector l / QKV_VW, combined pairwise: (l, l + 8),
+ * then (l, l + 4), (l, l + 2), (l, l + 1); the same tree on every path. */
+QKV_INLINE float lanes_sum(const float p[QKV_LANES]) {
+    float t[QKV_LANES];
+    for (int l = 0; l < QKV_LANES; l++) t[l] = p[l];
+    for (int half = QKV_LANES / 2; half >= 1; half /= 2)
+        for (int l = 0; l < half; l++) t[l] = t[l] + t[l + half];
+    return t[0];
+}
+
+QKV_INLINE float lanes_max(const float p[QKV_LANES]) {
+    float m = p[0];
+    for (int l = 1; l < QKV_LANES; l++) m = p[l] > m ? p[l] : m;
+    return m;
+}
+
+#endif

@@ -1,0 +1,157 @@
+/* tape.h — the reverse-mode tape: an arena plus a list of nodes.
+ *
+ * Every op that runs while the tape records, with at least one input that requires
+ * a gradient, appends a node: the op's name, its inputs, its output, what it saved
+ * for backward, and its backward function. qkv_backward(tape, loss) seeds
+ * dloss = 1 and walks the nodes in reverse; each backward function ADDS (+=) into
+ * the gradients of those inputs that require one. Parameter gradients therefore
+ * accumulate across calls until qkv_tensor_zero_grad().
+ *
+ * qkv_tape_reset() frees every activation at once (the arena is rewound, not
+ * returned to malloc) and clears the node list; one reset per training step.
+ * In no-grad mode (qkv_tape_set_grad(tape, 0)) nothing is recorded.
+ *
+ * The tape also carries the training flag (dropout is active only when training)
+ * and the RNG stream dropout draws from.
+ *
+ * Data parallelism: a tape may compute one of `count` equal slices of every batch
+ * (train/dist.h sets it). Slice `index` holds examples [index*B/count,
+ * (index+1)*B/count) of a batch of B; dropout then draws element i of a batch-major
+ * tensor from the position the whole batch would give it (index * size + i) and
+ * advances the stream by the whole batch's size, so the slices together draw exactly
+ * the masks of one process running the whole batch. Default: slice 0 of 1.
+ * Gradient redirection (the parallel step, train/step.h, where several tapes
+ * compute parts of one step at once): after qkv_tape_redirect_grads(tape, params,
+ * grads), a node recorded on this tape that reads params->items[i] holds, in its
+ * inputs, a copy of that tensor's header with the same data and grads[i] as its
+ * gradient buffer; backward adds there and never touches the parameter's own
+ * gradient, which another tape may be writing. The first backward write into
+ * grads[i] assigns (no memset of a buffer about to be overwritten), so after the
+ * backward, qkv_tape_zero_unwritten_grads zeroes those no node wrote. The copies
+ * live as long as the tape; a later call re-points them (the same params: no
+ * allocation) and starts their buffers over.
+ * Anomaly mode (qkv_tape_set_detect_nan, off by default; off costs one branch per
+ * op): every op's output is checked for NaN/Inf when the op records (forward,
+ * with or without gradients), and every input gradient after each backward
+ * function. The first non-finite value is described in tape->anomaly ("forward
+ * of mul (inputs [4,8], [4,8]): output [4,8] has NaN at element 3"), and later
+ * checks are skipped; the computation itself goes on, so the caller (the
+ * trainer) decides what to do: it stops before the optimizer step. The message
+ * survives qkv_tape_reset; qkv_tape_set_detect_nan clears it.
+ */
+#ifndef QKV_TAPE_H
+#define QKV_TAPE_H
+
+#include "core/ops/params.h"
+#include "core/rng.h"
+#include "core/ops/tensor.h"
+
+typedef struct qkv_node qkv_node;
+typedef void (*qkv_backward_fn)(qkv_node *node);
+
+struct qkv_node {
+    const char *op;         /* static string, e.g. "matmul" */
+    qkv_tensor **inputs;    /* arena array of n_inputs */
+    int n_inputs;
+    qkv_tensor *out;
+    qkv_backward_fn backward;
+    void *saved;            /* op-specific, arena-allocated */
+    int iarg[8];            /* small op arguments (axis, flags, ...) */
+    float farg[4];
+    /* The products' floating-point operations, forward and backward, counted from
+     * the shapes (matmul, affine, attention; 0 for other ops): the FLOP floor's
+     * numerator (qkv_tape_flops, `qkv bench train`). */
+    double flops;
+};
+
+typedef struct qkv_arena_chunk qkv_arena_chunk;
+
+typedef struct qkv_tape {
+    qkv_arena_chunk *chunks;     /* singly linked; the first is the one in use */
+    size_t arena_used;           /* bytes handed out since the last reset */
+    size_t arena_peak;
+    qkv_node *nodes;
+    int n_nodes, cap_nodes;
+    int grad_enabled;            /* 1: record nodes */
+    int training;                /* 1: dropout active */
+    qkv_rng rng;                 /* dropout stream */
+    int slice_index, slice_count; /* this tape's slice of each batch: 0 of 1 */
+    unsigned long generation;    /* incremented by each reset */
+    int backward_passes;         /* backward calls since the last reset */
+    int detect_nan;              /* anomaly mode */
+    char anomaly[320];           /* the first NaN/Inf found; "" if none */
+    /* gradient redirection (qkv_tape_redirect_grads): NULL params when off */
+    const qkv_params *redirect_params;
+    qkv_tensor *shadows;         /* one header per parameter, in list order */
+    int *redirect_table;         /* open addressing on the tensor's address: index + 1, or 0 */
+    int redirect_cap;            /* the table's size, a power of two >= 2 n */
+} qkv_tape;
+
+qkv_tape *qkv_tape_create(unsigned long long seed);
+/* A tape for evaluation and generation: gradients off, training mode off. */
+qkv_tape *qkv_tape_create_inference(unsigned long long seed);
+void qkv_tape_free(qkv_tape *tape);
+void qkv_tape_reset(qkv_tape *tape);
+
+/* Returns the previous value. */
+int qkv_tape_set_grad(qkv_tape *tape, int enabled);
+int qkv_tape_set_training(qkv_tape *tape, int training);
+/* Anomaly mode on or off; clears tape->anomaly. Returns the previous value. */
+int qkv_tape_set_detect_nan(qkv_tape *tape, int enabled);
+
+/* Which of count equal slices of each batch this tape computes (0 <= index < count). */
+void qkv_tape_set_slice(qkv_tape *tape, int index, int count);
+/* The examples of a batch of `batch` this tape computes: [*first, *first + *count).
+ * batch must divide by the slice count (train/dist.c checks it as a flag error). */
+void qkv_tape_batch_slice(const qkv_tape *tape, int batch, int *first, int *count);
+
+/* From now on, gradients of params->items[i] reached through this tape go to
+ * grads[i] (items[i]->size floats each; see above). params NULL: off. */
+void qkv_tape_redirect_grads(qkv_tape *tape, const qkv_params *params, float *const *grads);
+/* After a backward on a redirecting tape: the parameters' buffers that no node
+ * wrote are set to 0 (the others hold their gradient). */
+void qkv_tape_zero_unwritten_grads(qkv_tape *tape);
+
+/* Arena allocation, 64-byte aligned, uninitialized (qkv_tape_calloc zeroes). */
+void *qkv_tape_alloc(qkv_tape *tape, size_t bytes);
+void *qkv_tape_calloc(qkv_tape *tape, size_t bytes);
+
+/* An activation of the given shape from the arena; data uninitialized. */
+qkv_tensor *qkv_tape_tensor(qkv_tape *tape, int ndim, const int *shape);
+/* Same, zero-filled. */
+qkv_tensor *qkv_tape_zeros(qkv_tape *tape, int ndim, const int *shape);
+/* An activation header over existing data (which must outlive the tape's step):
+ * reshape's output shares its input's data this way. */
+qkv_tensor *qkv_tape_view(qkv_tape *tape, int ndim, const int *shape, float *data);
+
+/* For op implementations: checks that each input is live, then, if the tape is
+ * recording and some input requires a gradient, appends a node, marks out as
+ * requiring a gradient and returns the node (to fill saved/iarg/farg).
+ * Otherwise returns NULL. */
+qkv_node *qkv_tape_record(qkv_tape *tape, const char *op, qkv_tensor *out,
+                          qkv_backward_fn backward, int n_inputs, qkv_tensor *const *inputs);
+
+/* Backward from a scalar (size-1) loss: seeds dloss = 1. Each call starts from
+ * zero activation gradients, so calling it again on the same tape (a second loss,
+ * or the same loss twice) adds exactly that pass's gradient to the parameters. */
+void qkv_backward(qkv_tape *tape, qkv_tensor *loss);
+/* Backward from any output with a given seed gradient (out->size floats). */
+void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad);
+
+/* The sum of the recorded nodes' flops: a step's products, forward and backward. */
+double qkv_tape_flops(const qkv_tape *tape);
+
+/* Arena chunks in use: 1 in the steady state (for tests and stats). */
+int qkv_tape_n_chunks(const qkv_tape *tape);
+
+/* One line per node: index, op, input shapes (and names), output shape. */
+void qkv_tape_print(const qkv_tape *tape, FILE *out);
+
+/* The tape as a Graphviz digraph (core/ops/tape_dot.c), written atomically: one line
+ * "  op<i> [...]" per node (op name and output shape), one "  leaf<j> [...]" per
+ * tensor read but not produced on the tape (parameters by name as boxes, other
+ * inputs as ellipses), and an edge "a -> op<i>" per node input. Render with
+ * `dot -Tsvg FILE`. 0, or -1 with qkv_last_error() naming path. */
+int qkv_tape_write_dot(const qkv_tape *tape, const char *path);
+
+#endif
