@@ -99,10 +99,31 @@ START_TEST(tape_prints_one_line_per_node) {
     fclose(out);
     ck_assert_ptr_nonnull(strstr(text, "matmul"));
     ck_assert_ptr_nonnull(strstr(text, "x[2,3], w[4,3] -> [2,4]"));
-    ck_assert_ptr_nonnull(strstr(text, "mean_all"));
+    ck_assert_msg(strstr(text, "mean_all       #0[2,4] -> []\n"), "%s", text); /* an activation by its node */
     int lines = 0;
     for (char *c = text; *c; c++) lines += *c == '\n';
     ck_assert_int_eq(lines, tape->n_nodes);
+    free(text);
+    qkv_tensor_free(w);
+    qkv_tape_free(tape);
+}
+END_TEST
+
+/* Attention names its six inputs (masks included) and says when it is causal. */
+START_TEST(tape_names_the_inputs_of_attention) {
+    qkv_tape *tape = qkv_tape_create(1);
+    qkv_tensor *w = qkv_tensor_create("w", 4, (int[]){1, 2, 3, 4}, 1);
+    qkv_tensor *pad = qkv_tape_zeros(tape, 2, (int[]){1, 3});
+    qkv_attention_opts opts = {.causal = 1, .key_padding = pad};
+    qkv_tensor *q = qkv_scale(tape, w, 2.0f);
+    qkv_attention(tape, q, w, w, &opts, NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    qkv_tape_print(tape, out);
+    fclose(out);
+    ck_assert_msg(strstr(text, "attention      q=#0[1,2,3,4], k=w[1,2,3,4], v=w[1,2,3,4], bias=none, "
+                               "key_padding=input[1,3], keep=none -> [1,2,3,4] causal\n"), "%s", text);
     free(text);
     qkv_tensor_free(w);
     qkv_tape_free(tape);
@@ -190,6 +211,7 @@ Suite *suite_core(void) {
     tcase_add_test(tc, arena_reset_and_stale_use);
     tcase_add_test(tc, backward_accumulates_and_no_grad_records_nothing);
     tcase_add_test(tc, tape_prints_one_line_per_node);
+    tcase_add_test(tc, tape_names_the_inputs_of_attention);
     tcase_add_test(tc, rng_is_counter_based_and_reproducible);
     tcase_add_test(tc, input_errors_are_per_call_messages);
     tcase_add_test(tc, params_list);

@@ -218,6 +218,22 @@ START_TEST(tape_dot_in_process) {
     expect_last_error("missing/t.dot", "");
     qkv_tape_free(tape);
     qkv_tensor_free(w);
+
+    /* The edges into attention say which input is Q, K and V. */
+    tape = qkv_tape_create(1);
+    qkv_tensor *qkv = tensor_of(4, (int[]){1, 1, 2, 4}, NULL, 1);
+    qkv->name = strdup("x");
+    qkv_tensor *q = qkv_scale(tape, qkv, 0.5f);
+    qkv_attention(tape, q, qkv, qkv, NULL, NULL);
+    ck_assert_int_eq(qkv_tape_write_dot(tape, path), 0);
+    ck_assert_int_eq(check_dot(path, 2), 4);
+    text = (char *)read_file_bytes(path, &len);
+    text[len] = '\0';
+    ck_assert_msg(strstr(text, "op0 -> op1 [label=\"q\"];"), "%s", text);
+    ck_assert_msg(strstr(text, "-> op1 [label=\"k\"];") && strstr(text, "-> op1 [label=\"v\"];"), "%s", text);
+    free(text);
+    qkv_tape_free(tape);
+    qkv_tensor_free(qkv);
     qkv_tensor_free(x);
     scratch_dir_remove();
 }

@@ -616,11 +616,18 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
     if (opts->weights)
         *weights_out = attention_weights(tape, &c, saved->row_max, saved->row_inv_sum, opts->weights);
 
-    qkv_tensor *inputs[4] = {q, k, v, opts->bias};
-    qkv_node *node = qkv_tape_record(tape, OP, out, attention_backward, 4, inputs);
+    /* The masks are inputs too (no gradient: the printed tape and graph show them);
+     * backward reads its own copies of them from saved. */
+    static const char *const input_names[6] = {"q", "k", "v", "bias", "key_padding", "keep"};
+    qkv_tensor *inputs[6] = {q, k, v, opts->bias, NULL, NULL};
+    qkv_node *node = qkv_tape_record(tape, OP, out, attention_backward, 6, inputs);
     if (node) {
         saved->masks = (attn_masks){masks.causal, keep_mask(tape, masks.key_padding),
                                     keep_mask(tape, masks.keep)};
+        node->inputs[4] = (qkv_tensor *)saved->masks.key_padding;
+        node->inputs[5] = (qkv_tensor *)saved->masks.keep;
+        node->input_names = input_names;
+        node->note = masks.causal ? "causal" : NULL;
         node->saved = saved;
         const int dims[7] = {d.B, d.H, d.Tq, d.Tk, d.dk, d.dv, d.heads_last};
         memcpy(node->iarg, dims, sizeof dims);

@@ -316,23 +316,3 @@ void qkv_backward(qkv_tape *tape, qkv_tensor *loss) {
     qkv_backward_seeded(tape, loss, &one);
 }
 
-static void print_tensor_ref(const qkv_tensor *t, FILE *out) {
-    char shape[QKV_SHAPE_STR_LEN];
-    if (!t) { fputs("-", out); return; }
-    if (t->name) fprintf(out, "%s", t->name);
-    fputs(qkv_shape_str(t, shape, sizeof shape), out);
-}
-
-void qkv_tape_print(const qkv_tape *tape, FILE *out) {
-    for (int i = 0; i < tape->n_nodes; i++) {
-        const qkv_node *node = &tape->nodes[i];
-        fprintf(out, "#%-3d %-14s ", i, node->op);
-        for (int j = 0; j < node->n_inputs; j++) {
-            if (j) fputs(", ", out);
-            print_tensor_ref(node->inputs[j], out);
-        }
-        fputs(" -> ", out);
-        print_tensor_ref(node->out, out);
-        fputc('\n', out);
-    }
-}

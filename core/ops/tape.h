@@ -56,6 +56,10 @@ struct qkv_node {
     qkv_tensor *out;
     qkv_backward_fn backward;
     void *saved;            /* op-specific, arena-allocated */
+    /* What each input is, for the printed tape and its graph (static strings, e.g.
+     * attention's {"q", "k", "v", "bias"}); NULL when the position says enough. */
+    const char *const *input_names;
+    const char *note;       /* static, printed after the output: e.g. attention's "causal" */
     int iarg[8];            /* small op arguments (axis, flags, ...) */
     float farg[4];
     /* The products' floating-point operations, forward and backward, counted from
@@ -144,14 +148,21 @@ double qkv_tape_flops(const qkv_tape *tape);
 /* Arena chunks in use: 1 in the steady state (for tests and stats). */
 int qkv_tape_n_chunks(const qkv_tape *tape);
 
-/* One line per node: index, op, input shapes (and names), output shape. */
+/* One line per node (core/ops/tape_show.c): index, op, inputs, output shape. An
+ * input made by an earlier node is that node's number (#3), a parameter its name,
+ * any other tensor its name or "input"; each with its shape, and prefixed by its
+ * role where the op names its inputs (q=#7[...]; an absent optional one: bias=none):
+ *     #9   attention      q=#7[2,8,4,16], k=#5[2,8,4,16], v=#8[2,8,4,16], bias=none, key_padding=none,
+ *                         keep=none -> [2,8,4,16] causal
+ * (one line; an op's note, e.g. attention's "causal", comes after the output). */
 void qkv_tape_print(const qkv_tape *tape, FILE *out);
 
-/* The tape as a Graphviz digraph (core/ops/tape_dot.c), written atomically: one line
+/* The tape as a Graphviz digraph (core/ops/tape_show.c), written atomically: one line
  * "  op<i> [...]" per node (op name and output shape), one "  leaf<j> [...]" per
  * tensor read but not produced on the tape (parameters by name as boxes, other
- * inputs as ellipses), and an edge "a -> op<i>" per node input. Render with
- * `dot -Tsvg FILE`. 0, or -1 with qkv_last_error() naming path. */
+ * inputs as ellipses), and an edge "a -> op<i>" per node input, labeled with the
+ * input's role where the op names it ([label="q"]). Render with `dot -Tsvg FILE`.
+ * 0, or -1 with qkv_last_error() naming path. */
 int qkv_tape_write_dot(const qkv_tape *tape, const char *path);
 
 #endif

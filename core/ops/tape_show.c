@@ -1,15 +1,19 @@
-/* tape_dot.c — the tape as a Graphviz digraph (declared in tape.h).
+/* tape_show.c — the tape shown to a reader: as text, one line per node, and as a
+ * Graphviz digraph (both declared in tape.h).
  *
- * One line per op node, "  op<i> [label=\"<op>\\n<shape>\"...];", in tape order;
- * one line per leaf, "  leaf<j> [...];": a tensor some node reads but no earlier
- * node produced: a parameter (owned, shown with its name, a box) or an input
- * (data, targets, masks: an ellipse). Then one edge per node input, from the
- * leaf or from the latest earlier node that produced that tensor. The last node
- * (the loss, when the tape ends with it) has a double border. */
+ * Both name an input the same way: by the latest earlier node that produced it
+ * (#3 / op3), else as a leaf: a parameter (owned, shown with its name; a box in
+ * the graph) or another input (data, targets, masks: its name or "input"; an
+ * ellipse). Where the op names its inputs (node->input_names), the text prefixes
+ * the role (q=#7[...]) and the graph labels the edge. The graph has one line per
+ * op node, "  op<i> [label=\"#<i> <op>\\n<shape>\"...];", in tape order; one line
+ * per leaf, "  leaf<j> [...];"; then one edge per node input. The last node (the
+ * loss, when the tape ends with it) has a double border. */
 #include "core/ops/tape.h"
 
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/error.h"
@@ -46,6 +50,51 @@ static int producer(const tensor_ref *outs, int n, const qkv_tensor *t, int befo
     return best;
 }
 
+/* The nodes' outputs sorted by address, to find an input's producer in log time. */
+static tensor_ref *sorted_outputs(const qkv_tape *tape) {
+    int n = tape->n_nodes;
+    tensor_ref *outs = malloc(((size_t)n + 1) * sizeof *outs);
+    if (!outs) qkv_fatal("tape: out of memory for %d nodes", n);
+    for (int i = 0; i < n; i++) outs[i] = (tensor_ref){tape->nodes[i].out, i};
+    qsort(outs, (size_t)n, sizeof *outs, ref_compare);
+    return outs;
+}
+
+static const char *input_name(const qkv_node *node, int j) {
+    return node->input_names ? node->input_names[j] : NULL;
+}
+
+/* ---- text ---------------------------------------------------------------------- */
+
+static void print_input(const qkv_node *node, int j, int from, FILE *out) {
+    const qkv_tensor *t = node->inputs[j];
+    char shape[QKV_SHAPE_STR_LEN];
+    if (input_name(node, j)) fprintf(out, "%s=", input_name(node, j));
+    if (!t) { fputs("none", out); return; }
+    if (from >= 0) fprintf(out, "#%d", from);
+    else fputs(t->name ? t->name : "input", out);
+    fputs(qkv_shape_str(t, shape, sizeof shape), out);
+}
+
+void qkv_tape_print(const qkv_tape *tape, FILE *out) {
+    tensor_ref *outs = sorted_outputs(tape);
+    char shape[QKV_SHAPE_STR_LEN];
+    for (int i = 0; i < tape->n_nodes; i++) {
+        const qkv_node *node = &tape->nodes[i];
+        fprintf(out, "#%-3d %-14s ", i, node->op);
+        for (int j = 0; j < node->n_inputs; j++) {
+            if (j) fputs(", ", out);
+            const qkv_tensor *t = node->inputs[j];
+            print_input(node, j, t ? producer(outs, tape->n_nodes, t, i) : -1, out);
+        }
+        fprintf(out, " -> %s%s%s\n", qkv_shape_str(node->out, shape, sizeof shape), node->note ? " " : "",
+                node->note ? node->note : "");
+    }
+    free(outs);
+}
+
+/* ---- Graphviz ------------------------------------------------------------------ */
+
 static int dot_printf(qkv_atomic_file *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int dot_printf(qkv_atomic_file *f, const char *fmt, ...) {
     char line[512];
@@ -73,11 +122,9 @@ int qkv_tape_write_dot(const qkv_tape *tape, const char *path) {
         n_inputs += tape->nodes[i].n_inputs;
         if (tape->nodes[i].n_inputs > widest) widest = tape->nodes[i].n_inputs;
     }
-    tensor_ref *outs = malloc(((size_t)n + 1) * sizeof *outs);
+    tensor_ref *outs = sorted_outputs(tape);
     tensor_ref *leaves = malloc(((size_t)n_inputs + 1) * sizeof *leaves);
-    if (!outs || !leaves) qkv_fatal("tape_dot: out of memory for %d nodes", n);
-    for (int i = 0; i < n; i++) outs[i] = (tensor_ref){tape->nodes[i].out, i};
-    qsort(outs, (size_t)n, sizeof *outs, ref_compare);
+    if (!leaves) qkv_fatal("tape_dot: out of memory for %d nodes", n);
     /* Leaves: inputs with no earlier producer, each tensor once, numbered in order of first use. */
     int n_leaves = 0;
     for (int i = 0; i < n; i++)
@@ -131,8 +178,13 @@ int qkv_tape_write_dot(const qkv_tape *tape, const char *path) {
             const qkv_tensor *t = node->inputs[j];
             if (!t) continue;
             int from = producer(outs, n, t, i);
-            if (from >= 0) dot_printf(&f, "  op%d -> op%d;\n", from, i);
-            else dot_printf(&f, "  leaf%d -> op%d;\n", ref_find(leaves, n_leaves, t), i);
+            char label[80] = "";
+            if (input_name(node, j)) {
+                dot_name(input_name(node, j), name, sizeof name);
+                snprintf(label, sizeof label, " [label=\"%s\"]", name);
+            }
+            if (from >= 0) dot_printf(&f, "  op%d -> op%d%s;\n", from, i, label);
+            else dot_printf(&f, "  leaf%d -> op%d%s;\n", ref_find(leaves, n_leaves, t), i, label);
         }
     }
     dot_printf(&f, "}\n");
