@@ -20,7 +20,7 @@ int main(void) {
     qkv_tensor *loss = qkv_cross_entropy(tape, qkv_linear_forward(tape, &fc, x), labels, -1, NULL);
     qkv_params_zero_grad(&params);
     qkv_backward(tape, loss);                /* walks the tape in reverse */
-    qkv_tape_print(tape, stdout);            /* matmul, add, cross_entropy */
+    qkv_tape_print(tape, stdout);            /* affine, cross_entropy */
     qkv_optimizer_step(&opt, &params, sgd.lr);
     printf("loss %.4f\n", loss->data[0]);
     qkv_tape_reset(tape);                    /* frees every activation at once */
