@@ -63,6 +63,28 @@ START_TEST(cli_rejects_bad_flags_with_one_line) {
 }
 END_TEST
 
+/* A misspelled command, task, experiment, flag or value names the nearest known
+ * one; a name far from every known one gets no guess. */
+START_TEST(cli_suggests_the_nearest_name) {
+    static const struct { const char *args, *says; } cases[] = {
+        {"trian reverse", "unknown command 'trian' (did you mean train? "},
+        {"train revrese", "unknown task 'revrese' (did you mean reverse? "},
+        {"train reverse --step 5", "unknown flag '--step' (did you mean --steps? try --help)"},
+        {"train reverse --optimizer adamm", "unknown value 'adamm' (did you mean adam? allowed: "},
+        {"experiment lengthgn", "unknown experiment 'lengthgn' (did you mean lengthgen? "},
+        {"data detcet", "unknown set 'detcet' (did you mean detect? "},
+        {"explain atention", "unknown topic 'atention' (did you mean attention? "},
+        {"train reverse --zzz 1", "unknown flag '--zzz' (try --help)"},
+        {"zzz", "unknown command 'zzz' (known: see below)"},
+    };
+    char line[512];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ck_assert_int_eq(run_qkv(cases[i].args, line, sizeof line), 2);
+        ck_assert_msg(strstr(line, cases[i].says), "qkv %s: %s", cases[i].args, line);
+    }
+}
+END_TEST
+
 Suite *suite_train(void) {
     Suite *s = suite_create("train");
     TCase *tc = tcase_create("train");
@@ -70,6 +92,7 @@ Suite *suite_train(void) {
     tcase_add_test(tc, spirals_are_deterministic_and_balanced);
     tcase_add_test(tc, mlp_learns_spirals);
     tcase_add_test(tc, cli_rejects_bad_flags_with_one_line);
+    tcase_add_test(tc, cli_suggests_the_nearest_name);
     suite_add_tcase(s, tc);
     return s;
 }

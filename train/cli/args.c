@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "train/cli/suggest.h"
 
 static void print_help(const char *command, const qkv_arg *args, int n_args) {
     printf("usage: qkv %s [flags]\n", command);
@@ -49,8 +50,10 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
         return 0;
     }
     if (arg->kind == QKV_ARG_CHOICE) {
-        char allowed[256] = "";
+        char allowed[256] = "", hint[96];
+        qkv_suggestion near = qkv_suggestion_begin(text);
         for (int i = 0; arg->choices[i]; i++) {
+            qkv_suggestion_consider(&near, arg->choices[i]);
             if (strcmp(text, arg->choices[i]) == 0) {
                 *(int *)arg->target = i;
                 return 0;
@@ -58,7 +61,8 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
             snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
                      arg->choices[i]);
         }
-        return arg_fail("%s: %s: unknown value '%s' (allowed: %s)", command, arg->flag, text, allowed);
+        return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
+                        qkv_suggestion_hint(&near, hint, sizeof hint), allowed);
     }
     double v = arg->kind == QKV_ARG_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
     if (errno || end == text || *end != '\0' || !(v >= arg->min && v <= arg->max)) {
@@ -80,7 +84,11 @@ int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *ar
         for (int j = 0; j < n_args && !arg; j++)
             if (strcmp(argv[i], args[j].flag) == 0) arg = &args[j];
         if (!arg) {
-            return arg_fail("%s: unknown flag '%s' (try --help)", command, argv[i]);
+            char hint[96];
+            qkv_suggestion near = qkv_suggestion_begin(argv[i]);
+            for (int j = 0; j < n_args; j++) qkv_suggestion_consider(&near, args[j].flag);
+            return arg_fail("%s: unknown flag '%s' (%stry --help)", command, argv[i],
+                            qkv_suggestion_hint(&near, hint, sizeof hint));
         }
         if (arg->kind == QKV_ARG_FLAG) {
             *(int *)arg->target = 1;

@@ -4,14 +4,16 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/kernels/parallel.h"
 #include "data/detect.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
+#include "train/cli/suggest.h"
 
 static int data_detect(int argc, char **argv) {
     qkv_detect_config config = qkv_detect_config_default();
     const char *out = NULL;
-    int n = 0, seed = 1;
+    int n = 0, seed = 1, threads = 0;
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--out", &out, "directory to write (created if missing; must be empty)"),
         QKV_ARG_INT_ROW("--n", &n, 1, 1000000, "number of images"),
@@ -19,9 +21,11 @@ static int data_detect(int argc, char **argv) {
         QKV_ARG_INT_ROW("--min-objects", &config.min_objects, 0, QKV_DETECT_MAX_GENERATED, "fewest shapes per image"),
         QKV_ARG_INT_ROW("--max-objects", &config.max_objects, 0, QKV_DETECT_MAX_GENERATED, "most shapes per image"),
         QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed: image i depends on (seed, i) only"),
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
     int parsed = qkv_args_parse("data detect", argc, argv, args, (int)(sizeof args / sizeof args[0]));
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    qkv_set_threads(threads);
     if (!out || !*out || n == 0) {
         fprintf(stderr, "qkv data detect: %s is required\n", !out || !*out ? "--out DIR" : "--n N");
         return 2;
@@ -53,6 +57,9 @@ int qkv_cmd_data(int argc, char **argv) {
         return argc < 1 ? 2 : 0;
     }
     if (strcmp(argv[0], "detect") == 0) return data_detect(argc - 1, argv + 1);
-    fprintf(stderr, "qkv data: unknown set '%s' (known: detect)\n", argv[0]);
+    char hint[96];
+    qkv_suggestion near = qkv_suggestion_begin(argv[0]);
+    qkv_suggestion_consider(&near, "detect");
+    fprintf(stderr, "qkv data: unknown set '%s' (%sknown: detect)\n", argv[0], qkv_suggestion_hint(&near, hint, sizeof hint));
     return 2;
 }

@@ -12,6 +12,7 @@
 #include "data/sequence.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
+#include "train/cli/suggest.h"
 #include "train/experiments/experiments.h"
 
 #define COUNT(table) ((int)(sizeof table / sizeof table[0]))
@@ -115,7 +116,11 @@ int qkv_cmd_experiment(int argc, char **argv) {
     }
     for (int i = 0; i < COUNT(experiments); i++)
         if (strcmp(argv[0], experiments[i].name) == 0) return experiments[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "qkv experiment: unknown experiment '%s' (known:", argv[0]);
+    char hint[96];
+    qkv_suggestion near = qkv_suggestion_begin(argv[0]);
+    for (int i = 0; i < COUNT(experiments); i++) qkv_suggestion_consider(&near, experiments[i].name);
+    fprintf(stderr, "qkv experiment: unknown experiment '%s' (%sknown:", argv[0],
+            qkv_suggestion_hint(&near, hint, sizeof hint));
     for (int i = 0; i < COUNT(experiments); i++) fprintf(stderr, "%s %s", i ? "," : "", experiments[i].name);
     fputs(")\n", stderr);
     return 2;

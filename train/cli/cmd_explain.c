@@ -38,6 +38,7 @@
 #include "core/ops/ops_position.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
+#include "train/cli/suggest.h"
 
 #define EPS 1e-3
 #define TOL 1e-2
@@ -387,7 +388,11 @@ int qkv_cmd_explain(int argc, char **argv) {
         return help ? 0 : 2;
     }
     if (strcmp(argv[0], "attention") != 0) {
-        fprintf(stderr, "qkv explain: unknown topic '%s' (known: attention)\n", argv[0]);
+        char hint[96];
+        qkv_suggestion near = qkv_suggestion_begin(argv[0]);
+        qkv_suggestion_consider(&near, "attention");
+        fprintf(stderr, "qkv explain: unknown topic '%s' (%sknown: attention)\n", argv[0],
+                qkv_suggestion_hint(&near, hint, sizeof hint));
         return 2;
     }
     int parsed = qkv_args_parse("explain attention", argc - 1, argv + 1, args, 2);

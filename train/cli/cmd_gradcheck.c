@@ -5,19 +5,22 @@
 #include <string.h>
 
 #include "core/check/gradcheck.h"
+#include "core/kernels/parallel.h"
 #include "layers/check/checks.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 
 int qkv_cmd_gradcheck(int argc, char **argv) {
     const char *filter = NULL;
-    int seed = 1234;
+    int seed = 1234, threads = 0;
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--filter", &filter, "only cases whose name contains this"),
         QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for inputs and weights"),
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
-    int parsed = qkv_args_parse("gradcheck", argc, argv, args, 2);
+    int parsed = qkv_args_parse("gradcheck", argc, argv, args, (int)(sizeof args / sizeof args[0]));
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    qkv_set_threads(threads);
 
     int run = 0, failed = 0;
     double worst = 0.0;

@@ -20,6 +20,7 @@
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/cli/train_flags.h"
+#include "train/cli/suggest.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
 #include "train/tasks/registry.h"
@@ -131,7 +132,11 @@ int qkv_cmd_train(int argc, char **argv) {
     }
     const qkv_task_kind *kind = qkv_task_kind_find(argv[0]);
     if (!kind) {
-        fprintf(stderr, "qkv train: unknown task '%s' (known: %s)\n", argv[0], qkv_task_kind_names());
+        char hint[96];
+        qkv_suggestion near = qkv_suggestion_begin(argv[0]);
+        for (int i = 0; i < qkv_task_kind_count(); i++) qkv_suggestion_consider(&near, qkv_task_kind_at(i)->name);
+        fprintf(stderr, "qkv train: unknown task '%s' (%sknown: %s)\n", argv[0],
+                qkv_suggestion_hint(&near, hint, sizeof hint), qkv_task_kind_names());
         return 2;
     }
     char command[64];

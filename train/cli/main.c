@@ -7,6 +7,7 @@
 #include "core/kernels/isa.h"
 #include "core/kernels/wait_policy.h"
 #include "train/cli/commands.h"
+#include "train/cli/suggest.h"
 #include "train/dist.h"
 
 static const struct {
@@ -68,7 +69,11 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "qkv: unknown command '%s'\n", command);
+    char hint[96];
+    qkv_suggestion near = qkv_suggestion_begin(command);
+    for (int i = 0; i < N_COMMANDS; i++) qkv_suggestion_consider(&near, commands[i].name);
+    fprintf(stderr, "qkv: unknown command '%s' (%sknown: see below)\n", command,
+            qkv_suggestion_hint(&near, hint, sizeof hint));
     usage(stderr);
     return 2;
 }
