@@ -73,6 +73,9 @@ typedef struct qkv_task {
     double (*weight)(void *self, int first, int n);
     /* The micro-batch size the trainer's default aims at (0: 8; train/step.h). */
     int micro_batch;
+    /* Tokens one example holds, when throughput is best counted in tokens (the
+     * text task: its context); 0: progress lines count examples per second. */
+    int tokens_per_example;
     /* Optional: after each evaluation during training (not with --quiet, rank 0
      * only), a few lines for the user: the text task's sample. Gradients and
      * training mode are off. */

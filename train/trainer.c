@@ -76,37 +76,57 @@ typedef struct progress {
     int tty, quiet;
     double start;
     long first_step, steps;
+    double per_step;             /* examples (or tokens) a step learns from; 0: unknown */
+    const char *unit;            /* "examples/s" or "tokens/s" */
+    long evaluated_at;           /* the step of the metrics on the progress bar (a terminal) */
 } progress;
 
-static const char *primary_metric(const qkv_trainer_config *config, const qkv_metrics *m, double *value) {
-    const double *v = config->target_key ? qkv_metrics_get(m, config->target_key) : NULL;
-    if (!v && m->n > 0) { *value = m->value[0]; return m->key[0]; }
-    if (!v) return NULL;
-    *value = *v;
-    return config->target_key;
+static progress progress_make(const qkv_trainer_config *config, const qkv_task *task, long start) {
+    int tokens = task->tokens_per_example;
+    return (progress){isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), start, config->steps,
+                      (double)task->batch * (tokens > 0 ? tokens : 1), tokens > 0 ? "tokens/s" : "examples/s", -1};
 }
 
-static void report_progress(const progress *p, const qkv_trainer_config *config, long step, float loss,
-                            const qkv_metrics *metrics, int final_line) {
+/* "  key value" for each metric (the target's first), or only the target's. */
+static void metrics_text(const qkv_trainer_config *config, const qkv_metrics *m, int all, char *out, size_t len) {
+    size_t used = 0;
+    out[0] = '\0';
+    const double *target = config->target_key ? qkv_metrics_get(m, config->target_key) : NULL;
+    if (target) used += (size_t)snprintf(out, len, "  %s %.4f", config->target_key, *target);
+    for (int i = 0; i < m->n && used < len && (all || !used); i++)
+        if (!target || strcmp(m->key[i], config->target_key) != 0)
+            used += (size_t)snprintf(out + used, len - used, "  %s %.4f", m->key[i], m->value[i]);
+}
+
+/* A log line (a terminal: the progress bar). metrics: this step's evaluation, or
+ * NULL; a line shows metrics only when they are fresh, and on a terminal the bar
+ * keeps the last ones with the step they are from. */
+static void report_progress(progress *p, const qkv_trainer_config *config, long step, float loss,
+                            const qkv_metrics *metrics, const qkv_metrics *last, int final_line) {
     if (p->quiet) return;
     double elapsed = omp_get_wtime() - p->start;
     double rate = (double)(step - p->first_step) / (elapsed > 0 ? elapsed : 1e-9);
     double eta = rate > 0 ? (double)(p->steps - step) / rate : 0;
-    double metric = 0;
-    const char *metric_name = primary_metric(config, metrics, &metric);
-    char metric_text[64] = "";
-    if (metric_name) snprintf(metric_text, sizeof metric_text, "  %s %.4f", metric_name, metric);
+    char metric_text[256] = "", speed[64] = "";
+    if (metrics) p->evaluated_at = step;
+    if (p->per_step > 0) snprintf(speed, sizeof speed, "  %.0f %s", rate * p->per_step, p->unit);
     if (p->tty) {
+        if (p->evaluated_at >= 0) {
+            metrics_text(config, last, 0, metric_text, sizeof metric_text - 24);
+            if (p->evaluated_at != step)
+                snprintf(metric_text + strlen(metric_text), 24, " (step %ld)", p->evaluated_at);
+        }
         const int width = 24;
         int filled = (int)((double)step / (double)p->steps * width);
         char bar[32];
         for (int i = 0; i < width; i++) bar[i] = i < filled ? '#' : '.';
         bar[width] = '\0';
-        printf("\r[%s] step %ld/%ld  loss %.4f%s  %.0f steps/s  ETA %.0fs   ", bar, step, p->steps, loss,
-               metric_text, rate, eta);
+        printf("\r[%s] step %ld/%ld  loss %.4f%s  %.0f steps/s%s  ETA %.0fs   ", bar, step, p->steps, loss,
+               metric_text, rate, speed, eta);
         if (final_line) putchar('\n');
     } else {
-        printf("step %6ld  loss %.4f%s  %.0f steps/s\n", step, loss, metric_text, rate);
+        if (metrics) metrics_text(config, metrics, 1, metric_text, sizeof metric_text);
+        printf("step %6ld  loss %.4f%s  %.0f steps/s%s\n", step, loss, metric_text, rate, speed);
     }
     fflush(stdout);
 }
@@ -127,6 +147,7 @@ typedef struct train_run {
     long last_saved;
     progress prog;
     qkv_metrics metrics;              /* the last evaluation's */
+    float lr;                         /* the last step's learning rate */
     qkv_train_outputs outputs;        /* --csv, --plot, --json */
 } train_run;
 
@@ -189,14 +210,8 @@ static int start_run(train_run *run) {
     qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
     run->step = run->last_saved = run->start;
     run->last_path = config->resume_path;
-    if (qkv_train_outputs_open(&run->outputs, config) != 0) {
-        qkv_train_outputs_finish(&run->outputs, 0, task, &run->description, run->result);
-        qkv_step_free(&run->parallel);
-        qkv_tape_free(run->tape);
-        qkv_optimizer_free(&run->opt);
-        return -1;
-    }
-    run->prog = (progress){isatty(STDOUT_FILENO), config->quiet, omp_get_wtime(), run->start, config->steps};
+    qkv_train_outputs_open(&run->outputs, config);
+    run->prog = progress_make(config, task, run->start);
     return 0;
 }
 
@@ -398,9 +413,10 @@ static int after_step(train_run *run, float lr) {
     int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == run->start + 1);
     int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
     if (eval_now && qkv_dist_rank() == 0) evaluate(run->task, run->tape, &run->metrics);
-    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, &run->metrics,
-                             log_now, eval_now);
-    if (log_now || eval_now) report_progress(&run->prog, config, step, loss, &run->metrics, 0);
+    run->lr = lr;
+    const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
+    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, fresh, log_now);
+    if (log_now || eval_now) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
     if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
     if (save_periodic(run) != 0) return -1;
     if (eval_now && qkv_dist_root_flag(reached_target(config, &run->metrics))) {
@@ -429,9 +445,10 @@ static int final_evaluation(train_run *run) {
     qkv_train_result *result = run->result;
     evaluate(run->task, run->tape, &run->metrics);
     result->metrics = run->metrics;
-    qkv_train_outputs_record_final(&run->outputs, run->step, run->start, result->final_loss, &run->metrics);
+    qkv_train_outputs_record_final(&run->outputs, run->step, result->final_loss, run->lr,
+                                   omp_get_wtime() - run->prog.start, &run->metrics);
     if (run->prog.tty && !run->prog.quiet)
-        report_progress(&run->prog, run->config, run->step, result->final_loss, &run->metrics, 1);
+        report_progress(&run->prog, run->config, run->step, result->final_loss, &run->metrics, &run->metrics, 1);
     return save_final(run);
 }
 

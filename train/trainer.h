@@ -39,13 +39,15 @@
  * is ("stopped by SIGINT after step 12 of 100; ck.safetensors (step 12) holds the
  * work: continue with --resume ck.safetensors").
  *
- * Output: on a terminal a one-line progress bar (step, loss, metric, steps/s, ETA);
- * piped, plain log lines every log_every steps; quiet, nothing but the summary.
- * The last line is always "final: key=value ...". --json and --plot files are
- * written atomically at the end, --csv row by row into its temporary file renamed
- * into place at the end, --dot after the first step; their paths are
- * checked before training starts. --plot records the loss at each log point (every
- * step when log_every is 0) and the metrics at each evaluation, including the last.
+ * Output: on a terminal a one-line progress bar (step, loss, the last evaluated
+ * metric and its step, steps/s, examples or tokens per second, ETA); piped, plain
+ * log lines every log_every steps, with every metric on the lines of an
+ * evaluation only; quiet, nothing but the summary. The last line is always
+ * "final: key=value ...". The run's history (train/history.h: a row per logged
+ * or evaluated step, every step when log_every is 0, and the final evaluation,
+ * a column per metric) makes --csv and --plot, written atomically at the end
+ * with --json; --dot after the first step; their paths are checked before
+ * training starts.
  */
 #ifndef QKV_TRAINER_H
 #define QKV_TRAINER_H

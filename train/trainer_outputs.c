@@ -9,40 +9,22 @@
 #include "core/fileio.h"
 #include "core/io/json.h"
 
-int qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config) {
+void qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config) {
     memset(out, 0, sizeof *out);
     out->csv_path = config->csv_path;
     out->plot_path = config->plot_path;
     out->json_path = config->json_path;
     out->log_every = config->log_every;
-    if (!out->csv_path) return 0;
-    static const char header[] = "step,loss,lr,seconds\n";
-    if (qkv_atomic_open(&out->csv, out->csv_path) != 0) return -1;
-    return qkv_atomic_write(&out->csv, header, sizeof header - 1);
 }
 
 void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
-                              const qkv_metrics *metrics, int log_now, int eval_now) {
-    if (out->plot_path) {
-        if (log_now || eval_now || out->log_every <= 0) qkv_curves_add_loss(&out->curves, (double)step, loss);
-        if (eval_now) qkv_curves_add_metrics(&out->curves, (double)step, metrics);
-    }
-    if (out->csv.path && (log_now || eval_now)) {
-        char row[128];
-        int len = snprintf(row, sizeof row, "%ld,%.6g,%.6g,%.3f\n", step, loss, lr, seconds);
-        if (qkv_atomic_write(&out->csv, row, (size_t)len) != 0 || qkv_atomic_flush(&out->csv) != 0)
-            out->csv_failed = 1; /* the writer removed its file; the error is reported at the end */
-    }
+                              const qkv_metrics *metrics, int log_now) {
+    if (log_now || metrics || out->log_every <= 0) qkv_history_add(&out->history, step, loss, lr, seconds, metrics);
 }
 
-void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, long start, float loss,
+void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
                                     const qkv_metrics *metrics) {
-    if (!out->plot_path) return;
-    const qkv_curves *c = &out->curves;
-    long last_loss = c->n_loss ? (long)c->loss_step[c->n_loss - 1] : -1;
-    if (last_loss != step && step > start) qkv_curves_add_loss(&out->curves, (double)step, loss);
-    if (!c->n_eval || c->eval_step[c->n_eval - 1] != (double)step)
-        qkv_curves_add_metrics(&out->curves, (double)step, metrics);
+    qkv_history_add(&out->history, step, loss, lr, seconds, metrics);
 }
 
 /* ---- the --json summary ---------------------------------------------------------- */
@@ -95,14 +77,14 @@ static int write_summary_json(const char *path, const qkv_task *task, const qkv_
 int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *task,
                              const qkv_config_kv *description, const qkv_train_result *result) {
     int rc = 0;
-    if (out->csv_path) {
-        if (write) rc = out->csv_failed ? qkv_file_fail(out->csv_path, "a row could not be written") :
-                                          qkv_atomic_commit(&out->csv);
-        qkv_atomic_abort(&out->csv);
+    if (write && out->csv_path) {
+        char *csv = qkv_history_csv(&out->history);
+        rc = qkv_write_file_atomic(out->csv_path, csv, strlen(csv));
+        free(csv);
     }
     if (write && rc == 0 && out->json_path) rc = write_summary_json(out->json_path, task, description, result);
-    if (write && rc == 0 && out->plot_path) rc = qkv_curves_write_png(&out->curves, out->plot_path, task->name);
-    qkv_curves_free(&out->curves);
+    if (write && rc == 0 && out->plot_path) rc = qkv_history_write_png(&out->history, out->plot_path, task->name);
+    qkv_history_free(&out->history);
     memset(out, 0, sizeof *out);
     return rc != 0 ? -1 : 0;
 }

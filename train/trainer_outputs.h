@@ -1,43 +1,39 @@
 /* trainer_outputs.h — the files a training run writes when it ends: the --csv log,
  * the --plot curves and the --json summary (trainer.h says what each holds).
  *
- * The CSV is written row by row (each row flushed) into the atomic writer's
- * temporary file, which qkv_train_outputs_finish renames into place; the plot and
- * the summary are kept in memory and written there. A run that fails leaves none
- * of them behind (and no partial file), a run stopped by a signal (trainer.h)
- * writes all three. A path that is NULL turns its output off. Used by
- * train/trainer.c.
+ * The run's history (train/history.h: a row per logged or evaluated step, every
+ * metric in its own column) is kept in memory, and qkv_train_outputs_finish
+ * writes the CSV and the plot from it, each atomically, and the summary. A run
+ * that fails leaves none of them behind (and no partial file), a run stopped by a
+ * signal (trainer.h) writes all three. A path that is NULL turns its output off.
+ * Used by train/trainer.c.
  */
 #ifndef QKV_TRAINER_OUTPUTS_H
 #define QKV_TRAINER_OUTPUTS_H
 
 #include <stdio.h>
 
-#include "core/fileio.h"
-#include "train/curves.h"
+#include "train/history.h"
 #include "train/trainer.h"
 
 typedef struct qkv_train_outputs {
     const char *csv_path, *plot_path, *json_path;
-    int log_every;       /* <= 0: the plot records the loss of every step */
-    qkv_atomic_file csv; /* csv.path NULL without --csv (or once it failed) */
-    int csv_failed;      /* a row could not be written: finish reports it */
-    qkv_curves curves;
+    int log_every;       /* <= 0: a row for every step */
+    qkv_history history;
 } qkv_train_outputs;
 
-/* The outputs of config (its csv, plot and json paths); creates the CSV's
- * temporary file and writes its header. 0, or -1 with qkv_last_error(). */
-int qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config);
+/* The outputs of config (its csv, plot and json paths), with an empty history. */
+void qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config);
 
 /* After `step` steps, with the step's loss and lr, `seconds` since the run began:
- * a CSV row if the step is logged (log_now) or evaluated (eval_now); on the plot,
- * the loss then too (every step when log_every <= 0) and the metrics when evaluated. */
+ * a history row if the step is logged (log_now) or evaluated (metrics not NULL),
+ * or every step when log_every <= 0; the metrics in it only when evaluated. */
 void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
-                              const qkv_metrics *metrics, int log_now, int eval_now);
+                              const qkv_metrics *metrics, int log_now);
 
-/* The final evaluation, after `step` steps of a run that began at `start`: its
- * loss and metrics on the plot, unless the last step recorded them already. */
-void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, long start, float loss,
+/* The final evaluation, after `step` steps: its metrics in the last row when
+ * that row is this step's, else in a new row. */
+void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
                                     const qkv_metrics *metrics);
 
 /* With write nonzero, writes --csv, --json and --plot in that order, stopping at

@@ -27,7 +27,7 @@ int qkv_common_args(qkv_arg *args, qkv_common_flags *f) {
         QKV_ARG_INT_ROW("--save-every", &t->save_every, 0, 1e9, "also checkpoint every N steps"),
         QKV_ARG_STRING_ROW("--resume", &t->resume_path, "continue from this checkpoint"),
         QKV_ARG_STRING_ROW("--json", &t->json_path, "write a JSON summary here"),
-        QKV_ARG_STRING_ROW("--csv", &t->csv_path, "write one CSV row per logged step here"),
+        QKV_ARG_STRING_ROW("--csv", &t->csv_path, "write the run's history here: a row per logged step, a column per metric"),
         QKV_ARG_INT_ROW("--threads", &f->threads, 0, 1024, QKV_THREADS_HELP),
         QKV_ARG_INT_ROW("--micro-batch", &t->micro_batch, 0, 1e9,
                         "examples per micro-batch, the unit of parallel work (divides the batch; 0: the task's)"),

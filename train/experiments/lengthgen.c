@@ -556,7 +556,8 @@ static int write_plot(const lengthgen *g) {
         char title[128];
         snprintf(title, sizeof title, "%s: trained on 1..%d (shaded), %d seed%s",
                  qkv_seq_task_name((qkv_seq_task)g->tasks[t]), o->train_max, o->seeds, o->seeds > 1 ? "s" : "");
-        qkv_plot_options options = {title, "sequence length", y_label, 1.0, (double)o->train_max, 0, 0, 0};
+        qkv_plot_options options = {.title = title, .x_label = "sequence length", .y_label = y_label,
+                                    .shade_x0 = 1.0, .shade_x1 = (double)o->train_max};
         rc = qkv_plot_lines_draw(&canvas, PANEL_W * t, 0, PANEL_W, PANEL_H, series, g->n_schemes, &options);
     }
     if (rc == 0) rc = qkv_canvas_write_png(&canvas, o->plot);

@@ -258,7 +258,7 @@ static qkv_task *text_create(const void *config, int for_eval) {
     }
     t->task = (qkv_task){.name = "text", .self = t, .params = &t->model.params, .loss = text_loss,
                          .evaluate = text_evaluate, .describe = text_describe, .batch = c.batch,
-                         .report = text_report, .micro_batch = 3};
+                         .report = text_report, .micro_batch = 3, .tokens_per_example = c.context};
     return &t->task;
 }
 

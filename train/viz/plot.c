@@ -207,6 +207,10 @@ int qkv_plot_lines_draw(qkv_canvas *c, int x, int y, int w, int h, const qkv_plo
         x0 = o->shade_x0;
         x1 = o->shade_x1;
     }
+    if (o->x_max > o->x_min && isfinite(o->x_min) && isfinite(o->x_max)) {
+        x0 = any ? fmin(x0, o->x_min) : o->x_min;
+        x1 = any ? fmax(x1, o->x_max) : o->x_max;
+    }
     ay.log = o->log_y;
     linear_axis(&ax, x0, x1);
     if (o->log_y) log_axis(&ay, any ? y0 : 0, any ? y1 : 1);

@@ -25,6 +25,8 @@ typedef struct qkv_plot_options {
     double shade_x0, shade_x1;   /* shaded x-range when shade_x1 > shade_x0 (e.g. the training lengths) */
     int log_y;                   /* logarithmic y axis */
     int width, height;           /* 0: defaults (e.g. 640x400) */
+    double x_min, x_max;         /* when x_max > x_min, the x axis spans at least [x_min, x_max]
+                                  * (panels side by side share their steps) */
 } qkv_plot_options;
 
 #define QKV_PLOT_DEFAULT_WIDTH 640

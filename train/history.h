@@ -1,0 +1,49 @@
+/* history.h — a run's record: one row per logged or evaluated step (step, train
+ * loss, learning rate, seconds since the run began, and every metric the task
+ * evaluated there; NaN where a metric was not evaluated). The --csv file, the
+ * --plot picture and the checkpoint's copy are all written from it, so a resumed
+ * run that restores the history (qkv_history_parse) covers the whole run.
+ *
+ * Rows are appended in step order; a row for a step already last replaces its
+ * missing values (the final evaluation of a step that was just logged). At most
+ * QKV_MAX_METRICS metric keys, in the order they first appear; the history keeps
+ * its own copies of the keys. Recording allocates (doubling arrays); running out
+ * of memory is fatal.
+ */
+#ifndef QKV_HISTORY_H
+#define QKV_HISTORY_H
+
+#include <stddef.h>
+
+#include "train/task.h"
+
+#define QKV_HISTORY_KEY_LEN 32
+
+typedef struct qkv_history {
+    int n, cap;
+    double *step, *loss, *lr, *seconds;
+    int n_keys;
+    char key[QKV_MAX_METRICS][QKV_HISTORY_KEY_LEN];
+    double *metric[QKV_MAX_METRICS]; /* metric[k][row] */
+} qkv_history;
+
+/* A row; metrics NULL (or without a key) leaves those cells NaN. */
+void qkv_history_add(qkv_history *h, long step, double loss, double lr, double seconds, const qkv_metrics *metrics);
+
+/* The history as CSV text: a header "step,loss,lr,seconds,<key>,..." then one line
+ * per row, an empty cell where a value is NaN. Returns a malloc'd string. */
+char *qkv_history_csv(const qkv_history *h);
+
+/* Replaces h by the rows of csv text (as qkv_history_csv writes it), keeping those
+ * before step `until` only (a checkpoint's history, resumed at its step). 0, or -1
+ * with qkv_last_error() naming what (a checkpoint's text is input). */
+int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *what);
+
+/* One picture: the train loss and every metric named *_loss on one log axis (the
+ * same unit: nats per token or example), the other metrics beside it, both
+ * panels over the same steps; title above. 0, or -1 with qkv_last_error(). */
+int qkv_history_write_png(const qkv_history *h, const char *path, const char *title);
+
+void qkv_history_free(qkv_history *h);
+
+#endif
