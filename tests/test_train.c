@@ -60,6 +60,14 @@ START_TEST(cli_rejects_bad_flags_with_one_line) {
     ck_assert_int_eq(run_qkv("frobnicate", line, sizeof line), 2);
     ck_assert_int_eq(run_qkv("train spirals --steps 5 --quiet", line, sizeof line), 0);
     ck_assert_int_eq(run_qkv("gradcheck --filter nothing-has-this-name", line, sizeof line), 2);
+    /* A picture's name says PNG, before any work. */
+    static const char *const not_png[] = {"train spirals --plot out.jpg", "experiment lengthgen --plot lg.svg",
+                                          "detect no.safetensors img.png --out boxes.jpeg"};
+    for (size_t i = 0; i < sizeof not_png / sizeof *not_png; i++) {
+        ck_assert_int_eq(run_qkv(not_png[i], line, sizeof line), 2);
+        ck_assert_msg(strstr(line, ": qkv writes pictures as PNG: give a name ending in .png"), "%s: %s", not_png[i],
+                      line);
+    }
 }
 END_TEST
 

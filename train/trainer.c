@@ -11,6 +11,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,7 +57,17 @@ int qkv_check_output_path(const char *path) {
     return writable ? 0 : -1;
 }
 
+int qkv_check_png_path(const char *path) {
+    size_t n = strlen(path);
+    if (n < 4 || strcasecmp(path + n - 4, ".png") != 0) {
+        qkv_set_error("%s: qkv writes pictures as PNG: give a name ending in .png", path);
+        return -1;
+    }
+    return qkv_check_output_path(path);
+}
+
 int qkv_trainer_check_outputs(const qkv_trainer_config *config) {
+    if (config->plot_path && qkv_check_png_path(config->plot_path) != 0) return -1;
     const char *outputs[] = {config->json_path, config->csv_path, config->save_path, config->plot_path,
                              config->dot_path};
     for (int i = 0; i < 5; i++) {

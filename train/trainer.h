@@ -116,6 +116,9 @@ void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, s
  * and is writable, and path is absent or a regular file (never a directory or a
  * device). Returns 0 or -1 with qkv_last_error(). */
 int qkv_check_output_path(const char *path);
+/* The same for a picture qkv writes, whose name must also end in .png (any case):
+ * qkv writes PNG only, and a name saying otherwise would mislead. */
+int qkv_check_png_path(const char *path);
 /* All of config's output paths (--json, --csv, --save, --plot, --dot), distinct; commands call
  * it before loading data, qkv_train again before training. */
 int qkv_trainer_check_outputs(const qkv_trainer_config *config);

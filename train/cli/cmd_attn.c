@@ -209,7 +209,7 @@ int qkv_cmd_attn(int argc, char **argv) {
     int parsed = qkv_args_parse("attn", argc - 1, argv + 1, args, 3);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (!input) return usage_error("--input is required, e.g. --input \"3 1 4 1 5\"");
-    if (qkv_check_output_path(out) != 0) return usage_error(qkv_last_error());
+    if (qkv_check_png_path(out) != 0) return usage_error(qkv_last_error());
     qkv_set_threads(threads);
 
     qkv_seq_model model;

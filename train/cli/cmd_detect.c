@@ -138,7 +138,7 @@ int qkv_cmd_detect(int argc, char **argv) {
     }
     int parsed = qkv_args_parse("detect", argc - 2, argv + 2, args, 4);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
-    if (out && qkv_check_output_path(out) != 0) {
+    if (out && qkv_check_png_path(out) != 0) {
         fprintf(stderr, "qkv detect: --out %s\n", qkv_last_error());
         return 2;
     }

@@ -600,6 +600,7 @@ static int check(lengthgen *g) {
         if (qkv_seq_model_check(&c) != 0) return -1;
     }
     const char *outputs[3] = {o->csv, o->json, o->plot};
+    if (o->plot && qkv_check_png_path(o->plot) != 0) return -1;
     return qkv_exp_check_outputs(outputs, 3);
 }
 
