@@ -7,7 +7,13 @@
  *   gradcheck: every exported `const qkv_gradcheck_group NAME` of the repository's
  *              C files is in QKV_GRADCHECK_GROUPS (layers/check/checks.h), which
  *              test_gradcheck.c and `./qkv gradcheck` run; their printed names
- *              differ, so each names one group. */
+ *              differ, so each names one group;
+ *   unary ops: every row of the elementwise table (qkv_unary_ops, core/ops/
+ *              ops_elementwise.c) has a public qkv_NAME in ops.h and gradient-check
+ *              rows "NAME [shape]" in the elementwise group at 1-D and more dims;
+ *              the table's names differ. */
+#include <stdlib.h>
+
 #include "tests/suites.h"
 #include "tests/test_util.h"
 
@@ -45,6 +51,44 @@ START_TEST(gradcheck_group_names_differ) {
 }
 END_TEST
 
+/* Does any case of the group have a name "op [..." of the given rank (dims counted
+ * by commas + 1 inside the brackets)? */
+static int has_case(const qkv_gradcheck_group *g, const char *op, int *ranks_seen) {
+    size_t n = strlen(op);
+    int found = 0;
+    for (int i = 0; i < g->n_cases; i++) {
+        const char *name = g->cases[i].name;
+        if (strncmp(name, op, n) != 0 || strncmp(name + n, " [", 2) != 0) continue;
+        found = 1;
+        int rank = 1;
+        for (const char *c = name + n + 2; *c && *c != ']'; c++) rank += *c == ',';
+        if (rank <= 4) ranks_seen[rank] = 1;
+    }
+    return found;
+}
+
+START_TEST(every_unary_op_has_a_wrapper_and_gradcheck_rows) {
+    size_t len;
+    char *ops_h = (char *)read_file_bytes("../core/ops/ops.h", &len);
+    ops_h[len] = '\0';
+    ck_assert_int_gt(qkv_unary_op_count, 0);
+    for (int i = 0; i < qkv_unary_op_count; i++) {
+        const char *op = qkv_unary_ops[i].name;
+        for (int j = i + 1; j < qkv_unary_op_count; j++)
+            ck_assert_msg(strcmp(op, qkv_unary_ops[j].name) != 0, "unary table names %s twice", op);
+        ck_assert_msg(qkv_unary_ops[i].cost >= 1, "unary op %s: cost %d", op, qkv_unary_ops[i].cost);
+        char declaration[64];
+        snprintf(declaration, sizeof declaration, "*qkv_%s(qkv_tape *tape, qkv_tensor *x", op);
+        ck_assert_msg(strstr(ops_h, declaration), "unary op %s: core/ops/ops.h declares no qkv_%s", op, op);
+        int ranks[5] = {0};
+        ck_assert_msg(has_case(&qkv_checks_elementwise, op, ranks),
+                      "unary op %s has no gradient-check row \"%s [shape]\" (core/check/checks_elementwise.c)", op, op);
+        ck_assert_msg(ranks[2] && ranks[3], "unary op %s: gradient-check rows need 2-D and 3-D shapes", op);
+    }
+    free(ops_h);
+}
+END_TEST
+
 Suite *suite_registries(void) {
     Suite *s = suite_create("registries");
     TCase *suites = tcase_create("suites");
@@ -54,5 +98,8 @@ Suite *suite_registries(void) {
     tcase_add_test(gradcheck, every_defined_gradcheck_group_is_listed);
     tcase_add_test(gradcheck, gradcheck_group_names_differ);
     suite_add_tcase(s, gradcheck);
+    TCase *unary = tcase_create("unary ops");
+    tcase_add_test(unary, every_unary_op_has_a_wrapper_and_gradcheck_rows);
+    suite_add_tcase(s, unary);
     return s;
 }
