@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "data/sequence.h"
+#include "layers/positions.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/experiments/experiments.h"
@@ -57,13 +58,16 @@ static int cmd_lengthgen(int argc, char **argv) {
             preset = argv[i + 1];
             if (qkv_lengthgen_preset(&o, preset) != 0) return fail("lengthgen");
         }
+    char all[96], randomized[96], pos_help[224]; /* the schemes of layers/positions.h's table */
+    snprintf(pos_help, sizeof pos_help, "comma-separated position schemes (%s; %s)",
+             qkv_pos_scheme_list(all, sizeof all, ", ", NULL, NULL),
+             qkv_pos_scheme_list(randomized, sizeof randomized, ", ", "-rand", qkv_pos_keep_randomizable));
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--preset", &preset, "kazemnejad: the paper's setup at qkv's scale (docs/lengthgen.md); "
                                                 "the other flags override it"),
         QKV_ARG_CHOICE_ROW("--task", &o.task, qkv_seq_task_names, "what to learn"),
         QKV_ARG_STRING_ROW("--tasks", &o.tasks, "comma-separated tasks (reverse, copy, sort); overrides --task"),
-        QKV_ARG_STRING_ROW("--pos", &o.schemes, "comma-separated position schemes (none, learned, sinusoidal, rope, "
-                                                "alibi, t5; learned-rand, sinusoidal-rand, rope-rand)"),
+        QKV_ARG_STRING_ROW("--pos", &o.schemes, pos_help),
         QKV_ARG_INT_ROW("--pos-randomize", &o.randomize, 0, 1e6,
                         "M of the -rand schemes: positions drawn from [0, M); 0: twice the longest test stream"),
         QKV_ARG_INT_ROW("--jobs", &o.jobs, 1, 64, "models trained at once, one thread each (same results)"),

@@ -83,11 +83,6 @@ typedef struct lengthgen {
 const char *const qkv_lengthgen_metric_names[] = {"exact", "token", NULL};
 const char *const qkv_lengthgen_preset_names[] = {"kazemnejad", NULL};
 
-/* The schemes that may be randomized (layers/positions.h). */
-static int randomizable(qkv_pos_kind k) {
-    return k == QKV_POS_LEARNED || k == QKV_POS_SINUSOIDAL || k == QKV_POS_ROPE;
-}
-
 void qkv_lengthgen_default_options(qkv_lengthgen_options *o) {
     *o = (qkv_lengthgen_options){.task = QKV_TASK_REVERSE, .train_max = 8, .test_max = 16, .seeds = 1, .seed = 1,
                                  .steps = 2000, .batch = 64, .warmup = 100, .lr = 3e-3f, .dim = 64, .heads = 4,
@@ -142,11 +137,9 @@ static int split_list(const char *flag, const char *text, char (*items)[24], int
 /* "none,rope-rand" -> g's schemes; -1 with a one-line message naming --pos. */
 static int parse_schemes(lengthgen *g) {
     const qkv_lengthgen_options *o = g->o;
-    char items[QKV_LENGTHGEN_MAX_SCHEMES][24], allowed[160] = "";
-    for (int i = 0; qkv_pos_kind_names[i]; i++)
-        snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
-                 qkv_pos_kind_names[i]);
-    snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "; learned, sinusoidal, rope + \"-rand\"");
+    char items[QKV_LENGTHGEN_MAX_SCHEMES][24], allowed[160], randomizable[64];
+    snprintf(allowed, sizeof allowed, "%s; %s + \"-rand\"", qkv_pos_scheme_list((char[96]){0}, 96, ", ", NULL, NULL),
+             qkv_pos_scheme_list(randomizable, sizeof randomizable, ", ", NULL, qkv_pos_keep_randomizable));
     if (split_list("--pos", o->schemes, items, QKV_LENGTHGEN_MAX_SCHEMES, &g->n_schemes) != 0) return -1;
     for (int s = 0; s < g->n_schemes; s++) {
         lg_scheme *sc = &g->schemes[s];
@@ -156,7 +149,7 @@ static int parse_schemes(lengthgen *g) {
         sc->randomized = len > 5 && strcmp(base + len - 5, "-rand") == 0;
         if (sc->randomized) base[len - 5] = '\0';
         int kind = qkv_pos_kind_parse(base);
-        if (kind < 0 || (sc->randomized && !randomizable((qkv_pos_kind)kind)))
+        if (kind < 0 || (sc->randomized && !qkv_pos_randomizable((qkv_pos_kind)kind)))
             return qkv_set_error("--pos: unknown scheme '%s' (allowed: %s)", items[s], allowed), -1;
         sc->kind = (qkv_pos_kind)kind;
         strcpy(sc->name, items[s]);

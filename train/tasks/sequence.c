@@ -90,7 +90,7 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
     if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
-    if (c->pos_randomize && c->pos != QKV_POS_LEARNED && c->pos != QKV_POS_SINUSOIDAL && c->pos != QKV_POS_ROPE)
+    if (c->pos_randomize && !qkv_pos_randomizable(c->pos))
         return qkv_set_error("--pos-randomize applies to --pos learned, sinusoidal or rope, not %s",
                              qkv_pos_kind_name(c->pos)), -1;
     if (c->pos_randomize && c->pos_randomize < sample_len(c))
