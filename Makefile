@@ -35,10 +35,10 @@ LDLIBS       += -fopenmp -lm $(STB_LIBS)
 DEPS_BUILD := pkg-config libstb-dev
 DEPS_TEST  := $(DEPS_BUILD) check fortunes
 
-# The version is written once, in qkv.h; the shared library's soname carries the
-# major number (libqkv.so.$(VERSION_MAJOR)).
+# The version is written once, in core/version.h (which qkv.h includes); the shared
+# library's soname carries the major number (libqkv.so.$(VERSION_MAJOR)).
 HASH          := \#
-VERSION       := $(shell sed -n 's/^$(HASH)define QKV_VERSION "\(.*\)"/\1/p' qkv.h)
+VERSION       := $(shell sed -n 's/^$(HASH)define QKV_VERSION "\(.*\)"/\1/p' core/version.h)
 VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 # B is the build directory and BIN the command-line binary: test-asan and
