@@ -189,7 +189,8 @@ static int start_run(train_run *run) {
     qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
     run->step = run->last_saved = run->start;
     run->last_path = config->resume_path;
-    if (qkv_train_outputs_open(&run->outputs, config) != 0) {
+    if (qkv_train_outputs_open(&run->outputs, config->csv_path, config->plot_path, config->json_path,
+                               config->log_every) != 0) {
         qkv_train_outputs_finish(&run->outputs, 0, task, &run->description, run->result);
         qkv_step_free(&run->parallel);
         qkv_tape_free(run->tape);

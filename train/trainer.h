@@ -54,6 +54,7 @@
 
 #include "optim/optimizer.h"
 #include "train/task.h"
+#include "train/train_result.h"
 
 typedef struct qkv_trainer_config {
     int steps;
@@ -78,15 +79,7 @@ typedef struct qkv_trainer_config {
     int micro_batch;            /* examples per micro-batch (train/step.h); 0: the task's default */
 } qkv_trainer_config;
 
-typedef struct qkv_train_result {
-    long steps_done;
-    float final_loss;
-    qkv_metrics metrics;
-    double seconds, steps_per_second;
-    int stopped_early;
-    int interrupted; /* the signal that ended the run early (train/interrupt.h), or 0 */
-    int nonfinite; /* 1: stopped on a NaN/Inf loss, gradient or state, or a --detect-nan anomaly (the command line's exit status 3) */
-} qkv_train_result;
+/* qkv_train_result: train/train_result.h (the run's end, which trainer_outputs.c writes too). */
 
 /* Runs the loop. Returns 0, or -1 with qkv_last_error() (an unwritable output path,
  * a checkpoint that does not fit the model, the task's error, a NaN/Inf stop: see

@@ -9,12 +9,13 @@
 #include "core/fileio.h"
 #include "core/io/json.h"
 
-int qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config) {
+int qkv_train_outputs_open(qkv_train_outputs *out, const char *csv_path, const char *plot_path,
+                           const char *json_path, int log_every) {
     memset(out, 0, sizeof *out);
-    out->csv_path = config->csv_path;
-    out->plot_path = config->plot_path;
-    out->json_path = config->json_path;
-    out->log_every = config->log_every;
+    out->csv_path = csv_path;
+    out->plot_path = plot_path;
+    out->json_path = json_path;
+    out->log_every = log_every;
     if (!out->csv_path) return 0;
     static const char header[] = "step,loss,lr,seconds\n";
     if (qkv_atomic_open(&out->csv, out->csv_path) != 0) return -1;

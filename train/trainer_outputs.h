@@ -6,7 +6,8 @@
  * the summary are kept in memory and written there. A run that fails leaves none
  * of them behind (and no partial file), a run stopped by a signal (trainer.h)
  * writes all three. A path that is NULL turns its output off. Used by
- * train/trainer.c.
+ * train/trainer.c; it reads no trainer type (the paths come as arguments, the
+ * result from train_result.h), so the trainer depends on it, not both ways.
  */
 #ifndef QKV_TRAINER_OUTPUTS_H
 #define QKV_TRAINER_OUTPUTS_H
@@ -15,7 +16,8 @@
 
 #include "core/fileio.h"
 #include "train/curves.h"
-#include "train/trainer.h"
+#include "train/task.h"
+#include "train/train_result.h"
 
 typedef struct qkv_train_outputs {
     const char *csv_path, *plot_path, *json_path;
@@ -25,9 +27,11 @@ typedef struct qkv_train_outputs {
     qkv_curves curves;
 } qkv_train_outputs;
 
-/* The outputs of config (its csv, plot and json paths); creates the CSV's
- * temporary file and writes its header. 0, or -1 with qkv_last_error(). */
-int qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config);
+/* The outputs of a run (its --csv, --plot and --json paths, each NULL when off,
+ * and --log-every); creates the CSV's temporary file and writes its header. 0, or
+ * -1 with qkv_last_error(). */
+int qkv_train_outputs_open(qkv_train_outputs *out, const char *csv_path, const char *plot_path,
+                           const char *json_path, int log_every);
 
 /* After `step` steps, with the step's loss and lr, `seconds` since the run began:
  * a CSV row if the step is logged (log_now) or evaluated (eval_now); on the plot,
