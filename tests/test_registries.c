@@ -8,6 +8,8 @@
  *              C files is in QKV_GRADCHECK_GROUPS (layers/check/checks.h), which
  *              test_gradcheck.c and `./qkv gradcheck` run; their printed names
  *              differ, so each names one group;
+ *   commands:  every `int qkv_cmd_NAME(int argc, char **argv)` of train/cli/ is a
+ *              row of QKV_COMMANDS (train/cli/commands.h), which ./qkv dispatches;
  *   unary ops: every row of the elementwise table (qkv_unary_ops, core/ops/
  *              ops_elementwise.c) has a public qkv_NAME in ops.h and gradient-check
  *              rows "NAME [shape]" in the elementwise group at 1-D and more dims;
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 
 #include "tests/suites.h"
+#include "train/cli/commands.h"
 #include "tests/test_util.h"
 
 #define ELEMENTS(array) ((int)(sizeof array / sizeof array[0]))
@@ -47,6 +50,16 @@ START_TEST(every_defined_gradcheck_group_is_listed) {
     static const char *const sources[] = {"../*/*.c", "../*/*/*.c", NULL};
     assert_list_matches_sources("QKV_GRADCHECK_GROUPS (layers/check/checks.h)", listed, ELEMENTS(listed), sources,
                                 "^const[[:space:]]+qkv_gradcheck_group[[:space:]]+([A-Za-z_][A-Za-z0-9_]*)");
+}
+END_TEST
+
+START_TEST(every_defined_command_is_listed) {
+#define COMMAND_SYMBOL(fn, name, usage, under_mpi) "qkv_cmd_" #fn,
+    static const char *const listed[] = {QKV_COMMANDS(COMMAND_SYMBOL)};
+#undef COMMAND_SYMBOL
+    static const char *const sources[] = {"../train/cli/*.c", NULL};
+    assert_list_matches_sources("QKV_COMMANDS (train/cli/commands.h)", listed, ELEMENTS(listed), sources,
+                                "^int[[:space:]]+(qkv_cmd_[A-Za-z0-9_]*)[[:space:]]*\\(");
 }
 END_TEST
 
@@ -202,6 +215,9 @@ Suite *suite_registries(void) {
     tcase_add_test(gradcheck, every_defined_gradcheck_group_is_listed);
     tcase_add_test(gradcheck, gradcheck_group_names_differ);
     suite_add_tcase(s, gradcheck);
+    TCase *commands = tcase_create("commands");
+    tcase_add_test(commands, every_defined_command_is_listed);
+    suite_add_tcase(s, commands);
     TCase *unary = tcase_create("unary ops");
     tcase_add_test(unary, every_unary_op_has_a_wrapper_and_gradcheck_rows);
     suite_add_tcase(s, unary);
