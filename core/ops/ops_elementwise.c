@@ -210,6 +210,16 @@ INLINE float sigmoid_value(float x) { /* exp of a non-positive number only: no o
     float e = qkv_fast_exp_nonpositive(-fabsf(x));
     return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
 }
+/* d[0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2), t = tanh(beta (x + kappa x^3)) */
+INLINE float gelu_tanh_slope(float x) {
+    float t = gelu_tanh_inner(x);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_BETA * (1.0f + 3.0f * GELU_KAPPA * x * x);
+}
+/* d[x s(x)] = s + x s (1 - s) = s (1 + x (1 - s)), s = sigmoid(x) */
+INLINE float silu_slope(float x) {
+    float s = sigmoid_value(x);
+    return s * (1.0f + x * (1.0f - s));
+}
 
 /* THE TABLE of unary ops: one row per op, and nothing else to edit but the public
  * wrapper below (declared in ops.h) and the op's gradient-check row
@@ -228,20 +238,15 @@ INLINE float sigmoid_value(float x) { /* exp of a non-positive number only: no o
     X(RELU, "relu", 1, x < 0.0f ? 0.0f : x,                         /* NaN passes through */      \
       x > 0.0f ? 1.0f : 0.0f)                                       /* 1[x > 0] */                \
     X(ABS, "abs", 1, fabsf(x), x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f)) /* sign(x), 0 at 0 */ \
-    /* d[0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2),                   \
-     * t = tanh(beta (x + kappa x^3)) */                                                          \
-    X(GELU, "gelu", 16, 0.5f * x * (1.0f + gelu_tanh_inner(x)),                                   \
-      0.5f * (1.0f + gelu_tanh_inner(x)) + 0.5f * x * (1.0f - gelu_tanh_inner(x) * gelu_tanh_inner(x)) * \
-      GELU_BETA * (1.0f + 3.0f * GELU_KAPPA * x * x))                                             \
-    X(GELU_EXACT, "gelu_exact", 16, x * phi_cdf(x),                 /* d[x Phi(x)] = Phi(x) + x phi(x) */ \
-      phi_cdf(x) + x * INV_SQRT_2PI * qkv_fast_exp_nonpositive(-0.5f * x * x))                    \
+    X(GELU, "gelu", 16, 0.5f * x * (1.0f + gelu_tanh_inner(x)), gelu_tanh_slope(x)) /* tanh form */ \
+    X(GELU_EXACT, "gelu_exact", 16, 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)), /* x Phi(x) */  \
+      phi_cdf(x) + x * INV_SQRT_2PI * qkv_fast_exp_nonpositive(-0.5f * x * x)) /* Phi + x phi */ \
     X(TANH, "tanh", 16, qkv_fast_tanhf(x), 1.0f - y * y)            /* 1 - tanh^2 */              \
     X(SIGMOID, "sigmoid", 16, sigmoid_value(x), y * (1.0f - y))     /* s (1 - s) */               \
     X(EXP, "exp", 16, expf(x), y)                                   /* exp */                     \
     X(LOG, "log", 16, logf(x), 1.0f / x)                            /* 1 / x */                   \
     X(SQRT, "sqrt", 16, sqrtf(x), 0.5f / y)                         /* 1 / (2 sqrt x) */          \
-    /* d[x s(x)] = s + x s (1 - s) = s (1 + x (1 - s)), s = sigmoid(x) */                         \
-    X(SILU, "silu", 16, x * sigmoid_value(x), sigmoid_value(x) * (1.0f + x * (1.0f - sigmoid_value(x))))
+    X(SILU, "silu", 16, x * sigmoid_value(x), silu_slope(x))        /* x sigmoid(x) */
 
 #define UNARY_ENUM(KIND, name, cost, value, slope) UNARY_##KIND,
 enum unary_kind { UNARY_OPS(UNARY_ENUM) UNARY_COUNT };
