@@ -97,7 +97,6 @@ typedef struct qkv_seq_attention {
     int len;                          /* of the input */
     int32_t *input, *pred;            /* the input and the greedy output, len ids each */
     int32_t *stream;                  /* the decoder's stream, or seq2seq's "BOS output[..L-2]" */
-    int q_len, k_len;                 /* of the first rows (seq2seq's decoder rows: len, len) */
     qkv_seq_attention_row *rows;      /* one per layer; seq2seq: encoder layers, then each
                                        * decoder layer's self and cross rows */
     int n_rows;

@@ -60,9 +60,49 @@ static void add_row(qkv_seq_attention *a, const char *what, int layer, const qkv
     a->rows[a->n_rows++] = (qkv_seq_attention_row){what, layer, w, q_ids, k_ids};
 }
 
+/* Points every attention module's capture at captured[] (encoder layers, then for
+ * seq2seq the decoder's self and cross rows), or back at nothing. */
+static void set_capture(qkv_seq_model *t, qkv_tensor **captured) {
+    int layers = t->config.layers, seq2seq = t->config.data.arch == QKV_ARCH_SEQ2SEQ;
+    for (int l = 0; l < layers; l++) {
+        t->encoder.blocks[l].attn.capture = captured ? &captured[l] : NULL;
+        if (!seq2seq) continue;
+        t->decoder.blocks[l].self_attn.capture = captured ? &captured[layers + l] : NULL;
+        t->decoder.blocks[l].cross_attn.capture = captured ? &captured[2 * layers + l] : NULL;
+    }
+}
+
+/* decoder: one causal pass over "input SEP output". */
+static void capture_decoder(qkv_seq_model *t, qkv_tape *tape, qkv_seq_attention *a, qkv_tensor **captured) {
+    int len = a->len, side = 2 * len + 1;
+    memcpy(a->stream, a->input, (size_t)len * sizeof(int32_t));
+    a->stream[len] = QKV_SEQ_SEP;
+    memcpy(a->stream + len + 1, a->pred, (size_t)len * sizeof(int32_t));
+    qkv_encoder_forward(tape, &t->encoder, embed(tape, t, a->stream, side), NULL);
+    for (int l = 0; l < t->config.layers; l++) add_row(a, "", l, captured[l], a->stream, a->stream);
+}
+
+/* encoder: the input's self-attention; seq2seq: then "BOS output[0..L-2]" through
+ * the decoder, against the encoded input. */
+static void capture_encoder(qkv_seq_model *t, qkv_tape *tape, qkv_seq_attention *a, qkv_tensor **captured) {
+    int len = a->len, layers = t->config.layers, seq2seq = t->config.data.arch == QKV_ARCH_SEQ2SEQ;
+    float *ones = qkv_tape_alloc(tape, (size_t)len * sizeof(float));
+    for (int i = 0; i < len; i++) ones[i] = 1;
+    qkv_tensor *mask = qkv_tape_view(tape, 2, (int[]){1, len}, ones);
+    qkv_tensor *memory = qkv_encoder_forward(tape, &t->encoder, embed(tape, t, a->input, len), mask);
+    for (int l = 0; l < layers; l++) add_row(a, seq2seq ? "enc " : "", l, captured[l], a->input, a->input);
+    if (!seq2seq) return;
+    a->stream[0] = QKV_SEQ_BOS;
+    memcpy(a->stream + 1, a->pred, (size_t)(len - 1) * sizeof(int32_t));
+    qkv_decoder_forward(tape, &t->decoder, embed(tape, t, a->stream, len), memory, mask, NULL);
+    for (int l = 0; l < layers; l++) {
+        add_row(a, "dec self ", l, captured[layers + l], a->stream, a->stream);
+        add_row(a, "dec cross ", l, captured[2 * layers + l], a->stream, a->input);
+    }
+}
+
 void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, qkv_seq_attention *a) {
-    const qkv_seq_model_config *c = &t->config;
-    int layers = c->layers, arch = c->data.arch, rows_max = arch == QKV_ARCH_SEQ2SEQ ? 3 * layers : layers;
+    int arch = t->config.data.arch, rows_max = arch == QKV_ARCH_SEQ2SEQ ? 3 * t->config.layers : t->config.layers;
     size_t side = 2 * (size_t)len + 1;
     memset(a, 0, sizeof *a);
     a->len = len;
@@ -75,44 +115,10 @@ void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_
     memcpy(a->input, x, (size_t)len * sizeof(int32_t));
     predict_one(t, tape, x, len, a->pred);
     qkv_tape_reset(tape);
-
-    float *ones = qkv_tape_alloc(tape, (size_t)len * sizeof(float));
-    for (int i = 0; i < len; i++) ones[i] = 1;
-    qkv_tensor *mask = qkv_tape_view(tape, 2, (int[]){1, len}, ones);
-    for (int l = 0; l < layers; l++) t->encoder.blocks[l].attn.capture = &captured[l];
-    if (arch == QKV_ARCH_DECODER) { /* input SEP output */
-        memcpy(a->stream, x, (size_t)len * sizeof(int32_t));
-        a->stream[len] = QKV_SEQ_SEP;
-        memcpy(a->stream + len + 1, a->pred, (size_t)len * sizeof(int32_t));
-        qkv_encoder_forward(tape, &t->encoder, embed(tape, t, a->stream, (int)side), NULL);
-        a->q_len = a->k_len = (int)side;
-        for (int l = 0; l < layers; l++) add_row(a, "", l, captured[l], a->stream, a->stream);
-    } else {
-        qkv_tensor *memory = qkv_encoder_forward(tape, &t->encoder, embed(tape, t, x, len), mask);
-        a->q_len = a->k_len = len;
-        for (int l = 0; l < layers; l++)
-            add_row(a, arch == QKV_ARCH_SEQ2SEQ ? "enc " : "", l, captured[l], a->input, a->input);
-        if (arch == QKV_ARCH_SEQ2SEQ) { /* BOS output[0..L-2] against the input */
-            a->stream[0] = QKV_SEQ_BOS;
-            memcpy(a->stream + 1, a->pred, (size_t)(len - 1) * sizeof(int32_t));
-            qkv_tensor **self = captured + layers, **cross = captured + 2 * layers;
-            for (int l = 0; l < layers; l++) {
-                t->decoder.blocks[l].self_attn.capture = &self[l];
-                t->decoder.blocks[l].cross_attn.capture = &cross[l];
-            }
-            qkv_decoder_forward(tape, &t->decoder, embed(tape, t, a->stream, len), memory, mask, NULL);
-            for (int l = 0; l < layers; l++) {
-                add_row(a, "dec self ", l, self[l], a->stream, a->stream);
-                add_row(a, "dec cross ", l, cross[l], a->stream, a->input);
-            }
-        }
-    }
-    for (int l = 0; l < layers; l++) t->encoder.blocks[l].attn.capture = NULL;
-    if (arch == QKV_ARCH_SEQ2SEQ)
-        for (int l = 0; l < layers; l++) {
-            t->decoder.blocks[l].self_attn.capture = NULL;
-            t->decoder.blocks[l].cross_attn.capture = NULL;
-        }
+    set_capture(t, captured);
+    if (arch == QKV_ARCH_DECODER) capture_decoder(t, tape, a, captured);
+    else capture_encoder(t, tape, a, captured);
+    set_capture(t, NULL);
     free(captured);
 }
 
