@@ -65,7 +65,7 @@ int qkv_fuzz_args(const uint8_t *data, size_t size) {
         line = newline + 1;
     }
     static const char *const colors[] = {"red", "green", "blue", NULL};
-    qkv_common_flags f = {0};
+    qkv_trainer_config f = {0};
     int width = 8, color = 0, flag = 0;
     float noise = 0.1f;
     const char *name = NULL;
