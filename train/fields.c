@@ -21,7 +21,7 @@ void qkv_fields_defaults(const qkv_field *fields, int n, void *config) {
         case QKV_FIELD_LONG: *(long *)m = (long)f->fallback; break;
         case QKV_FIELD_FLOAT: *(float *)m = (float)f->fallback; break;
         case QKV_FIELD_SEED: *(unsigned long long *)m = (unsigned long long)f->fallback; break;
-        case QKV_FIELD_TEXT: *(const char **)m = NULL; break;
+        case QKV_FIELD_TEXT: *(const char **)m = f->text; break;
         case QKV_FIELD_POINTER: *(void **)m = NULL; break;
         }
     }
@@ -46,7 +46,11 @@ static int is_default(const qkv_field *f, const void *m, const void *base) {
     case QKV_FIELD_LONG: return *(const long *)m == (b ? *(const long *)b : (long)f->fallback);
     case QKV_FIELD_SEED:
         return *(const unsigned long long *)m == (b ? *(const unsigned long long *)b : (unsigned long long)f->fallback);
-    case QKV_FIELD_TEXT: case QKV_FIELD_POINTER: return *(const void *const *)m == (b ? *(const void *const *)b : NULL);
+    case QKV_FIELD_TEXT: {
+        const char *text = *(const char *const *)m, *other = b ? *(const char *const *)b : f->text;
+        return text == other || (text && other && strcmp(text, other) == 0);
+    }
+    case QKV_FIELD_POINTER: return *(const void *const *)m == (b ? *(const void *const *)b : NULL);
     default: return *(const int *)m == (b ? *(const int *)b : (int)f->fallback);
     }
 }

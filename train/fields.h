@@ -67,25 +67,29 @@ typedef struct qkv_field {
     const char *help;
     int options;                    /* QKV_FIELD_OPTIONAL, QKV_FIELD_OF_DATA */
     int key_at;                     /* 0: the description's table order; k > 0: k-th, before the others */
+    const char *text;               /* TEXT: the default (NULL: none) */
 } qkv_field;
 
 /* Rows, one macro per kind; T is the config struct's type, M its member. */
 #define QKV_INT_FIELD(flag, key, T, M, lo, hi, def, help) \
-    {flag, key, QKV_FIELD_INT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0}
+    {flag, key, QKV_FIELD_INT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0, NULL}
 #define QKV_FLOAT_FIELD(flag, key, T, M, lo, hi, def, help) \
-    {flag, key, QKV_FIELD_FLOAT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0}
+    {flag, key, QKV_FIELD_FLOAT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0, NULL}
 #define QKV_CHOICE_FIELD(flag, key, T, M, names, def, help) \
-    {flag, key, QKV_FIELD_CHOICE, offsetof(T, M), 0, 0, def, names, NULL, help, 0, 0}
+    {flag, key, QKV_FIELD_CHOICE, offsetof(T, M), 0, 0, def, names, NULL, help, 0, 0, NULL}
 #define QKV_SEED_FIELD(T, M, help) \
-    {"--seed", "seed", QKV_FIELD_SEED, offsetof(T, M), 0, 2147483647, 1, NULL, NULL, help, 0, 0}
+    {"--seed", "seed", QKV_FIELD_SEED, offsetof(T, M), 0, 2147483647, 1, NULL, NULL, help, 0, 0, NULL}
 #define QKV_FLAG_FIELD(flag, T, M, help) \
-    {flag, NULL, QKV_FIELD_FLAG, offsetof(T, M), 0, 1, 0, NULL, NULL, help, 0, 0}
+    {flag, NULL, QKV_FIELD_FLAG, offsetof(T, M), 0, 1, 0, NULL, NULL, help, 0, 0, NULL}
 #define QKV_TEXT_FIELD(flag, key, T, M, none, help) \
-    {flag, key, QKV_FIELD_TEXT, offsetof(T, M), 0, 0, 0, NULL, none, help, 0, 0}
+    {flag, key, QKV_FIELD_TEXT, offsetof(T, M), 0, 0, 0, NULL, none, help, 0, 0, NULL}
 #define QKV_LONG_FIELD(flag, key, T, M, lo, hi, def, help) \
-    {flag, key, QKV_FIELD_LONG, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0}
+    {flag, key, QKV_FIELD_LONG, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0, NULL}
+/* A TEXT row whose default is the text def. */
+#define QKV_TEXT_DEFAULT_FIELD(flag, key, T, M, def, help) \
+    {flag, key, QKV_FIELD_TEXT, offsetof(T, M), 0, 0, 0, NULL, NULL, help, 0, 0, def}
 /* A member that is no setting (no flag, no key), of kind K; why: the reason. */
-#define QKV_MEMBER_FIELD(K, T, M, why) {NULL, NULL, K, offsetof(T, M), 0, 0, 0, NULL, NULL, why, 0, 0}
+#define QKV_MEMBER_FIELD(K, T, M, why) {NULL, NULL, K, offsetof(T, M), 0, 0, 0, NULL, NULL, why, 0, 0, NULL}
 
 /* Every field of config takes its default (members outside the table are left). */
 void qkv_fields_defaults(const qkv_field *fields, int n, void *config);

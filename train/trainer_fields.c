@@ -13,21 +13,21 @@ _Static_assert(sizeof(qkv_schedule_kind) == sizeof(int), "qkv_schedule_kind is n
 
 #define T qkv_trainer_config
 #define OPTIONAL_SETTING(flag, key, K, M, lo, hi, help) \
-    {flag, key, K, offsetof(T, M), lo, hi, 0, NULL, NULL, help, QKV_FIELD_OPTIONAL, 0}
+    {flag, key, K, offsetof(T, M), lo, hi, 0, NULL, NULL, help, QKV_FIELD_OPTIONAL, 0, NULL}
 
 const qkv_field qkv_trainer_fields[] = {
     QKV_INT_FIELD("--steps", NULL, T, steps, 1, 1e9, 0, "training steps"),
-    {"--lr", "lr", QKV_FIELD_FLOAT, offsetof(T, optim.lr), 0, 10, 0, NULL, NULL, "learning rate", 0, 1},
+    {"--lr", "lr", QKV_FIELD_FLOAT, offsetof(T, optim.lr), 0, 10, 0, NULL, NULL, "learning rate", 0, 1, NULL},
     QKV_CHOICE_FIELD("--optimizer", NULL, T, optim.kind, qkv_opt_kind_names, 0, "optimizer"),
     OPTIONAL_SETTING("--momentum", "momentum", QKV_FIELD_FLOAT, optim.momentum, 0, 0.9999, "SGD momentum"),
     OPTIONAL_SETTING("--weight-decay", "weight_decay", QKV_FIELD_FLOAT, optim.weight_decay, 0, 10,
                      "weight decay (not on biases, norms, tables)"),
     {"--schedule", "schedule", QKV_FIELD_CHOICE, offsetof(T, schedule.kind), 0, 0, 0, qkv_schedule_kind_names, NULL,
-     "learning-rate schedule", 0, 4},
+     "learning-rate schedule", 0, 4, NULL},
     {"--warmup", "warmup", QKV_FIELD_LONG, offsetof(T, schedule.warmup), 0, 1e9, 0, NULL, NULL,
-     "cosine: linear warmup steps", 0, 3},
+     "cosine: linear warmup steps", 0, 3, NULL},
     {"--clip", "clip", QKV_FIELD_FLOAT, offsetof(T, clip), 0, 1e9, 0, NULL, NULL,
-     "clip gradients to this global norm; 0: off", 0, 2},
+     "clip gradients to this global norm; 0: off", 0, 2, NULL},
     QKV_INT_FIELD("--eval-every", NULL, T, eval_every, 0, 1e9, 0, "steps between evaluations; 0: only at the end"),
     QKV_INT_FIELD("--log-every", NULL, T, log_every, 0, 1e9, 0, "steps between log lines; 0: none"),
     QKV_FLOAT_FIELD("--target", NULL, T, target, 0, 1e9, 0, "stop early when the target metric reaches this"),
@@ -38,7 +38,7 @@ const qkv_field qkv_trainer_fields[] = {
     QKV_TEXT_FIELD("--csv", NULL, T, csv_path, NULL, "write one CSV row per logged step here"),
     QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 0, QKV_THREADS_HELP),
     {"--micro-batch", "micro_batch", QKV_FIELD_INT, offsetof(T, micro_batch), 0, 1e9, 0, NULL, NULL,
-     "examples per micro-batch, the unit of parallel work (divides the batch; 0: the task's)", 0, 5},
+     "examples per micro-batch, the unit of parallel work (divides the batch; 0: the task's)", 0, 5, NULL},
     QKV_FLAG_FIELD("--quiet", T, quiet, "print only the final line"),
     QKV_FLAG_FIELD("--print-tape", T, print_tape, "print the tape of the first step"),
     QKV_TEXT_FIELD("--plot", NULL, T, plot_path, NULL, "write the loss and metric curves here (PNG)"),

@@ -36,12 +36,12 @@ typedef qkv_seq_task_config C;
                       "rows of a learned position table; 0: the longest stream"),                                \
         {"--pos-randomize", "pos_randomize", QKV_FIELD_INT, offsetof(C, model.pos_randomize), 0, 1e6, 0, NULL, NULL,  \
          "randomized positions: sorted samples from [0, M) (learned, sinusoidal, rope); 0: off",                  \
-         QKV_FIELD_OPTIONAL, 0},                                                                                     \
+         QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
         {"--t5-buckets", "t5_buckets", QKV_FIELD_INT, offsetof(C, model.t5_buckets), 4, 1024,                      \
-         QKV_T5_DEFAULT_BUCKETS, NULL, NULL, "--pos t5: relative-distance buckets", QKV_FIELD_OPTIONAL, 0},           \
+         QKV_T5_DEFAULT_BUCKETS, NULL, NULL, "--pos t5: relative-distance buckets", QKV_FIELD_OPTIONAL, 0, NULL},           \
         {"--t5-max-distance", "t5_max_distance", QKV_FIELD_INT, offsetof(C, model.t5_max_distance), 3, 1e6,        \
          QKV_T5_DEFAULT_MAX_DISTANCE, NULL, NULL, "--pos t5: distances from here on share the last bucket",         \
-         QKV_FIELD_OPTIONAL, 0},                                                                                     \
+         QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
         QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),               \
         QKV_STACK_OPTION_FIELDS(C, model.options),                                                               \
         QKV_INT_FIELD("--batch", "batch", C, model.batch, 1, 1e6, 64, "batch size"),                             \

@@ -35,7 +35,7 @@ static const qkv_field fields[] = {
     QKV_TEXT_FIELD("--data", "data", C, data, "default",
                    "the text: a file, or a directory of files (default: " QKV_TEXT_DEFAULT_CORPUS ")"),
     {NULL, "corpus_bytes", QKV_FIELD_INT, offsetof(C, corpus_bytes), 1, INT_MAX, 0, NULL, NULL, NULL,
-     QKV_FIELD_OF_DATA, 0},
+     QKV_FIELD_OF_DATA, 0, NULL},
     QKV_CHOICE_FIELD("--tokenizer", "tokenizer", C, tokenizer, qkv_tokenizer_kind_names, QKV_TOKENIZER_BYTES,
                      "tokens: the corpus's bytes, or a byte-level BPE trained on its training part"),
     QKV_INT_FIELD("--vocab", "vocab", C, vocab, 0, QKV_TOKENIZER_MAX_VOCAB, 0,
