@@ -94,7 +94,7 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_TEXT_FIELD("--preset", NULL, T, preset, NULL,
                    "kazemnejad: the paper's setup at qkv's scale (docs/lengthgen.md); the other flags override it"),
     QKV_CHOICE_FIELD("--task", "task", T, task, qkv_seq_task_names, QKV_TASK_REVERSE, "what to learn"),
-    QKV_TEXT_FIELD("--tasks", "tasks", T, tasks, NULL, "comma-separated tasks (reverse, copy, sort); overrides --task"),
+    QKV_TEXT_FIELD("--tasks", "task_list", T, tasks, NULL, "comma-separated tasks (reverse, copy, sort); overrides --task"),
     QKV_TEXT_DEFAULT_FIELD("--pos", "pos", T, schemes, "none,learned,sinusoidal,rope,alibi",
                            "comma-separated position schemes (none, learned, sinusoidal, rope, alibi, t5; "
                            "learned-rand, sinusoidal-rand, rope-rand)"),

@@ -147,7 +147,7 @@ static void points_defaults(void *config) { qkv_points_task_default_config(confi
 static int points_check(void *config, qkv_trainer_config *trainer) {
     qkv_points_task_config *c = config;
     if (!trainer) c->data.classes = c->model.n_outputs;   /* from a checkpoint: its classes */
-    else if (!c->data_dir && c->data.classes > qkv_points_class_count_max())
+    if (!c->data_dir && c->data.classes > qkv_points_class_count_max())   /* either way: flags and checkpoints */
         return qkv_set_error("--classes %d: there are %d synthetic shapes", c->data.classes,
                              qkv_points_class_count_max()), -1;
     c->model.d_in = 3;

@@ -56,37 +56,41 @@ static int fail_with_path(const char *path) {
     return -1;
 }
 
+int qkv_task_config_parse(const char *path, const qkv_config_kv *description, const char *data,
+                          const qkv_task_kind **kind_out, void **config_out) {
+    *config_out = NULL;
+    const char *name = qkv_config_get(description, "task");
+    const qkv_task_kind *kind = *kind_out = name ? qkv_task_kind_find(name) : NULL;
+    if (!kind) {
+        qkv_set_error("%s: a checkpoint of task \"%.40s\", not one of qkv's (%s)", path, name ? name : "",
+                      qkv_task_kind_names());
+        return -1;
+    }
+    void *config = qkv_task_config_new(kind);
+    int rc = qkv_fields_parse(kind->fields, kind->n_fields, description, config) != 0 ? fail_with_path(path) : 0;
+    if (rc == 0 && data) {
+        const qkv_field *data_field = qkv_fields_find_key(kind->fields, kind->n_fields, "data");
+        if (!data_field || data_field->kind != QKV_FIELD_TEXT) {
+            qkv_set_error("--data: %s is a %s model, trained on data it makes itself", path, kind->name);
+            rc = -1;
+        } else {
+            *(const char **)((char *)config + data_field->offset) = data;
+            for (int i = 0; i < kind->n_fields; i++)   /* facts about the set it was trained on */
+                if (kind->fields[i].options & QKV_FIELD_OF_DATA) qkv_fields_defaults(&kind->fields[i], 1, config);
+        }
+    }
+    if (rc == 0 && kind->check(config, NULL) != 0) rc = fail_with_path(path);   /* every combination the layers stop on */
+    if (rc != 0) free(config);
+    else *config_out = config;
+    return rc;
+}
+
 int qkv_task_checkpoint_open(const char *path, const char *data, qkv_task_checkpoint *out) {
     memset(out, 0, sizeof *out);
     if (qkv_checkpoint_open(path, &out->file) != 0) return -1;   /* names path */
-    const char *name = qkv_config_get(out->file.config, "task");
-    out->kind = name ? qkv_task_kind_find(name) : NULL;
-    if (!out->kind) {
-        qkv_set_error("%s: a checkpoint of task \"%.40s\", not one of qkv's (%s)", path, name ? name : "",
-                      qkv_task_kind_names());
+    if (qkv_task_config_parse(path, out->file.config, data, &out->kind, &out->config) != 0) {
         qkv_task_checkpoint_close(out);
         return -1;
-    }
-    out->config = qkv_task_config_new(out->kind);
-    if (qkv_fields_parse(out->kind->fields, out->kind->n_fields, out->file.config, out->config) != 0) {
-        qkv_task_checkpoint_close(out);
-        return fail_with_path(path);
-    }
-    if (data) {
-        const qkv_field *data_field = qkv_fields_find_key(out->kind->fields, out->kind->n_fields, "data");
-        if (!data_field || data_field->kind != QKV_FIELD_TEXT) {
-            qkv_set_error("--data: %s is a %s model, trained on data it makes itself", path, out->kind->name);
-            qkv_task_checkpoint_close(out);
-            return -1;
-        }
-        *(const char **)((char *)out->config + data_field->offset) = data;
-        for (int i = 0; i < out->kind->n_fields; i++)   /* facts about the set it was trained on */
-            if (out->kind->fields[i].options & QKV_FIELD_OF_DATA)
-                qkv_fields_defaults(&out->kind->fields[i], 1, out->config);
-    }
-    if (out->kind->check(out->config, NULL) != 0) {   /* every combination the layers would stop on */
-        qkv_task_checkpoint_close(out);
-        return fail_with_path(path);
     }
     return 0;
 }

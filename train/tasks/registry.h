@@ -81,6 +81,11 @@ typedef struct qkv_task_checkpoint {
  * resets its QKV_FIELD_OF_DATA fields. 0, or -1 with a one-line qkv_last_error()
  * naming path (and nothing to close). Close with qkv_task_checkpoint_close. */
 int qkv_task_checkpoint_open(const char *path, const char *data, qkv_task_checkpoint *out);
+/* What qkv_task_checkpoint_open does with the description (path: for messages):
+ * the kind, and the config parsed, its data replaced, checked. 0 and *config (free
+ * with free(); TEXT fields point into description), or -1 with the error. */
+int qkv_task_config_parse(const char *path, const qkv_config_kv *description, const char *data,
+                          const qkv_task_kind **kind, void **config);
 /* Creates the task (for_eval) and restores the checkpoint's parameters into it
  * (and sets step): the task, or NULL with a one-line qkv_last_error() naming path. */
 qkv_task *qkv_task_checkpoint_create(qkv_task_checkpoint *ckpt, int for_eval);
