@@ -35,10 +35,10 @@ LDLIBS       += -fopenmp -lm $(STB_LIBS)
 DEPS_BUILD := pkg-config libstb-dev
 DEPS_TEST  := $(DEPS_BUILD) check fortunes
 
-# The version is written once, in qkv.h; the shared library's soname carries the
-# major number (libqkv.so.$(VERSION_MAJOR)).
+# The version is written once, in core/version.h (which qkv.h includes); the shared
+# library's soname carries the major number (libqkv.so.$(VERSION_MAJOR)).
 HASH          := \#
-VERSION       := $(shell sed -n 's/^$(HASH)define QKV_VERSION "\(.*\)"/\1/p' qkv.h)
+VERSION       := $(shell sed -n 's/^$(HASH)define QKV_VERSION "\(.*\)"/\1/p' core/version.h)
 VERSION_MAJOR := $(firstword $(subst ., ,$(VERSION)))
 
 # B is the build directory and BIN the command-line binary: test-asan and
@@ -79,8 +79,8 @@ KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(
 TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/%.o))
 
 # libqkv.a is the library a user links: everything below the command line
-# except the gradient checks. The command line (train/cli/, and the bench
-# command beside bench/'s scripts) and the gradient-check machinery and tables
+# except the gradient checks. The command line (train/cli/), the bench command's
+# measurements (bench/bench.c, models.c) and the gradient-check machinery and tables
 # (core/check/, layers/check/) go into $(B)/libqkv_cli.a, which only ./qkv and
 # the tests link.
 LIB_DIRS := core core/ops core/kernels core/io layers optim data train train/tasks train/viz train/experiments

@@ -18,9 +18,7 @@
 #ifndef QKV_H
 #define QKV_H
 
-/* The release: MAJOR.MINOR.PATCH. The Makefile reads it from this line (the
- * shared library is libqkv.so.MAJOR); a change of MAJOR breaks the API or ABI. */
-#define QKV_VERSION "0.3.0"
+#include "core/version.h" /* QKV_VERSION, the release */
 
 #include "core/ops/attention.h"
 #include "core/ops/boxes.h"

@@ -1,4 +1,5 @@
-/* bench.c — `qkv bench [all|matmul|attention|train|long] [--json FILE]`: speed
+/* bench.c — the measurements of `qkv bench [all|matmul|attention|train|long]
+ * [--json FILE]` (train/cli/cmd_bench.c parses the flags and drives a run): speed
  * measurements, never tests.
  *
  * Sections (bench.h for the table; bench_models.c for attention, train, long):
@@ -17,8 +18,7 @@
  * that peak (of threads x peak for all threads): the FLOP floor. The table
  * ends with the threads used and the peak resident memory; --json FILE also
  * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
- * times with the process's CPU clock instead of the wall clock. An unknown
- * section or flag prints one line and returns 2.
+ * times with the process's CPU clock instead of the wall clock.
  */
 #include "bench/bench.h"
 
@@ -39,8 +39,6 @@
 #include "core/kernels/kernels.h"
 #include "core/kernels/parallel.h"
 #include "core/rng.h"
-#include "train/cli/args.h"
-#include "train/cli/commands.h"
 #include "train/trainer.h"
 
 /* ---- timing and the table ------------------------------------------------------- */
@@ -230,64 +228,35 @@ static int write_json(const char *path, const qkv_bench_table *t) {
     return rc;
 }
 
-/* ---- the command ------------------------------------------------------------------ */
+/* ---- a run ---------------------------------------------------------------------- */
 
-static const char *const section_names[] = {"all", "matmul", "attention", "train", "long", NULL};
+const char *const qkv_bench_section_names[] = {"all", "matmul", "attention", "train", "long", NULL};
 
-int qkv_cmd_bench(int argc, char **argv) {
-    const char *section = "all";
-    if (argc > 0 && argv[0][0] != '-') {
-        section = argv[0];
-        argc--;
-        argv++;
-    }
-    int known = 0;
-    for (int i = 0; section_names[i]; i++) known |= strcmp(section, section_names[i]) == 0;
-    if (!known) {
-        fprintf(stderr, "qkv bench: unknown section '%s' (available: all, matmul, attention, train, long)\n",
-                section);
-        return 2;
-    }
-    const char *json_path = NULL;
-    int clock_kind = 0, micro_batch = 0;
-    static const char *const clock_names[] = {"wall", "cpu", NULL};
-    const qkv_arg args[] = {
-        QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
-        QKV_ARG_CHOICE_ROW("--clock", &clock_kind, clock_names,
-                           "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
-        QKV_ARG_INT_ROW("--micro-batch", &micro_batch, 0, 65536,
-                        "train: examples per micro-batch of every line (0: each task's default)"),
-    };
-    int parsed = qkv_args_parse("bench [all|matmul|attention|train|long]", argc, argv, args, 3);
-    if (parsed != 0) return parsed > 0 ? 0 : 2;
-    if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
-        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
-        return 2;
-    }
-
-    bench_clock = clock_kind == 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
-    int previous_threads = omp_get_max_threads();
+qkv_bench_table *qkv_bench_begin(int cpu_clock, int micro_batch) {
+    bench_clock = cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
     table.n = 0;
     table.micro_batch = micro_batch;
     table.threads = omp_get_num_procs(); /* every core, busy or not */
-    int all = strcmp(section, "all") == 0;
+    table.peak_gflops = qkv_kernels_active()->fma_peak(0.2);
+    return &table;
+}
+
+void qkv_bench_print_header(const qkv_bench_table *t) {
     const qkv_kernels *kern = qkv_kernels_active();
-    table.peak_gflops = kern->fma_peak(0.2);
     printf("qkv bench: path %s (%d-float vectors, %dx%d gemm tile), FMA peak %.1f GFLOP/s per core (probe)\n",
-           kern->name, kern->vector_width, kern->mr, kern->nr, table.peak_gflops);
+           kern->name, kern->vector_width, kern->mr, kern->nr, t->peak_gflops);
     const char *wait_policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
     printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s\n",
-           BENCH_SAMPLES, table.threads, wait_policy ? wait_policy : "(unset)", spin ? spin : "(unset)");
-    print_header(table.threads);
-    if (all || strcmp(section, "matmul") == 0) bench_matmul(&table);
-    if (all || strcmp(section, "attention") == 0) qkv_bench_attention(&table);
-    if (all || strcmp(section, "train") == 0) qkv_bench_train(&table);
-    if (strcmp(section, "long") == 0) qkv_bench_long_attention(&table);
-    qkv_set_threads(previous_threads);
-    printf("threads: %d   peak RSS: %.1f MB\n", table.threads, qkv_bench_peak_rss_mb());
-    if (json_path && write_json(json_path, &table) != 0) {
-        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
-        return 2;
-    }
-    return 0;
+           BENCH_SAMPLES, t->threads, wait_policy ? wait_policy : "(unset)", spin ? spin : "(unset)");
+    print_header(t->threads);
 }
+
+void qkv_bench_run_section(qkv_bench_table *t, const char *section) {
+    int all = strcmp(section, "all") == 0;
+    if (all || strcmp(section, "matmul") == 0) bench_matmul(t);
+    if (all || strcmp(section, "attention") == 0) qkv_bench_attention(t);
+    if (all || strcmp(section, "train") == 0) qkv_bench_train(t);
+    if (strcmp(section, "long") == 0) qkv_bench_long_attention(t);
+}
+
+int qkv_bench_write_json(const char *path, const qkv_bench_table *t) { return write_json(path, t); }

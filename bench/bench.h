@@ -38,6 +38,17 @@ qkv_bench_row *qkv_bench_add(qkv_bench_table *t, const char *section, const char
 /* Prints a row as a table line. */
 void qkv_bench_print_row(const qkv_bench_row *row);
 
+/* A run (train/cli/cmd_bench.c): begin (the clock: wall, or the process's CPU
+ * time; the probe of the FMA peak) gives the table; print the header lines; run
+ * sections (one of qkv_bench_section_names: all = matmul, attention and train;
+ * long only when named), each row printed as it is measured; write the JSON
+ * (atomically; -1 with qkv_last_error()). */
+extern const char *const qkv_bench_section_names[]; /* "all", ..., NULL */
+qkv_bench_table *qkv_bench_begin(int cpu_clock, int micro_batch);
+void qkv_bench_print_header(const qkv_bench_table *t);
+void qkv_bench_run_section(qkv_bench_table *t, const char *section);
+int qkv_bench_write_json(const char *path, const qkv_bench_table *t);
+
 void qkv_bench_attention(qkv_bench_table *t);
 void qkv_bench_train(qkv_bench_table *t);
 void qkv_bench_long_attention(qkv_bench_table *t);

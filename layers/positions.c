@@ -9,9 +9,34 @@
 #include "core/error.h"
 #include "core/ops/ops.h"
 
-const char *const qkv_pos_kind_names[] = {"none", "learned", "sinusoidal", "rope", "alibi", "t5", NULL};
+#define SCHEME_ROW(KIND, name, needs, table, randomizable) {QKV_POS_##KIND, name, needs, table, randomizable},
+#define SCHEME_NAME(KIND, name, needs, table, randomizable) name,
+const qkv_pos_scheme qkv_pos_schemes[QKV_POS_COUNT] = {QKV_POS_SCHEMES(SCHEME_ROW)};
+const char *const qkv_pos_kind_names[] = {QKV_POS_SCHEMES(SCHEME_NAME) NULL};
 
-#define N_KINDS ((int)(sizeof qkv_pos_kind_names / sizeof qkv_pos_kind_names[0]) - 1)
+#define N_KINDS ((int)QKV_POS_COUNT)
+
+int qkv_pos_randomizable(qkv_pos_kind kind) {
+    return (int)kind >= 0 && (int)kind < N_KINDS && qkv_pos_schemes[kind].randomizable;
+}
+
+int qkv_pos_keep_randomizable(const qkv_pos_scheme *scheme) { return scheme->randomizable; }
+int qkv_pos_keep_untrained(const qkv_pos_scheme *scheme) { return scheme->table == QKV_POS_TABLE_NONE; }
+
+char *qkv_pos_scheme_list(char *out, size_t size, const char *sep, const char *suffix,
+                          int (*keep)(const qkv_pos_scheme *scheme)) {
+    size_t at = 0;
+    int n = 0;
+    if (size) out[0] = '\0';
+    for (int i = 0; i < N_KINDS; i++) {
+        if (keep && !keep(&qkv_pos_schemes[i])) continue;
+        int w = snprintf(out + at, at < size ? size - at : 0, "%s%s%s", n++ ? sep : "", qkv_pos_schemes[i].name,
+                         suffix ? suffix : "");
+        if (w > 0) at += (size_t)w;
+        if (at >= size) break;
+    }
+    return out;
+}
 
 int qkv_pos_kind_parse(const char *name) { return qkv_name_lookup(name, qkv_pos_kind_names, N_KINDS); }
 
@@ -58,9 +83,8 @@ void qkv_positions_init_opts(qkv_positions *pos, qkv_params *params, const char 
         qkv_fill_normal(pos->t5->data, pos->t5->size, rng, 0.0f, 0.02f);
     }
     if (opts->randomize) {
-        QKV_CHECK(kind == QKV_POS_LEARNED || kind == QKV_POS_SINUSOIDAL || kind == QKV_POS_ROPE,
-                  "positions %s: randomize applies to learned, sinusoidal and rope, not %s", name,
-                  qkv_pos_kind_name(kind));
+        QKV_CHECK(qkv_pos_randomizable(kind), "positions %s: randomize applies to learned, sinusoidal and rope, not %s",
+                  name, qkv_pos_kind_name(kind));
         QKV_CHECK(opts->randomize > 0 && (kind != QKV_POS_LEARNED || opts->randomize <= max_len),
                   "positions %s: randomize %d must be in 1..%d (the table's rows)", name, opts->randomize,
                   max_len);

@@ -31,9 +31,50 @@
 #include "core/rng.h"
 #include "core/ops/tape.h"
 
-typedef enum qkv_pos_kind {
-    QKV_POS_NONE, QKV_POS_LEARNED, QKV_POS_SINUSOIDAL, QKV_POS_ROPE, QKV_POS_ALIBI, QKV_POS_T5
-} qkv_pos_kind;
+/* THE TABLE of position schemes: one row each, in enum order, which the enum,
+ * the names (every --pos flag, its --help and error message), lengthgen's
+ * scheme lists and randomizable check, permutation and `qkv explain` read;
+ * tests/test_registries.c fails when a source list names a scheme this table
+ * does not. X(KIND, name, needs, table, randomizable):
+ *   needs         what the scheme asks of a model: QKV_POS_INPUT (added to the
+ *                 input embedding), QKV_POS_ROTATION (queries and keys rotated
+ *                 inside attention), QKV_POS_BIAS (an additive score bias)
+ *   table         its trained table: QKV_POS_TABLE_NONE, _ROWS ([max_len, d_model],
+ *                 max_len rows), _BUCKETS ([buckets, heads])
+ *   randomizable  1 if it reads positions by index, so a sample can replace them */
+#define QKV_POS_SCHEMES(X)                                                                \
+    X(NONE, "none", 0, QKV_POS_TABLE_NONE, 0)                                             \
+    X(LEARNED, "learned", QKV_POS_INPUT, QKV_POS_TABLE_ROWS, 1)                           \
+    X(SINUSOIDAL, "sinusoidal", QKV_POS_INPUT, QKV_POS_TABLE_NONE, 1)                     \
+    X(ROPE, "rope", QKV_POS_ROTATION, QKV_POS_TABLE_NONE, 1)                              \
+    X(ALIBI, "alibi", QKV_POS_BIAS, QKV_POS_TABLE_NONE, 0)                                \
+    X(T5, "t5", QKV_POS_BIAS, QKV_POS_TABLE_BUCKETS, 0)
+
+#define QKV_POS_ENUM_(KIND, name, needs, table, randomizable) QKV_POS_##KIND,
+typedef enum qkv_pos_kind { QKV_POS_SCHEMES(QKV_POS_ENUM_) QKV_POS_COUNT } qkv_pos_kind;
+#undef QKV_POS_ENUM_
+
+enum { QKV_POS_INPUT = 1, QKV_POS_ROTATION = 2, QKV_POS_BIAS = 4 };
+typedef enum qkv_pos_table { QKV_POS_TABLE_NONE, QKV_POS_TABLE_ROWS, QKV_POS_TABLE_BUCKETS } qkv_pos_table;
+
+typedef struct qkv_pos_scheme {
+    qkv_pos_kind kind;
+    const char *name;
+    int needs;              /* QKV_POS_INPUT | QKV_POS_ROTATION | QKV_POS_BIAS */
+    qkv_pos_table table;
+    int randomizable;
+} qkv_pos_scheme;
+
+extern const qkv_pos_scheme qkv_pos_schemes[QKV_POS_COUNT];
+/* Is kind one of the schemes randomized positions apply to (the table's column)? */
+int qkv_pos_randomizable(qkv_pos_kind kind);
+/* keep for qkv_pos_scheme_list: the randomizable schemes; those without a trained table. */
+int qkv_pos_keep_randomizable(const qkv_pos_scheme *scheme);
+int qkv_pos_keep_untrained(const qkv_pos_scheme *scheme);
+/* The names of the schemes for which keep(scheme) is nonzero (NULL: all), in
+ * table order, each followed by suffix, joined by sep, into out; returns out. */
+char *qkv_pos_scheme_list(char *out, size_t size, const char *sep, const char *suffix,
+                          int (*keep)(const qkv_pos_scheme *scheme));
 
 /* Options beyond the kind; zeros are the defaults. */
 typedef struct qkv_pos_opts {
@@ -58,8 +99,7 @@ typedef struct qkv_positions {
     int sample_len;
 } qkv_positions;
 
-/* Name <-> kind: "none", "learned", "sinusoidal", "rope", "alibi", "t5". Returns -1 for
- * an unknown name. */
+/* Name <-> kind, from the table above. Returns -1 for an unknown name. */
 int qkv_pos_kind_parse(const char *name);
 extern const char *const qkv_pos_kind_names[];  /* in enum order, NULL-terminated */
 const char *qkv_pos_kind_name(qkv_pos_kind kind);

@@ -81,18 +81,18 @@ class Positions(nn.Module):
     """A stack's positions: learned (parameter `table`) and sinusoidal are added to the
     input; rope and alibi act inside attention (rope, slopes)."""
 
-    def __init__(self, kind, d, max_len, heads, rope=None):
+    def __init__(self, scheme, d, max_len, heads, rope=None):
         super().__init__()
-        self.kind, self.d = kind, d
-        if kind == "learned":
+        self.scheme, self.d = scheme, d
+        if scheme == "learned":
             self.table = nn.Parameter(torch.zeros(max_len, d))
-        self.rope = rope if kind == "rope" else None
-        self.slopes = alibi_slopes(heads) if kind == "alibi" else None
+        self.rope = rope if scheme == "rope" else None
+        self.slopes = alibi_slopes(heads) if scheme == "alibi" else None
 
     def forward(self, x):
-        if self.kind == "learned":
+        if self.scheme == "learned":
             return x + self.table[:x.shape[1]]
-        if self.kind == "sinusoidal":
+        if self.scheme == "sinusoidal":
             return x + sinusoidal_table(x.shape[1], self.d)
         return x
 

@@ -12,9 +12,25 @@
 #include "data/tokenizer.h"
 #include "train/cli/args.h"
 #include "train/cli/train_flags.h"
+#include "train/tasks/registry.h"
 
 /* Reading every accepted value into here keeps the reads (and any overread) in. */
 static volatile float sink;
+
+/* The "config." metadata of a parsed file through the checks a checkpoint's
+ * config meets when it is opened (registry.h): a hostile value is an error, never
+ * a stop. */
+static void check_as_checkpoint(const qkv_safetensors *st) {
+    static qkv_config_kv description;
+    description.n = 0;
+    for (int i = 0; i < st->n_meta && description.n < QKV_MAX_CONFIG; i++)
+        if (strncmp(st->meta[i].key, "config.", 7) == 0 && strlen(st->meta[i].key + 7) < sizeof description.key[0] &&
+            strlen(st->meta[i].value) < sizeof description.value[0])
+            qkv_config_add(&description, st->meta[i].key + 7, "%s", st->meta[i].value);
+    const qkv_task_kind *kind;
+    void *config;
+    if (qkv_task_config_parse("fuzz.safetensors", &description, NULL, &kind, &config) == 0) free(config);
+}
 
 int qkv_fuzz_safetensors(const uint8_t *data, size_t size) {
     qkv_safetensors st;
@@ -26,6 +42,7 @@ int qkv_fuzz_safetensors(const uint8_t *data, size_t size) {
         for (size_t k = 0; k < n; k++) sink += t->data[k];
     }
     for (int i = 0; i < st.n_meta; i++) sink += (float)strlen(qkv_safetensors_meta(&st, st.meta[i].key));
+    check_as_checkpoint(&st);
     qkv_safetensors_free(&st);
     return 0;
 }
@@ -65,7 +82,7 @@ int qkv_fuzz_args(const uint8_t *data, size_t size) {
         line = newline + 1;
     }
     static const char *const colors[] = {"red", "green", "blue", NULL};
-    qkv_common_flags f = {0};
+    qkv_trainer_config f = {0};
     int width = 8, color = 0, flag = 0;
     float noise = 0.1f;
     const char *name = NULL;

@@ -148,6 +148,11 @@ def gelu_case(name, shape, approximate):
     run_case(name, {"x": gelu_inputs(name, shape)}, lambda x: F.gelu(x, approximate=approximate))
 
 
+def silu_case(name="silu", shape=(4, 8)):
+    """SiLU x * sigmoid(x) on GELU's inputs (make_silu_reference.py writes only this)."""
+    run_case(name, {"x": gelu_inputs(name, shape)}, lambda x: F.silu(x))
+
+
 # ---- fixtures for test_npy.c, written by numpy itself ------------------------------
 
 def npy_fixtures():
@@ -191,6 +196,7 @@ def main():
 
     gelu_case("gelu_tanh", (4, 8), "tanh")
     gelu_case("gelu_exact", (4, 8), "none")
+    silu_case()
 
     files = glob.glob(os.path.join(REF, "*.npy"))
     print(f"wrote {len(files)} files, {sum(os.path.getsize(f) for f in files)} bytes, in {REF}/")

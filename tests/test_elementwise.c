@@ -204,6 +204,9 @@ START_TEST(test_unary_values_and_slopes) {
         {"exp(-2)", qkv_exp, -2.0f, 0.135335f, 0.135335f},
         {"log(2)", qkv_log, 2.0f, 0.693147f, 0.5f},
         {"sqrt(9)", qkv_sqrt, 9.0f, 3.0f, 1.0f / 6.0f},
+        {"silu(1)", qkv_silu, 1.0f, 0.731059f, 0.927671f},    /* s(1), s (1 + x (1 - s)) */
+        {"silu(-1)", qkv_silu, -1.0f, -0.268941f, 0.072329f},
+        {"silu(0)", qkv_silu, 0.0f, 0.0f, 0.5f},
         {"scale(2, -3)", scale_neg3, 2.0f, -6.0f, -3.0f},
         {"add_scalar(2, 0.5)", plus_half, 2.0f, 2.5f, 1.0f},
     };

@@ -78,6 +78,11 @@ static qkv_tensor *fwd_gelu_exact(qkv_tape *tape, qkv_tensor *const *in, const r
     return qkv_gelu_exact(tape, in[0]);
 }
 
+static qkv_tensor *fwd_silu(qkv_tape *tape, qkv_tensor *const *in, const ref_case *c) {
+    (void)c;
+    return qkv_silu(tape, in[0]);
+}
+
 /* gamma and beta are the 2nd and 3rd inputs when the case has them. */
 static qkv_tensor *fwd_layer_norm(qkv_tape *tape, qkv_tensor *const *in, const ref_case *c) {
     return qkv_layer_norm(tape, in[0], c->n_inputs > 1 ? in[1] : NULL, c->n_inputs > 2 ? in[2] : NULL,
@@ -138,6 +143,7 @@ static const ref_case ref_cases[] = {
     {"layer_norm_plain", fwd_layer_norm, 1, {"x"}, 0, 0, 0},
     UNARY("gelu_tanh", fwd_gelu),
     UNARY("gelu_exact", fwd_gelu_exact),
+    UNARY("silu", fwd_silu),            /* torch.nn.functional.silu: make_silu_reference.py */
 };
 #define N_REF_CASES ((int)(sizeof ref_cases / sizeof ref_cases[0]))
 

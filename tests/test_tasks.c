@@ -7,7 +7,7 @@
  *     training run ended with;
  *   - `qkv train TASK --resume` continues from it;
  *   - every task in the registry has a fixture, so a new task cannot skip this;
- *   - the field layer (train/tasks/fields.h): defaults, descriptions in table
+ *   - the field layer (train/fields.h): defaults, descriptions in table
  *     order, parsing back, bad values refused, optional settings.
  */
 #include "tests/test_util.h"
@@ -152,7 +152,7 @@ static const qkv_field toy_fields[] = {
     QKV_SEED_FIELD(toy_config, seed, "seed"),
     QKV_TEXT_FIELD("--data", "data", toy_config, data, "none", "data"),
     {"--later", "later", QKV_FIELD_INT, offsetof(toy_config, later), 0, 9, 3, NULL, NULL, "added later",
-     QKV_FIELD_OPTIONAL},
+     QKV_FIELD_OPTIONAL, 0, NULL},
 };
 #define N_TOY ((int)(sizeof toy_fields / sizeof toy_fields[0]))
 

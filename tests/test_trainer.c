@@ -6,6 +6,8 @@
  * output) are -1 and qkv_last_error(). */
 #include "tests/test_util.h"
 
+#include <sys/wait.h>
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -414,6 +416,21 @@ START_TEST(cli_trains_saves_evaluates_and_summarizes) {
              "--test-size 16 --quiet --resume %s", path);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_msg(strstr(line, "a checkpoint of another run: task is \"copy\" there, reverse here"), "%s", line);
+    /* ... in one line, with no "changed settings" line before it (this run's --lr differs too) */
+    char err[512];
+    snprintf(err, sizeof err, "%s", scratch_file("resume_err.txt"));
+    snprintf(args, sizeof args, "train reverse --steps 30 --len 4 --dim 16 --heads 2 --ff 16 --layers 1 "
+             "--test-size 16 --quiet --lr 0.5 --resume %s", path);
+    int status = wait_qkv(spawn_qkv(args, NULL, 0, err));
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+    size_t err_len;
+    unsigned char *err_text = read_file_bytes(err, &err_len);
+    char said[1024];
+    snprintf(said, sizeof said, "%.*s", (int)(err_len < 1000 ? err_len : 1000), (const char *)err_text);
+    free(err_text);
+    int lines = 0;
+    for (const char *c = said; *c; c++) lines += *c == '\n';
+    ck_assert_msg(lines == 1 && strstr(said, "another run") && !strstr(said, "changed settings"), "%s", said);
     snprintf(args, sizeof args, "train copy --steps 20 --len 4 --dim 16 --heads 2 --ff 16 --layers 1 "
              "--test-size 16 --log-every 5 --quiet --resume %s", path);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);

@@ -128,47 +128,60 @@ static int meta_u64(const qkv_safetensors *st, const char *path, const char *key
     return 0;
 }
 
-static int open_checked(const char *path, qkv_safetensors *st) {
-    if (qkv_safetensors_load(path, st) != 0) return -1;
-    const char *format = qkv_safetensors_meta(st, "format");
-    if (!format || strcmp(format, FORMAT) != 0) {
-        qkv_set_error("%s: not a qkv checkpoint (metadata \"format\" is %s%s%s, expected \"" FORMAT "\")", path,
-                      format ? "\"" : "", format ? format : "missing", format ? "\"" : "");
-        qkv_safetensors_free(st);
-        return -1;
-    }
-    return 0;
-}
-
-/* The metadata entries under "<prefix_text>", without it. */
-static int read_prefixed(const char *path, const char *prefix_text, qkv_config_kv *config) {
-    qkv_safetensors st;
-    if (open_checked(path, &st) != 0) return -1;
+/* The metadata entries under prefix_text, without it, into config. */
+static int read_prefixed(const qkv_safetensors *st, const char *path, const char *prefix_text, qkv_config_kv *config) {
     config->n = 0;
     size_t prefix = strlen(prefix_text);
-    for (int i = 0; i < st.n_meta; i++) {
-        const qkv_st_meta *m = &st.meta[i];
+    for (int i = 0; i < st->n_meta; i++) {
+        const qkv_st_meta *m = &st->meta[i];
         if (strncmp(m->key, prefix_text, prefix) != 0) continue;
         if (config->n == QKV_MAX_CONFIG || strlen(m->key + prefix) >= sizeof config->key[0] ||
             strlen(m->value) >= sizeof config->value[0]) {
             qkv_set_error("%s: config entry \"%.40s\" too long or too many entries", path, m->key);
-            qkv_safetensors_free(&st);
             return -1;
         }
         strcpy(config->key[config->n], m->key + prefix);
         strcpy(config->value[config->n], m->value);
         config->n++;
     }
-    qkv_safetensors_free(&st);
     return 0;
 }
 
-int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
-    return read_prefixed(path, CONFIG_PREFIX, config);
+int qkv_checkpoint_open(const char *path, qkv_checkpoint *out) {
+    memset(out, 0, sizeof *out);
+    if (qkv_safetensors_open(path, &out->file) != 0) return -1;
+    const char *format = qkv_safetensors_meta(&out->file, "format");
+    if (!format || strcmp(format, FORMAT) != 0) {
+        qkv_set_error("%s: not a qkv checkpoint (metadata \"format\" is %s%s%s, expected \"" FORMAT "\")", path,
+                      format ? "\"" : "", format ? format : "missing", format ? "\"" : "");
+        qkv_safetensors_free(&out->file);
+        return -1;
+    }
+    out->path = qkv_strdup(path, "a checkpoint's path");
+    out->config = qkv_malloc(sizeof *out->config, "a checkpoint's config");
+    out->settings = qkv_malloc(sizeof *out->settings, "a checkpoint's settings");
+    if (read_prefixed(&out->file, path, CONFIG_PREFIX, out->config) != 0 ||
+        read_prefixed(&out->file, path, SETTINGS_PREFIX, out->settings) != 0) {
+        qkv_checkpoint_close(out);
+        return -1;
+    }
+    return 0;
 }
 
-int qkv_checkpoint_read_settings(const char *path, qkv_config_kv *settings) {
-    return read_prefixed(path, SETTINGS_PREFIX, settings);
+void qkv_checkpoint_close(qkv_checkpoint *ckpt) {
+    qkv_safetensors_free(&ckpt->file);
+    free(ckpt->path);
+    free(ckpt->config);
+    free(ckpt->settings);
+    memset(ckpt, 0, sizeof *ckpt);
+}
+
+int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config) {
+    qkv_checkpoint ckpt;
+    if (qkv_checkpoint_open(path, &ckpt) != 0) return -1;
+    *config = *ckpt.config;
+    qkv_checkpoint_close(&ckpt);
+    return 0;
 }
 
 /* The tensor named name with exactly t's shape, or NULL with an error. */
@@ -190,8 +203,17 @@ static const qkv_st_tensor *expect_tensor(const qkv_safetensors *st, const char 
 
 int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimizer *opt, long *step,
                         qkv_rng *rng) {
-    qkv_safetensors st;
-    if (open_checked(path, &st) != 0) return -1;
+    qkv_checkpoint ckpt;
+    if (qkv_checkpoint_open(path, &ckpt) != 0) return -1;
+    int rc = qkv_checkpoint_restore(&ckpt, params, opt, step, rng);
+    qkv_checkpoint_close(&ckpt);
+    return rc;
+}
+
+int qkv_checkpoint_restore(qkv_checkpoint *ckpt, const qkv_params *params, qkv_optimizer *opt, long *step,
+                           qkv_rng *rng) {
+    const char *path = ckpt->path;
+    const qkv_safetensors st = ckpt->file;   /* names and shapes; the data is read once they fit */
     int n_state = n_state_tensors(opt), rc = -1;
     const qkv_st_tensor **source = qkv_calloc((size_t)(params->n + n_state) + 1, sizeof *source, "the checkpoint's tensor list");
     char *name = NULL;
@@ -233,7 +255,8 @@ int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimize
     if (meta_u64(&st, path, "step", MAX_STEP, &step_value) != 0 || meta_u64(&st, path, "rng.seed", UINT64_MAX, &seed) != 0 ||
         meta_u64(&st, path, "rng.counter", UINT64_MAX, &counter) != 0)
         goto done;
-    if (check_finite(path, "refused", st.n_tensors, st.tensors) != 0) goto done;
+    if (qkv_safetensors_read_data(&ckpt->file) != 0 || check_finite(path, "refused", st.n_tensors, st.tensors) != 0)
+        goto done;
 
     /* 2. Only now touch the model and the optimizer. */
     for (int i = 0; i < params->n; i++)
@@ -250,6 +273,5 @@ int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimize
 done:
     free(name);
     free(source);
-    qkv_safetensors_free(&st);
     return rc;
 }

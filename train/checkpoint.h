@@ -7,7 +7,14 @@
  * task's config, and "train.<key>" for the run's lr, clip, warmup and schedule.
  * Python's safetensors and torch can read the tensors.
  *
- * Loading validates the whole file against the model before touching it: every
+ * A checkpoint is parsed once: qkv_checkpoint_open reads its header (names,
+ * shapes, metadata) without the tensors' bytes and keeps what it says (the task's
+ * config, the trainer's settings); qkv_checkpoint_restore then reads the tensors
+ * into a model (train/tasks/registry.h's qkv_task_checkpoint_open adds the task:
+ * its kind, its config parsed and checked). qkv_checkpoint_load and _read_config
+ * are both in one call.
+ *
+ * Restoring validates the whole file against the model before touching it: every
  * expected tensor present with its shape, nothing unexpected, metadata well-formed
  * and the optimizer kind the same, and every tensor in the file (parameters and
  * optimizer state) finite. Any problem: -1 and a one-line qkv_last_error(); the
@@ -24,6 +31,7 @@
 #ifndef QKV_CHECKPOINT_H
 #define QKV_CHECKPOINT_H
 
+#include "core/io/safetensors.h"
 #include "core/rng.h"
 #include "optim/optimizer.h"
 #include "train/task.h"
@@ -32,12 +40,27 @@
  * "train.<key>" metadata. */
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
                         const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings);
-/* The config stored in a checkpoint (to rebuild its model before loading it). */
+/* An opened checkpoint: what its header says. */
+typedef struct qkv_checkpoint {
+    char *path;
+    qkv_safetensors file;      /* the header; the data is read by the first restore */
+    qkv_config_kv *config;     /* the "config." entries (the task's), without the prefix */
+    qkv_config_kv *settings;   /* the "train." entries (none before they existed) */
+} qkv_checkpoint;
+
+/* Opens and parses path's header: 0, or -1 with a one-line qkv_last_error()
+ * naming path (a bad file, not a qkv checkpoint). Close with qkv_checkpoint_close. */
+int qkv_checkpoint_open(const char *path, qkv_checkpoint *out);
+/* The tensors into params (and opt's state, step, rng): opt may be NULL
+ * (evaluation): optimizer tensors are then ignored; step and rng may be NULL.
+ * 0, or -1 with qkv_last_error() and nothing touched. */
+int qkv_checkpoint_restore(qkv_checkpoint *ckpt, const qkv_params *params, qkv_optimizer *opt, long *step,
+                           qkv_rng *rng);
+void qkv_checkpoint_close(qkv_checkpoint *ckpt);
+
+/* Open, then copy the config (to rebuild its model before loading it). */
 int qkv_checkpoint_read_config(const char *path, qkv_config_kv *config);
-/* Its "train." settings (none in a checkpoint written before they existed). */
-int qkv_checkpoint_read_settings(const char *path, qkv_config_kv *settings);
-/* opt may be NULL (evaluation): optimizer tensors are then ignored. step and rng
- * may be NULL. */
+/* Open, restore, close. */
 int qkv_checkpoint_load(const char *path, const qkv_params *params, qkv_optimizer *opt, long *step,
                         qkv_rng *rng);
 

@@ -22,6 +22,7 @@
 #include "train/dist.h"
 #include "train/interrupt.h"
 #include "train/step.h"
+#include "train/trainer_fields.h"
 #include "train/trainer_outputs.h"
 
 /* ---- metrics and config ------------------------------------------------------ */
@@ -30,6 +31,7 @@ qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared) {
     qkv_trainer_config own = *shared;
     if (qkv_dist_rank() != 0)
         own.save_path = own.json_path = own.csv_path = own.resume_path = own.plot_path = own.dot_path = NULL;
+    if (qkv_dist_rank() != 0) own.resume = NULL;
     return own;
 }
 
@@ -164,40 +166,41 @@ typedef struct train_run {
 
 /* ---- setup and resume --------------------------------------------------------------- */
 
-/* The checkpoint's task config must be this run's: same task, same model, same data. */
-static int check_resume_config(const char *path, const qkv_config_kv *now) {
-    qkv_config_kv saved;
-    if (qkv_checkpoint_read_config(path, &saved) != 0) return -1;
+int qkv_trainer_check_resume(const qkv_checkpoint *ckpt, const qkv_config_kv *now) {
+    const char *path = ckpt->path;
+    const qkv_config_kv *saved = ckpt->config;
     for (int i = 0; i < now->n; i++) {
-        const char *value = qkv_config_get(&saved, now->key[i]);
+        const char *value = qkv_config_get(saved, now->key[i]);
         if (!value || strcmp(value, now->value[i]) != 0) {
             qkv_set_error("%s: a checkpoint of another run: %s is %s%s%s there, %s here", path, now->key[i],
                           value ? "\"" : "", value ? value : "missing", value ? "\"" : "", now->value[i]);
             return -1;
         }
     }
-    for (int i = 0; i < saved.n; i++)   /* a setting written only when not its default (tasks/fields.h) */
-        if (!qkv_config_get(now, saved.key[i])) {
+    for (int i = 0; i < saved->n; i++)   /* a setting written only when not its default (fields.h) */
+        if (!qkv_config_get(now, saved->key[i])) {
             qkv_set_error("%s: a checkpoint of another run: %s is \"%s\" there, the default here", path,
-                          saved.key[i], saved.value[i]);
+                          saved->key[i], saved->value[i]);
             return -1;
         }
     return 0;
 }
 
 /* --resume: the parameters, optimizer state, step and dropout stream of a checkpoint
- * of this run that is short of --steps. 0, or -1 with qkv_last_error(). */
+ * of this run that is short of --steps, from the caller's opened checkpoint or
+ * resume_path opened here. 0, or -1 with qkv_last_error(). */
 static int resume_from_checkpoint(train_run *run) {
-    const char *path = run->config->resume_path;
-    if (check_resume_config(path, &run->description) != 0 ||
-        qkv_checkpoint_load(path, run->task->params, &run->opt, &run->start, &run->tape->rng) != 0)
-        return -1;
-    if (run->start >= run->config->steps) {
-        qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume", path, run->start,
+    qkv_checkpoint own, *ckpt = run->config->resume;
+    if (!ckpt && qkv_checkpoint_open(run->config->resume_path, ckpt = &own) != 0) return -1;
+    int rc = qkv_trainer_check_resume(ckpt, &run->description) == 0 &&
+             qkv_checkpoint_restore(ckpt, run->task->params, &run->opt, &run->start, &run->tape->rng) == 0 ? 0 : -1;
+    if (rc == 0 && run->start >= run->config->steps) {
+        qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume", ckpt->path, run->start,
                       run->config->steps);
-        return -1;
+        rc = -1;
     }
-    return 0;
+    if (ckpt == &own) qkv_checkpoint_close(&own);
+    return rc;
 }
 
 /* Checks the outputs and the batch, makes the optimizer and the tape, resumes,
@@ -221,7 +224,8 @@ static int start_run(train_run *run) {
     qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
     run->step = run->last_saved = run->start;
     run->last_path = config->resume_path;
-    qkv_train_outputs_open(&run->outputs, config);
+    qkv_train_outputs_open(&run->outputs, config->csv_path, config->plot_path, config->json_path,
+                           config->log_every);
     run->prog = progress_make(config, task, run->start);
     return 0;
 }
@@ -364,36 +368,15 @@ static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m
     return config->lower_is_better ? *v <= config->target : *v >= config->target;
 }
 
-void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out) {
-    out->n = 0;
-    qkv_config_add(out, "lr", "%g", config->optim.lr);
-    qkv_config_add(out, "clip", "%g", config->clip);
-    qkv_config_add(out, "warmup", "%ld", config->schedule.warmup);
-    qkv_config_add(out, "schedule", "%s", qkv_schedule_kind_names[config->schedule.kind]);
-    if (config->micro_batch > 0) qkv_config_add(out, "micro_batch", "%d", config->micro_batch);
-}
-
-void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, size_t len) {
-    qkv_config_kv now, saved;
-    out[0] = '\0';
-    if (!config->resume_path || qkv_checkpoint_read_settings(config->resume_path, &saved) != 0) return;
-    qkv_trainer_settings(config, &now);
-    size_t used = 0;
-    for (int i = 0; i < now.n && used < len; i++) {
-        const char *before = qkv_config_get(&saved, now.key[i]);
-        if (before && strcmp(before, now.value[i]) != 0)
-            used += (size_t)snprintf(out + used, len - used, "%s--%s %s (the checkpoint's run: %s)", used ? ", " : "",
-                                     now.key[i], now.value[i], before);
-    }
-}
-
 static int save_checkpoint(train_run *run) {
     qkv_trainer_config config = *run->config;
     config.micro_batch = run->parallel.micro_batch; /* the default, resolved */
-    qkv_config_kv settings;
-    qkv_trainer_settings(&config, &settings);
-    return qkv_checkpoint_save(run->config->save_path, run->task->params, &run->opt, run->step, &run->tape->rng,
-                               &run->description, &settings);
+    qkv_config_kv *settings = qkv_malloc(sizeof *settings, "the run's settings");
+    qkv_trainer_settings(&config, settings);
+    int rc = qkv_checkpoint_save(run->config->save_path, run->task->params, &run->opt, run->step, &run->tape->rng,
+                                 &run->description, settings);
+    free(settings);
+    return rc;
 }
 
 /* --save-every: a checkpoint every save_every steps, then the last good one. */

@@ -56,6 +56,7 @@
 
 #include "optim/optimizer.h"
 #include "train/task.h"
+#include "train/train_result.h"
 
 typedef struct qkv_trainer_config {
     int steps;
@@ -78,17 +79,16 @@ typedef struct qkv_trainer_config {
     const char *dot_path;       /* Graphviz file of the first step's tape */
     int detect_nan;             /* anomaly mode: check every op forward and backward */
     int micro_batch;            /* examples per micro-batch (train/step.h); 0: the task's default */
+    int threads;                /* the command line's --threads (qkv_set_threads); qkv_train does not read it */
+    /* The task's defaults: a checkpoint leaves out the OPTIONAL settings equal to
+     * them (trainer_fields.h); NULL: the rows' fallbacks. */
+    const struct qkv_trainer_config *defaults;
+    /* --resume's checkpoint, already opened by the caller (checkpoint.h), or NULL:
+     * qkv_train opens resume_path itself. */
+    struct qkv_checkpoint *resume;
 } qkv_trainer_config;
 
-typedef struct qkv_train_result {
-    long steps_done;
-    float final_loss;
-    qkv_metrics metrics;
-    double seconds, steps_per_second;
-    int stopped_early;
-    int interrupted; /* the signal that ended the run early (train/interrupt.h), or 0 */
-    int nonfinite; /* 1: stopped on a NaN/Inf loss, gradient or state, or a --detect-nan anomaly (the command line's exit status 3) */
-} qkv_train_result;
+/* qkv_train_result: train/train_result.h (the run's end, which trainer_outputs.c writes too). */
 
 /* Runs the loop. Returns 0, or -1 with qkv_last_error() (an unwritable output path,
  * a checkpoint that does not fit the model, the task's error, a NaN/Inf stop: see
@@ -101,16 +101,11 @@ int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result
  * and writes all files). */
 qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared);
 
-/* The optimization settings a resumed run should share with the run it goes on
- * from: lr, clip, warmup, schedule and (when set) micro_batch as key/value text,
- * stored in checkpoints (checkpoint.h: "train.<key>"; the micro-batch there is
- * the one the run used, its default resolved). */
-void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
-/* With --resume: the settings that differ from the checkpoint's, as "--lr 0.05
- * (the checkpoint's run: 0.1), ..." in out; "" when none differ, or the checkpoint
- * does not record them (written before they were) or cannot be read (qkv_train
- * then reports it). */
-void qkv_trainer_settings_changes(const qkv_trainer_config *config, char *out, size_t len);
+/* --resume: that the opened checkpoint is one of this run (its task config the
+ * same as description, the task's): 0, or -1 with one line naming the first key
+ * that differs ("PATH: a checkpoint of another run: task is \"text\" there,
+ * reverse here"). */
+int qkv_trainer_check_resume(const struct qkv_checkpoint *ckpt, const qkv_config_kv *description);
 
 /* Checks that path can be created or replaced: not empty, not ending in '/', its directory exists
  * and is writable, and path is absent or a regular file (never a directory or a

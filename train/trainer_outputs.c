@@ -9,12 +9,13 @@
 #include "core/fileio.h"
 #include "core/io/json.h"
 
-void qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config) {
+void qkv_train_outputs_open(qkv_train_outputs *out, const char *csv_path, const char *plot_path,
+                            const char *json_path, int log_every) {
     memset(out, 0, sizeof *out);
-    out->csv_path = config->csv_path;
-    out->plot_path = config->plot_path;
-    out->json_path = config->json_path;
-    out->log_every = config->log_every;
+    out->csv_path = csv_path;
+    out->plot_path = plot_path;
+    out->json_path = json_path;
+    out->log_every = log_every;
 }
 
 void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, float lr, double seconds,

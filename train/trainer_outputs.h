@@ -6,7 +6,8 @@
  * writes the CSV and the plot from it, each atomically, and the summary. A run
  * that fails leaves none of them behind (and no partial file), a run stopped by a
  * signal (trainer.h) writes all three. A path that is NULL turns its output off.
- * Used by train/trainer.c.
+ * Used by train/trainer.c; it reads no trainer type (the paths come as arguments,
+ * the result from train_result.h), so the trainer depends on it, not both ways.
  */
 #ifndef QKV_TRAINER_OUTPUTS_H
 #define QKV_TRAINER_OUTPUTS_H
@@ -14,7 +15,8 @@
 #include <stdio.h>
 
 #include "train/history.h"
-#include "train/trainer.h"
+#include "train/task.h"
+#include "train/train_result.h"
 
 typedef struct qkv_train_outputs {
     const char *csv_path, *plot_path, *json_path;
@@ -22,8 +24,10 @@ typedef struct qkv_train_outputs {
     qkv_history history;
 } qkv_train_outputs;
 
-/* The outputs of config (its csv, plot and json paths), with an empty history. */
-void qkv_train_outputs_open(qkv_train_outputs *out, const qkv_trainer_config *config);
+/* The outputs of a run (its --csv, --plot and --json paths, each NULL when off,
+ * and --log-every), with an empty history. */
+void qkv_train_outputs_open(qkv_train_outputs *out, const char *csv_path, const char *plot_path,
+                            const char *json_path, int log_every);
 
 /* After `step` steps, with the step's loss and lr, `seconds` since the run began:
  * a history row if the step is logged (log_now) or evaluated (metrics not NULL),

@@ -1,5 +1,7 @@
 /* checks_elementwise.c — gradient-check cases for ops_elementwise.c.
  *
+ * Every unary op of the table in ops_elementwise.c (qkv_unary_ops) has rows here
+ * named "<op> [shape]": tests/test_registries.c fails for one that has none.
  * Every binary op runs on the same list of shape pairs: equal shapes, size-1 dims,
  * scalar-ish [1] and 0-d operands, broadcasts in both directions (the smaller
  * operand first too) up to 4-D. div's denominator is QKV_INIT_POSITIVE. Every
@@ -30,6 +32,7 @@ static qkv_tensor *run_sigmoid(qkv_tape *t, qkv_tensor *const *in, const void *c
 static qkv_tensor *run_exp(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_exp(t, in[0]); }
 static qkv_tensor *run_log(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_log(t, in[0]); }
 static qkv_tensor *run_sqrt(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_sqrt(t, in[0]); }
+static qkv_tensor *run_silu(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_silu(t, in[0]); }
 
 /* tanh(a * b + c): gradients through a chain of broadcasts. */
 static qkv_tensor *run_chain(qkv_tape *t, qkv_tensor *const *in, const void *ctx) {
@@ -117,6 +120,7 @@ static const qkv_gradcheck_case cases[] = {
     UNARY_CASES("exp", run_exp, N, NULL),
     UNARY_CASES("log", run_log, P, NULL),
     UNARY_CASES("sqrt", run_sqrt, P, NULL),
+    UNARY_CASES("silu", run_silu, N, NULL),
     UNARY_CASES("dropout p=0.3", run_dropout, N, &drop_train),
     ONE("dropout p=0 (identity)", run_dropout, N, &drop_zero, 2, {3, 4}),
     ONE("dropout eval mode (identity)", run_dropout, N, &drop_eval, 3, {2, 3, 4}),

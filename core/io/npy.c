@@ -25,6 +25,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/ops/tape.h"
 
 #define NPY_ALIGN 64
 #define NPY_PREAMBLE_MAX 12            /* magic 6 + version 2 + header length 2 or 4 */

@@ -10,9 +10,11 @@
  *  3. build(): one block holds the result (tensor and metadata arrays, a by-name
  *     index for find, the decoded strings, and the data, 64-byte aligned);
  *     decoded names must be unique ("w" and "\u0077" are the same name).
- * qkv_safetensors_load runs steps 1-2 on the file's first bytes only, so a bad
- * header is refused before the data is read; then it reads the data straight into
- * the block. The order of tensors and metadata is the header's.
+ * qkv_safetensors_open runs steps 1-3 on the file's first bytes only, so a bad
+ * header is refused before the data is read, and keeps the file open;
+ * qkv_safetensors_read_data then reads the data straight into the block
+ * (qkv_safetensors_load is both). The order of tensors and metadata is the
+ * header's.
  *
  * Writing: the header is compact JSON in the reference implementation's layout
  * ("__metadata__" first when there is any, then each tensor as
@@ -66,6 +68,10 @@ typedef struct {
 /* The start of qkv_safetensors.memory. */
 typedef struct {
     const qkv_st_tensor **by_name; /* the tensors sorted by name, for find */
+    float *data;                   /* the data area */
+    size_t data_len;
+    int pending;                   /* opened, the data not read yet: reader is open */
+    qkv_file_reader reader;        /* its path is a copy in the block */
 } st_block;
 
 /* ---- small helpers ----------------------------------------------------------------- */
@@ -371,7 +377,8 @@ static int check_unique(const char *what, const qkv_safetensors *st, const qkv_s
 static float *build(const st_header *h, qkv_safetensors *out) {
     const qkv_json_token *tok = h->json.tokens;
     size_t n = h->n_entries, m = h->meta ? tok[h->meta].count : 0, cursor = 0;
-    place(&cursor, sizeof(st_block), 1);
+    place(&cursor, sizeof(st_block), 16);
+    size_t at_path = place(&cursor, strlen(h->what) + 1, 1);
     size_t at_tensors = place(&cursor, n * sizeof(qkv_st_tensor), 16);
     size_t at_meta = place(&cursor, m * sizeof(qkv_st_meta), 16);
     size_t at_index = place(&cursor, n * sizeof(qkv_st_tensor *), 16);
@@ -396,7 +403,9 @@ static float *build(const st_header *h, qkv_safetensors *out) {
         meta[k].key = take_string(h, j, &strings);
         meta[k].value = take_string(h, j + 1, &strings);
     }
-    ((st_block *)memory)->by_name = by_name;
+    memcpy(base + at_path, h->what, strlen(h->what) + 1);
+    *(st_block *)memory = (st_block){.by_name = by_name, .data = data, .data_len = h->data_len,
+                                     .reader = {.path = base + at_path, .fd = -1}};
     *out = (qkv_safetensors){(int)n, tensors, (int)m, meta, memory};
     if (check_unique(h->what, out, by_name) == 0) return data;
     qkv_safetensors_free(out);
@@ -416,8 +425,8 @@ int qkv_safetensors_parse(const unsigned char *bytes, size_t len, const char *wh
     return data ? 0 : -1;
 }
 
-int qkv_safetensors_load(const char *path, qkv_safetensors *out) {
-    QKV_CHECK(path != NULL && out != NULL, "safetensors_load: NULL argument");
+int qkv_safetensors_open(const char *path, qkv_safetensors *out) {
+    QKV_CHECK(path != NULL && out != NULL, "safetensors_open: NULL argument");
     memset(out, 0, sizeof *out);
     qkv_file_reader r;
     if (qkv_reader_open(&r, path, QKV_READ_ANY_SIZE)) return -1;
@@ -429,18 +438,41 @@ int qkv_safetensors_load(const char *path, qkv_safetensors *out) {
         (b = qkv_reader_head(&r, 8 + header_len)) != NULL && parse_header(b, r.size, path, &h) == 0) {
         data = build(&h, out);
         header_free(&h);
-        if (data && (qkv_reader_read(&r, data, h.data_len) || qkv_reader_end(&r))) {
-            qkv_safetensors_free(out);
-            data = NULL;
-        }
-        if (data) qkv_f32_from_le(data, (const unsigned char *)data, h.data_len / sizeof(float));
     }
-    qkv_reader_close(&r);
-    return data ? 0 : -1;
+    if (!data) {
+        qkv_reader_close(&r);
+        return -1;
+    }
+    st_block *block = out->memory;
+    const char *own_path = block->reader.path;
+    block->reader = r;   /* the file stays open, its position after the header */
+    block->reader.path = own_path;
+    block->pending = 1;
+    return 0;
+}
+
+int qkv_safetensors_read_data(qkv_safetensors *st) {
+    QKV_CHECK(st != NULL && st->memory != NULL, "safetensors_read_data: not an opened file");
+    st_block *block = st->memory;
+    if (!block->pending) return 0;
+    int rc = qkv_reader_read(&block->reader, block->data, block->data_len) || qkv_reader_end(&block->reader) ? -1 : 0;
+    qkv_reader_close(&block->reader);
+    block->pending = 0;
+    if (rc == 0) qkv_f32_from_le(block->data, (const unsigned char *)block->data, block->data_len / sizeof(float));
+    return rc;
+}
+
+int qkv_safetensors_load(const char *path, qkv_safetensors *out) {
+    QKV_CHECK(path != NULL && out != NULL, "safetensors_load: NULL argument");
+    if (qkv_safetensors_open(path, out) != 0) return -1;
+    if (qkv_safetensors_read_data(out) == 0) return 0;
+    qkv_safetensors_free(out);
+    return -1;
 }
 
 void qkv_safetensors_free(qkv_safetensors *st) {
     if (!st) return;
+    if (st->memory && ((st_block *)st->memory)->pending) qkv_reader_close(&((st_block *)st->memory)->reader);
     free(st->memory);
     memset(st, 0, sizeof *st);
 }

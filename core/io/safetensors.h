@@ -53,6 +53,15 @@ typedef struct qkv_safetensors {
 } qkv_safetensors;
 
 int qkv_safetensors_load(const char *path, qkv_safetensors *out);
+/* The header only, validated as load does (names, shapes, metadata): the
+ * tensors' data pointers say where qkv_safetensors_read_data will put their
+ * bytes, and must not be read before it. The file stays open until then (or
+ * until qkv_safetensors_free). */
+int qkv_safetensors_open(const char *path, qkv_safetensors *out);
+/* The data of an opened file, once (a second call does nothing): 0, or -1 with
+ * qkv_last_error() (a read error, a file that changed size meanwhile); the file
+ * is closed either way. */
+int qkv_safetensors_read_data(qkv_safetensors *st);
 /* Parses a whole file image (load reads the file, then calls this). what names
  * the source in error messages. */
 int qkv_safetensors_parse(const unsigned char *bytes, size_t len, const char *what, qkv_safetensors *out);

@@ -52,6 +52,8 @@ int qkv_other_runnable(void);
  * default run does not put two threads on a core another program is using.
  * Returns the number in use. */
 int qkv_set_threads(int n);
+/* The help of every command's --threads flag (the n above). */
+#define QKV_THREADS_HELP "OpenMP threads; 0: OMP_NUM_THREADS, else the cores other programs leave free"
 /* The threads an op may use: the number set, or 1 inside a parallel region (each
  * worker of the parallel step, train/step.h, runs its ops on itself). */
 int qkv_threads(void);

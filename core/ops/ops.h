@@ -36,6 +36,15 @@ qkv_tensor *qkv_sigmoid(qkv_tape *tape, qkv_tensor *x);
 qkv_tensor *qkv_exp(qkv_tape *tape, qkv_tensor *x);
 qkv_tensor *qkv_log(qkv_tape *tape, qkv_tensor *x);
 qkv_tensor *qkv_sqrt(qkv_tape *tape, qkv_tensor *x);
+qkv_tensor *qkv_silu(qkv_tape *tape, qkv_tensor *x);       /* x * sigmoid(x) (SiLU, swish) */
+/* The unary ops above, one row each of ops_elementwise.c's table, in its order:
+ * name (the tape's op name) and rough flops per element. Tests walk it. */
+typedef struct qkv_unary_op {
+    const char *name;
+    int cost;
+} qkv_unary_op;
+extern const qkv_unary_op qkv_unary_ops[];
+extern const int qkv_unary_op_count;
 /* Inverted dropout: when tape->training, zeroes each element with probability p
  * and scales the rest by 1/(1-p), with a mask drawn from the tape's RNG;
  * otherwise (or p == 0) the identity. */

@@ -1,6 +1,6 @@
 /* ops_elementwise.c — elementwise ops: broadcast binary ops (add, sub, mul, div),
- * unary maps (scale, add_scalar, relu, gelu, gelu_exact, tanh, sigmoid, exp, log,
- * sqrt) and inverted dropout.
+ * unary maps (one row each in the table UNARY_OPS below: scale, add_scalar, relu,
+ * abs, gelu, gelu_exact, tanh, sigmoid, exp, log, sqrt, silu) and inverted dropout.
  *
  * Contract (see ops.h):
  *  - Binary ops broadcast numpy-style: shapes are right-aligned, each pair of dims
@@ -18,7 +18,7 @@
  *
  * Structure: one broadcast engine (bcast_plan + bcast_map + accumulate_to_input)
  * serves all four binary ops and dropout; one unary engine (unary_value,
- * unary_slope) serves every unary op. Each engine switches on the op outside its
+ * unary_slope, generated from the table UNARY_OPS) serves every unary op. Each engine switches on the op outside its
  * inner loops, so every inner loop is a tight loop with a constant op.
  */
 #include "core/ops/ops.h"
@@ -199,63 +199,77 @@ static void bcast_map(enum binary_kind k, const bcast_plan *p, const float *x, c
 
 /* ---- unary kernels ---------------------------------------------------------------- */
 
-#define UNARY_OPS(X) X(SCALE) X(ADD_SCALAR) X(RELU) X(ABS) X(GELU) X(GELU_EXACT) X(TANH) X(SIGMOID) \
-    X(EXP) X(LOG) X(SQRT)
-#define UNARY_ENUM(name) UNARY_##name,
-enum unary_kind { UNARY_OPS(UNARY_ENUM) };
-
 #define GELU_BETA 0.7978845608028654f    /* sqrt(2 / pi) */
 #define GELU_KAPPA 0.044715f
 #define INV_SQRT_2PI 0.3989422804014327f /* 1 / sqrt(2 pi) */
 
+/* Helpers of rows that need more than one expression. */
+INLINE float gelu_tanh_inner(float x) { return qkv_fast_tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x)); }
+INLINE float phi_cdf(float x) { return 0.5f * (1.0f + erff(x * (float)M_SQRT1_2)); }
+INLINE float sigmoid_value(float x) { /* exp of a non-positive number only: no overflow */
+    float e = qkv_fast_exp_nonpositive(-fabsf(x));
+    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+/* d[0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2), t = tanh(beta (x + kappa x^3)) */
+INLINE float gelu_tanh_slope(float x) {
+    float t = gelu_tanh_inner(x);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * GELU_BETA * (1.0f + 3.0f * GELU_KAPPA * x * x);
+}
+/* d[x s(x)] = s + x s (1 - s) = s (1 + x (1 - s)), s = sigmoid(x) */
+INLINE float silu_slope(float x) {
+    float s = sigmoid_value(x);
+    return s * (1.0f + x * (1.0f - s));
+}
+
+/* THE TABLE of unary ops: one row per op, and nothing else to edit but the public
+ * wrapper below (declared in ops.h) and the op's gradient-check row
+ * (core/check/checks_elementwise.c; the registries suite fails without it).
+ *   X(KIND, name, cost, value, slope)
+ * name is the tape's op name (and qkv_unary_ops[], which the tests walk); cost is
+ * rough flops per element (cheap maps stay on one thread for longer); value is
+ * y = f(x) and slope dy/dx, C expressions in x, y = f(x) and the op's constant c
+ * (the scale or the added constant). Each becomes a case of a switch that stands
+ * outside the loops (unary_forward_range, unary_backward_range), so every inner
+ * loop is a tight loop of one constant op, vectorized per instruction set
+ * (core/kernels/multiversion.h). */
+#define UNARY_OPS(X)                                                                              \
+    X(SCALE, "scale", 1, c * x, c)                                  /* d(c x) = c */              \
+    X(ADD_SCALAR, "add_scalar", 1, x + c, 1.0f)                     /* d(x + c) = 1 */            \
+    X(RELU, "relu", 1, x < 0.0f ? 0.0f : x,                         /* NaN passes through */      \
+      x > 0.0f ? 1.0f : 0.0f)                                       /* 1[x > 0] */                \
+    X(ABS, "abs", 1, fabsf(x), x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f)) /* sign(x), 0 at 0 */ \
+    X(GELU, "gelu", 16, 0.5f * x * (1.0f + gelu_tanh_inner(x)), gelu_tanh_slope(x)) /* tanh form */ \
+    X(GELU_EXACT, "gelu_exact", 16, 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)), /* x Phi(x) */  \
+      phi_cdf(x) + x * INV_SQRT_2PI * qkv_fast_exp_nonpositive(-0.5f * x * x)) /* Phi + x phi */ \
+    X(TANH, "tanh", 16, qkv_fast_tanhf(x), 1.0f - y * y)            /* 1 - tanh^2 */              \
+    X(SIGMOID, "sigmoid", 16, sigmoid_value(x), y * (1.0f - y))     /* s (1 - s) */               \
+    X(EXP, "exp", 16, expf(x), y)                                   /* exp */                     \
+    X(LOG, "log", 16, logf(x), 1.0f / x)                            /* 1 / x */                   \
+    X(SQRT, "sqrt", 16, sqrtf(x), 0.5f / y)                         /* 1 / (2 sqrt x) */          \
+    X(SILU, "silu", 16, x * sigmoid_value(x), silu_slope(x))        /* x sigmoid(x) */
+
+#define UNARY_ENUM(KIND, name, cost, value, slope) UNARY_##KIND,
+enum unary_kind { UNARY_OPS(UNARY_ENUM) UNARY_COUNT };
+
+#define UNARY_ROW(KIND, name, cost, value, slope) {name, cost},
+const qkv_unary_op qkv_unary_ops[] = {UNARY_OPS(UNARY_ROW)};
+const int qkv_unary_op_count = UNARY_COUNT;
+
 /* y = f(x); c is the scale or the added constant. */
+#define VALUE_CASE(KIND, name, cost, value, slope) case UNARY_##KIND: return (value);
 INLINE float unary_value(enum unary_kind k, float x, float c) {
-    switch (k) {
-    case UNARY_SCALE: return c * x;
-    case UNARY_ADD_SCALAR: return x + c;
-    case UNARY_RELU: return x < 0.0f ? 0.0f : x; /* NaN passes through */
-    case UNARY_ABS: return fabsf(x);
-    case UNARY_GELU: return 0.5f * x * (1.0f + qkv_fast_tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x)));
-    case UNARY_GELU_EXACT: return 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
-    case UNARY_TANH: return qkv_fast_tanhf(x);
-    case UNARY_SIGMOID: { /* exp of a non-positive number only: no overflow */
-        float e = qkv_fast_exp_nonpositive(-fabsf(x));
-        return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-    }
-    case UNARY_EXP: return expf(x);
-    case UNARY_LOG: return logf(x);
-    default: return sqrtf(x);
-    }
+    (void)c;
+    switch (k) { UNARY_OPS(VALUE_CASE) default: return 0.0f; }
 }
 
 /* dy/dx at x, given y = f(x). */
+#define SLOPE_CASE(KIND, name, cost, value, slope) case UNARY_##KIND: return (slope);
 INLINE float unary_slope(enum unary_kind k, float x, float y, float c) {
-    switch (k) {
-    case UNARY_SCALE: return c;                        /* d(c x) = c */
-    case UNARY_ADD_SCALAR: return 1.0f;                /* d(x + c) = 1 */
-    case UNARY_RELU: return x > 0.0f ? 1.0f : 0.0f;    /* 1[x > 0] */
-    case UNARY_ABS: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); /* sign(x), 0 at 0 */
-    case UNARY_GELU: {
-        /* d[0.5 x (1 + t)] = 0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2),
-         * t = tanh(beta (x + kappa x^3)) */
-        float t = qkv_fast_tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x));
-        return 0.5f * (1.0f + t) +
-               0.5f * x * (1.0f - t * t) * GELU_BETA * (1.0f + 3.0f * GELU_KAPPA * x * x);
-    }
-    case UNARY_GELU_EXACT: /* d[x Phi(x)] = Phi(x) + x phi(x) */
-        return 0.5f * (1.0f + erff(x * (float)M_SQRT1_2)) + x * INV_SQRT_2PI * qkv_fast_exp_nonpositive(-0.5f * x * x);
-    case UNARY_TANH: return 1.0f - y * y;              /* 1 - tanh^2 */
-    case UNARY_SIGMOID: return y * (1.0f - y);         /* s (1 - s) */
-    case UNARY_EXP: return y;                          /* exp */
-    case UNARY_LOG: return 1.0f / x;                   /* 1 / x */
-    default: return 0.5f / y;                          /* 1 / (2 sqrt x) */
-    }
+    (void)x, (void)y, (void)c;
+    switch (k) { UNARY_OPS(SLOPE_CASE) default: return 0.0f; }
 }
 
-/* Rough flops per element, so cheap maps stay on one thread for longer. */
-static size_t unary_cost(enum unary_kind k) {
-    return k == UNARY_SCALE || k == UNARY_ADD_SCALAR || k == UNARY_RELU || k == UNARY_ABS ? 1 : 16;
-}
+static size_t unary_cost(enum unary_kind k) { return (size_t)qkv_unary_ops[k].cost; }
 
 typedef struct unary_job {
     enum unary_kind kind;
@@ -278,18 +292,20 @@ INLINE void unary_backward_run(enum unary_kind k, const unary_job *j, size_t beg
         for (size_t i = begin; i < end; i++) j->out[i] += j->g[i] * unary_slope(k, j->x[i], j->y[i], j->c);
 }
 
-#define FORWARD_CASE(name) case UNARY_##name: unary_forward_run(UNARY_##name, j, begin, end); break;
-#define BACKWARD_CASE(name) case UNARY_##name: unary_backward_run(UNARY_##name, j, begin, end); break;
+#define FORWARD_CASE(KIND, name, cost, value, slope) \
+    case UNARY_##KIND: unary_forward_run(UNARY_##KIND, j, begin, end); break;
+#define BACKWARD_CASE(KIND, name, cost, value, slope) \
+    case UNARY_##KIND: unary_backward_run(UNARY_##KIND, j, begin, end); break;
 
 INLINE void unary_forward_range_body(const void *ctx, size_t begin, size_t end) {
     const unary_job *j = ctx;
-    switch (j->kind) { UNARY_OPS(FORWARD_CASE) }
+    switch (j->kind) { UNARY_OPS(FORWARD_CASE) default: break; }
 }
 QKV_MULTIVERSION(unary_forward_range, (const void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
 INLINE void unary_backward_range_body(const void *ctx, size_t begin, size_t end) {
     const unary_job *j = ctx;
-    switch (j->kind) { UNARY_OPS(BACKWARD_CASE) }
+    switch (j->kind) { UNARY_OPS(BACKWARD_CASE) default: break; }
 }
 QKV_MULTIVERSION(unary_backward_range, (const void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
@@ -443,7 +459,8 @@ static void unary_backward(qkv_node *node) {
     unary_apply(unary_backward_range, &job, x->size);
 }
 
-static qkv_tensor *unary_op(qkv_tape *tape, const char *op, enum unary_kind k, qkv_tensor *x, float c) {
+static qkv_tensor *unary_op(qkv_tape *tape, enum unary_kind k, qkv_tensor *x, float c) {
+    const char *op = qkv_unary_ops[k].name;
     qkv_tensor_check_live(x, op);
     qkv_tensor *out = qkv_tape_tensor(tape, x->ndim, x->shape);
     unary_job job = {k, c, x->data, NULL, NULL, out->data, 0};
@@ -456,17 +473,18 @@ static qkv_tensor *unary_op(qkv_tape *tape, const char *op, enum unary_kind k, q
     return out;
 }
 
-qkv_tensor *qkv_scale(qkv_tape *tape, qkv_tensor *x, float s) { return unary_op(tape, "scale", UNARY_SCALE, x, s); }
-qkv_tensor *qkv_add_scalar(qkv_tape *tape, qkv_tensor *x, float c) { return unary_op(tape, "add_scalar", UNARY_ADD_SCALAR, x, c); }
-qkv_tensor *qkv_relu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "relu", UNARY_RELU, x, 0.0f); }
-qkv_tensor *qkv_abs(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "abs", UNARY_ABS, x, 0.0f); }
-qkv_tensor *qkv_gelu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "gelu", UNARY_GELU, x, 0.0f); }
-qkv_tensor *qkv_gelu_exact(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "gelu_exact", UNARY_GELU_EXACT, x, 0.0f); }
-qkv_tensor *qkv_tanh(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "tanh", UNARY_TANH, x, 0.0f); }
-qkv_tensor *qkv_sigmoid(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "sigmoid", UNARY_SIGMOID, x, 0.0f); }
-qkv_tensor *qkv_exp(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "exp", UNARY_EXP, x, 0.0f); }
-qkv_tensor *qkv_log(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "log", UNARY_LOG, x, 0.0f); }
-qkv_tensor *qkv_sqrt(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, "sqrt", UNARY_SQRT, x, 0.0f); }
+qkv_tensor *qkv_scale(qkv_tape *tape, qkv_tensor *x, float s) { return unary_op(tape, UNARY_SCALE, x, s); }
+qkv_tensor *qkv_add_scalar(qkv_tape *tape, qkv_tensor *x, float c) { return unary_op(tape, UNARY_ADD_SCALAR, x, c); }
+qkv_tensor *qkv_relu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_RELU, x, 0.0f); }
+qkv_tensor *qkv_abs(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_ABS, x, 0.0f); }
+qkv_tensor *qkv_gelu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_GELU, x, 0.0f); }
+qkv_tensor *qkv_gelu_exact(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_GELU_EXACT, x, 0.0f); }
+qkv_tensor *qkv_tanh(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_TANH, x, 0.0f); }
+qkv_tensor *qkv_sigmoid(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_SIGMOID, x, 0.0f); }
+qkv_tensor *qkv_exp(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_EXP, x, 0.0f); }
+qkv_tensor *qkv_log(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_LOG, x, 0.0f); }
+qkv_tensor *qkv_sqrt(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_SQRT, x, 0.0f); }
+qkv_tensor *qkv_silu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_SILU, x, 0.0f); }
 
 /* ---- dropout ------------------------------------------------------------------------- */
 

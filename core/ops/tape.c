@@ -316,3 +316,37 @@ void qkv_backward(qkv_tape *tape, qkv_tensor *loss) {
     qkv_backward_seeded(tape, loss, &one);
 }
 
+/* ---- an activation's liveness and gradient ----------------------------------------
+ * Tensor functions that read the tape (its generation) or allocate from its arena:
+ * they live here, so tensor.c knows nothing of tapes (tape.c -> tensor.c, one way). */
+
+void qkv_tensor_check_live(const qkv_tensor *t, const char *op) {
+    QKV_CHECK(t != NULL, "%s: input tensor is NULL", op);
+    if (t->owned) return;
+    QKV_CHECK(t->tape && t->generation == t->tape->generation,
+              "%s: activation %s used after its tape was reset", op, t->name ? t->name : "");
+}
+
+float *qkv_tensor_grad(qkv_tensor *t) {
+    if (!t->grad && t->grad_home) { /* a redirected parameter's first write: from zero */
+        t->grad = t->grad_home;
+        memset(t->grad, 0, t->size * sizeof(float));
+    }
+    if (!t->grad) {
+        QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
+                  t->name ? t->name : "");
+        t->grad = qkv_tape_calloc(t->tape, t->size * sizeof(float));
+    }
+    return t->grad;
+}
+
+float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta) {
+    *beta = t->grad ? 1.0f : 0.0f;
+    if (!t->grad && t->grad_home) t->grad = t->grad_home;
+    if (!t->grad) {
+        QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
+                  t->name ? t->name : "");
+        t->grad = qkv_tape_alloc(t->tape, t->size * sizeof(float));
+    }
+    return t->grad;
+}

@@ -165,4 +165,19 @@ void qkv_tape_print(const qkv_tape *tape, FILE *out);
  * 0, or -1 with qkv_last_error() naming path. */
 int qkv_tape_write_dot(const qkv_tape *tape, const char *path);
 
+/* ---- activations: liveness and the lazily allocated gradient (tensor.h's lifetimes) ---- */
+
+/* Stops if t is an activation whose tape has been reset since it was made. */
+void qkv_tensor_check_live(const qkv_tensor *t, const char *op);
+
+/* The gradient buffer, allocated (zeroed) from the tape arena on first use. */
+float *qkv_tensor_grad(qkv_tensor *t);
+
+/* The gradient buffer for a backward step that writes every element of it:
+ * *beta = 0 if the buffer is new (allocated, not zeroed: the caller assigns, as
+ * gemm's beta = 0 does, instead of a memset and an add), else 1 (add into the sum
+ * so far). Either way the caller's result is bitwise what it would be after a
+ * memset: a sum that starts from 0 gives the same bits as one that starts empty. */
+float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta);
+
 #endif

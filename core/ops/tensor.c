@@ -8,7 +8,6 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
-#include "core/ops/tape.h"
 
 /* Each dim >= 1, and the byte count size * 4 fits in a size_t (no wrap-around). */
 static void check_shape(const char *where, int ndim, const int *shape) {
@@ -109,37 +108,6 @@ void qkv_axis_split(const qkv_tensor *t, int axis, size_t *outer, size_t *len, s
     *outer = qkv_shape_size(axis, t->shape);
     *len = (size_t)t->shape[axis];
     *inner = qkv_shape_size(t->ndim - axis - 1, t->shape + axis + 1);
-}
-
-void qkv_tensor_check_live(const qkv_tensor *t, const char *op) {
-    QKV_CHECK(t != NULL, "%s: input tensor is NULL", op);
-    if (t->owned) return;
-    QKV_CHECK(t->tape && t->generation == t->tape->generation,
-              "%s: activation %s used after its tape was reset", op, t->name ? t->name : "");
-}
-
-float *qkv_tensor_grad(qkv_tensor *t) {
-    if (!t->grad && t->grad_home) { /* a redirected parameter's first write: from zero */
-        t->grad = t->grad_home;
-        memset(t->grad, 0, t->size * sizeof(float));
-    }
-    if (!t->grad) {
-        QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
-                  t->name ? t->name : "");
-        t->grad = qkv_tape_calloc(t->tape, t->size * sizeof(float));
-    }
-    return t->grad;
-}
-
-float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta) {
-    *beta = t->grad ? 1.0f : 0.0f;
-    if (!t->grad && t->grad_home) t->grad = t->grad_home;
-    if (!t->grad) {
-        QKV_CHECK(!t->owned, "tensor_grad: owned tensor %s has no gradient (requires_grad 0)",
-                  t->name ? t->name : "");
-        t->grad = qkv_tape_alloc(t->tape, t->size * sizeof(float));
-    }
-    return t->grad;
 }
 
 void qkv_tensor_fill(qkv_tensor *t, float value) {

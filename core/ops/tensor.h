@@ -6,7 +6,8 @@
  *    until qkv_tensor_free(). A parameter has a dotted name ("enc.0.attn.wq").
  *  - activations come from a tape's arena (qkv_tape_tensor() in tape.h) and all die
  *    together at qkv_tape_reset(). Their gradient buffer is allocated lazily, from
- *    the same arena, the first time backward needs it (qkv_tensor_grad()).
+ *    the same arena, the first time backward needs it (qkv_tensor_grad() in tape.h:
+ *    what reads a tape is the tape's, so tensor.c never calls tape.c).
  *
  * A 0-dimensional tensor is a scalar of size 1 (losses are scalars).
  * Shapes are validated: each dim >= 1, ndim 0..4; anything else is a programmer
@@ -61,18 +62,6 @@ int qkv_axis(const char *op, const qkv_tensor *t, int axis);
 /* Views t as [outer, len, inner] around axis: len = shape[axis]. */
 void qkv_axis_split(const qkv_tensor *t, int axis, size_t *outer, size_t *len, size_t *inner);
 
-/* Stops if t is an activation whose tape has been reset since it was made. */
-void qkv_tensor_check_live(const qkv_tensor *t, const char *op);
-
-/* The gradient buffer, allocated (zeroed) from the tape arena on first use. */
-float *qkv_tensor_grad(qkv_tensor *t);
-
-/* The gradient buffer for a backward step that writes every element of it:
- * *beta = 0 if the buffer is new (allocated, not zeroed: the caller assigns, as
- * gemm's beta = 0 does, instead of a memset and an add), else 1 (add into the sum
- * so far). Either way the caller's result is bitwise what it would be after a
- * memset: a sum that starts from 0 gives the same bits as one that starts empty. */
-float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta);
 
 /* Filling. */
 void qkv_tensor_fill(qkv_tensor *t, float value);

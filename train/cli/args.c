@@ -13,7 +13,8 @@
 static void print_help(const char *command, const qkv_arg *args, int n_args) {
     printf("usage: qkv %s [flags]\n", command);
     for (int i = 0; i < n_args; i++) {
-        const char *value = args[i].kind == QKV_ARG_INT ? " N" : args[i].kind == QKV_ARG_FLOAT ? " X"
+        int integer = args[i].kind == QKV_ARG_INT || args[i].kind == QKV_ARG_LONG || args[i].kind == QKV_ARG_U64;
+        const char *value = integer ? " N" : args[i].kind == QKV_ARG_FLOAT ? " X"
                           : args[i].kind == QKV_ARG_FLAG ? "" : " S";
         const qkv_arg *a = &args[i];
         printf("  %s%-*s %s", a->flag, (int)(16 - strlen(a->flag)), value, a->help);
@@ -21,6 +22,8 @@ static void print_help(const char *command, const qkv_arg *args, int n_args) {
             printf("%s%s", c ? "|" : " (", a->choices[c]);
         if (a->kind == QKV_ARG_CHOICE) printf(") [%s]", a->choices[*(const int *)a->target]);
         if (a->kind == QKV_ARG_INT) printf(" [%d]", *(const int *)a->target);
+        if (a->kind == QKV_ARG_LONG) printf(" [%ld]", *(const long *)a->target);
+        if (a->kind == QKV_ARG_U64) printf(" [%llu]", *(const unsigned long long *)a->target);
         if (a->kind == QKV_ARG_FLOAT) printf(" [%g]", *(const float *)a->target);
         if (a->kind == QKV_ARG_STRING && *(const char *const *)a->target)
             printf(" [%s]", *(const char *const *)a->target);
@@ -64,13 +67,19 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
         return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
                         qkv_suggestion_hint(&near, hint, sizeof hint), allowed);
     }
-    double v = arg->kind == QKV_ARG_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
+    int integer = arg->kind != QKV_ARG_FLOAT;
+    long long whole = integer ? strtoll(text, &end, 10) : 0;
+    double v = integer ? (double)whole : strtod(text, &end);
     if (errno || end == text || *end != '\0' || !(v >= arg->min && v <= arg->max)) {
         return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
-                        arg->kind == QKV_ARG_INT ? "an integer" : "a number", arg->min, arg->max, text);
+                        integer ? "an integer" : "a number", arg->min, arg->max, text);
     }
-    if (arg->kind == QKV_ARG_INT) *(int *)arg->target = (int)v;
-    else *(float *)arg->target = (float)v;
+    switch (arg->kind) {
+    case QKV_ARG_INT: *(int *)arg->target = (int)whole; break;
+    case QKV_ARG_LONG: *(long *)arg->target = (long)whole; break;
+    case QKV_ARG_U64: *(unsigned long long *)arg->target = (unsigned long long)whole; break;
+    default: *(float *)arg->target = (float)v; break;
+    }
     return 0;
 }
 
@@ -100,4 +109,21 @@ int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *ar
         if (parse_value(command, arg, argv[++i]) != 0) return -1;
     }
     return 0;
+}
+
+int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *args) {
+    static const qkv_arg_kind arg_kind[] = {
+        [QKV_FIELD_INT] = QKV_ARG_INT, [QKV_FIELD_LONG] = QKV_ARG_LONG, [QKV_FIELD_FLOAT] = QKV_ARG_FLOAT,
+        [QKV_FIELD_CHOICE] = QKV_ARG_CHOICE, [QKV_FIELD_SEED] = QKV_ARG_U64, [QKV_FIELD_FLAG] = QKV_ARG_FLAG,
+        [QKV_FIELD_TEXT] = QKV_ARG_STRING,
+    };
+    int made = 0;
+    for (int i = 0; i < n; i++) {
+        const qkv_field *f = &fields[i];
+        if (!f->flag) continue;
+        QKV_CHECK(f->kind != QKV_FIELD_POINTER, "args: %s: a pointer member has no flag", f->flag);
+        args[made++] = (qkv_arg){f->flag, arg_kind[f->kind], (char *)config + f->offset, f->min, f->max, f->help,
+                                 f->choices};
+    }
+    return made;
 }

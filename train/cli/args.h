@@ -9,13 +9,17 @@
 #ifndef QKV_ARGS_H
 #define QKV_ARGS_H
 
-/* CHOICE: target is an int* that receives the index of the value in choices. */
-typedef enum { QKV_ARG_INT, QKV_ARG_FLOAT, QKV_ARG_FLAG, QKV_ARG_STRING, QKV_ARG_CHOICE } qkv_arg_kind;
+#include "core/kernels/parallel.h"   /* QKV_THREADS_HELP */
+#include "train/fields.h"
+
+/* CHOICE: target is an int* that receives the index of the value in choices.
+ * LONG and U64: integers like INT, into a long* and an unsigned long long*. */
+typedef enum { QKV_ARG_INT, QKV_ARG_FLOAT, QKV_ARG_FLAG, QKV_ARG_STRING, QKV_ARG_CHOICE, QKV_ARG_LONG, QKV_ARG_U64 } qkv_arg_kind;
 
 typedef struct qkv_arg {
     const char *flag;      /* "--steps" */
     qkv_arg_kind kind;
-    void *target;          /* int*, float*, int* (flag), const char** */
+    void *target;          /* int*, float*, int* (flag), const char**, int*, long*, unsigned long long* */
     double min, max;       /* accepted range for INT and FLOAT */
     const char *help;            /* --help adds the current (default) value */
     const char *const *choices;  /* CHOICE: NULL-terminated names */
@@ -23,12 +27,14 @@ typedef struct qkv_arg {
 
 /* Table rows, one per kind. */
 #define QKV_ARG_INT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_INT, target, lo, hi, help, NULL}
-/* The help of every command's --threads (core/kernels/parallel.h, qkv_set_threads). */
-#define QKV_THREADS_HELP "OpenMP threads; 0: OMP_NUM_THREADS, else the cores other programs leave free"
 #define QKV_ARG_FLOAT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_FLOAT, target, lo, hi, help, NULL}
 #define QKV_ARG_FLAG_ROW(flag, target, help) {flag, QKV_ARG_FLAG, target, 0, 0, help, NULL}
 #define QKV_ARG_STRING_ROW(flag, target, help) {flag, QKV_ARG_STRING, target, 0, 0, help, NULL}
 #define QKV_ARG_CHOICE_ROW(flag, target, choices, help) {flag, QKV_ARG_CHOICE, target, 0, 0, help, choices}
+
+/* The flag rows of a field table (train/fields.h), targets in config: one per
+ * field with a flag, in table order, written to args; returns how many. */
+int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *args);
 
 /* Returns 0 on success, 1 if --help was printed, -1 on error (message printed). */
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args);

@@ -2,16 +2,11 @@
  * maps of a trained sequence model (reverse, copy, sort) on one input.
  *
  * The input is a list of symbols 0 .. vocab-1 (separated by spaces or commas).
- * The model first predicts the output greedily, as `qkv eval` does; then one
- * forward pass over the whole sequence, with each attention module's capture
- * pointer set, collects every layer's per-head weights:
- *   encoder   the input's self-attention, L x L;
- *   decoder   the stream "input SEP output" (2L+1 tokens), causal;
- *   seq2seq   the encoder's self-attention, then per decoder layer its causal
- *             self-attention over "BOS output[0..L-2]" and its cross-attention
- *             from those queries to the input.
- * The PNG has one row per layer (seq2seq: encoder layers, then each decoder
- * layer's self and cross rows) and one column per head (train/attn_maps.h).
+ * qkv_seq_model_attention_maps (train/tasks/sequence_attention.c) predicts the
+ * output greedily and captures every layer's per-head weights; this file parses,
+ * labels the tokens and draws the grid. The PNG has one row per layer (seq2seq:
+ * encoder layers, then each decoder layer's self and cross rows) and one column
+ * per head (train/viz/attn_maps.h).
  * Errors (bad checkpoint, a symbol outside the vocabulary, an input longer than
  * the model's positions allow, an unwritable --out) are one line and exit 2.
  */
@@ -60,18 +55,6 @@ static int parse_input(const char *text, int vocab, int max_len, int32_t *symbol
     return 0;
 }
 
-/* The longest input the model can read: its learned position table, and a map
- * of at most QKV_ATTN_MAX_TOKENS tokens a side. */
-static int longest_input(const qkv_seq_model_config *c) {
-    int decoder = c->data.arch == QKV_ARCH_DECODER;
-    int most = decoder ? (QKV_ATTN_MAX_TOKENS - 1) / 2 : QKV_ATTN_MAX_TOKENS;
-    if (c->pos == QKV_POS_LEARNED) {
-        int table = decoder ? (c->max_pos - 1) / 2 : c->max_pos;
-        if (table < most) most = table;
-    }
-    return most;
-}
-
 static void token_label(int32_t id, char *out, size_t len) {
     if (id == QKV_SEQ_BOS) snprintf(out, len, "BOS");
     else if (id == QKV_SEQ_SEP) snprintf(out, len, "SEP");
@@ -88,84 +71,47 @@ static const char **labels_of(const int32_t *ids, int n, char *text, const char 
     return out;
 }
 
-/* Cells of one row of the grid: head h of a captured [1,H,Tq,Tk] weight tensor. */
-static void add_row(qkv_attn_map *maps, const char *what, int layer, const qkv_tensor *w,
-                    const char *const *q_labels, const char *const *k_labels) {
-    int heads = w->shape[1], tq = w->shape[2], tk = w->shape[3];
-    for (int h = 0; h < heads; h++) {
-        qkv_attn_map *m = &maps[h];
-        snprintf(m->title, sizeof m->title, "%slayer %d head %d", what, layer, h);
-        m->weights = w->data + (size_t)h * tq * tk;
-        m->tq = tq;
-        m->tk = tk;
-        m->q_labels = q_labels;
-        m->k_labels = k_labels;
+/* The grid's cells: one row of heads per captured row; labels for every distinct
+ * id buffer the rows point at (input, stream), n_labels * side of them. */
+typedef struct grid {
+    qkv_attn_map *maps;
+    const char **labels[2];
+    char *text[2];
+} grid;
+
+static void grid_fill(grid *g, const qkv_seq_attention *a, int heads) {
+    size_t side = 2 * (size_t)a->len + 1;
+    const int32_t *buffers[2] = {a->input, a->stream};
+    int lengths[2] = {a->len, (int)side};
+    g->maps = calloc((size_t)a->n_rows * heads, sizeof *g->maps);
+    for (int b = 0; b < 2; b++) {
+        g->labels[b] = malloc(side * sizeof *g->labels[b]);
+        g->text[b] = malloc(side * 12);
+        if (!g->labels[b] || !g->text[b]) qkv_fatal("attn: out of memory");
+        labels_of(buffers[b], lengths[b], g->text[b], g->labels[b]);
     }
-}
-
-static qkv_tensor *embed(qkv_tape *tape, const qkv_seq_model *t, const int32_t *ids, int len) {
-    return qkv_embedding(tape, t->embed, ids, 2, (int[]){1, len});
-}
-
-/* Predicts, then captures; fills maps (rows x heads) and pred[0..L). Returns rows. */
-static int run_model(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, int32_t *pred,
-                     qkv_attn_map *maps, qkv_tensor **captured, int32_t *stream, const char **q_lab,
-                     const char **k_lab, char *q_text, char *k_text) {
-    const qkv_seq_model_config *c = &t->config;
-    int heads = c->heads, layers = c->layers, decoder = c->data.arch == QKV_ARCH_DECODER;
-    qkv_seq_batch b = {0};
-    int src_len = decoder ? 2 * len + 1 : len;
-    b.batch = 1;
-    b.src_len = src_len;
-    b.tgt_len = c->data.arch == QKV_ARCH_SEQ2SEQ ? len : 0;
-    b.src = calloc((size_t)src_len, sizeof(int32_t));
-    b.src_mask = malloc((size_t)src_len * sizeof(float));
-    b.lengths = malloc(sizeof(int32_t));
-    int32_t *buffer = malloc((size_t)(len > c->data.max_len ? len : c->data.max_len) * sizeof(int32_t));
-    if (!b.src || !b.src_mask || !b.lengths || !buffer) qkv_fatal("attn: out of memory");
-    memcpy(b.src, x, (size_t)len * sizeof(int32_t));
-    if (decoder) b.src[len] = QKV_SEQ_SEP;
-    for (int i = 0; i < src_len; i++) b.src_mask[i] = 1;
-    b.lengths[0] = len;
-    if (len > t->config.data.max_len) t->config.data.max_len = len; /* the decoder predicts lengths up to max_len */
-    qkv_seq_model_predict(t, tape, &b, buffer);
-    memcpy(pred, buffer, (size_t)len * sizeof(int32_t));
-    free(buffer);
-    qkv_tape_reset(tape);
-
-    int rows = 0;
-    qkv_tensor *mask = qkv_tape_view(tape, 2, (int[]){1, len}, b.src_mask);
-    for (int l = 0; l < layers; l++) t->encoder.blocks[l].attn.capture = &captured[l];
-    if (decoder) { /* input SEP output */
-        memcpy(stream, x, (size_t)len * sizeof(int32_t));
-        stream[len] = QKV_SEQ_SEP;
-        memcpy(stream + len + 1, pred, (size_t)len * sizeof(int32_t));
-        qkv_encoder_forward(tape, &t->encoder, embed(tape, t, stream, src_len), NULL);
-        labels_of(stream, src_len, q_text, q_lab);
-        for (int l = 0; l < layers; l++, rows++) add_row(maps + rows * heads, "", l, captured[l], q_lab, q_lab);
-    } else {
-        qkv_tensor *memory = qkv_encoder_forward(tape, &t->encoder, embed(tape, t, x, len), mask);
-        labels_of(x, len, k_text, k_lab);
-        const char *prefix = c->data.arch == QKV_ARCH_SEQ2SEQ ? "enc " : "";
-        for (int l = 0; l < layers; l++, rows++) add_row(maps + rows * heads, prefix, l, captured[l], k_lab, k_lab);
-        if (c->data.arch == QKV_ARCH_SEQ2SEQ) { /* BOS output[0..L-2] against the input */
-            stream[0] = QKV_SEQ_BOS;
-            memcpy(stream + 1, pred, (size_t)(len - 1) * sizeof(int32_t));
-            qkv_tensor **self = captured + layers, **cross = captured + 2 * layers;
-            for (int l = 0; l < layers; l++) {
-                t->decoder.blocks[l].self_attn.capture = &self[l];
-                t->decoder.blocks[l].cross_attn.capture = &cross[l];
-            }
-            qkv_decoder_forward(tape, &t->decoder, embed(tape, t, stream, len), memory, mask, NULL);
-            labels_of(stream, len, q_text, q_lab);
-            for (int l = 0; l < layers; l++) {
-                add_row(maps + rows++ * heads, "dec self ", l, self[l], q_lab, q_lab);
-                add_row(maps + rows++ * heads, "dec cross ", l, cross[l], q_lab, k_lab);
-            }
+    if (!g->maps) qkv_fatal("attn: out of memory");
+    for (int r = 0; r < a->n_rows; r++) {
+        const qkv_seq_attention_row *row = &a->rows[r];
+        int tq = row->weights->shape[2], tk = row->weights->shape[3];
+        for (int h = 0; h < heads; h++) {
+            qkv_attn_map *m = &g->maps[r * heads + h];
+            snprintf(m->title, sizeof m->title, "%slayer %d head %d", row->what, row->layer, h);
+            m->weights = row->weights->data + (size_t)h * tq * tk;
+            m->tq = tq;
+            m->tk = tk;
+            m->q_labels = g->labels[row->q_ids == a->input ? 0 : 1];
+            m->k_labels = g->labels[row->k_ids == a->input ? 0 : 1];
         }
     }
-    qkv_seq_batch_free(&b);
-    return rows;
+}
+
+static void grid_free(grid *g) {
+    free(g->maps);
+    for (int b = 0; b < 2; b++) {
+        free(g->labels[b]);
+        free(g->text[b]);
+    }
 }
 
 /* "reverse (encoder, rope positions, step 400)\ninput 3 1 4 -> 4 1 3". */
@@ -216,7 +162,7 @@ int qkv_cmd_attn(int argc, char **argv) {
     long step = 0;
     if (qkv_seq_model_load(&model, argv[0], &step) != 0) return usage_error(qkv_last_error());
     const qkv_seq_model_config *c = &model.config;
-    int most = longest_input(c), len = 0;
+    int most = qkv_seq_model_longest_input(c, QKV_ATTN_MAX_TOKENS), len = 0;
     int32_t *x = malloc((size_t)most * sizeof(int32_t));
     if (!x) qkv_fatal("attn: out of memory");
     if (parse_input(input, c->data.vocab, most, x, &len) != 0) {
@@ -225,33 +171,20 @@ int qkv_cmd_attn(int argc, char **argv) {
         return usage_error(qkv_last_error());
     }
 
-    int rows_max = c->data.arch == QKV_ARCH_SEQ2SEQ ? 3 * c->layers : c->layers;
-    size_t side = 2 * (size_t)len + 1;
-    qkv_attn_map *maps = calloc((size_t)rows_max * c->heads, sizeof *maps);
-    qkv_tensor **captured = calloc((size_t)rows_max, sizeof *captured);
-    int32_t *pred = malloc(side * sizeof(int32_t)), *stream = malloc(side * sizeof(int32_t));
-    const char **q_lab = malloc(side * sizeof *q_lab), **k_lab = malloc(side * sizeof *k_lab);
-    char *q_text = malloc(side * 12), *k_text = malloc(side * 12);
-    if (!maps || !captured || !pred || !stream || !q_lab || !k_lab || !q_text || !k_text)
-        qkv_fatal("attn: out of memory");
     qkv_tape *tape = qkv_tape_create_inference(c->seed);
-    int rows = run_model(&model, tape, x, len, pred, maps, captured, stream, q_lab, k_lab, q_text, k_text);
-
+    qkv_seq_attention maps;
+    qkv_seq_model_attention_maps(&model, tape, x, len, &maps);
+    grid g;
+    grid_fill(&g, &maps, c->heads);
     char caption[256];
-    write_caption(caption, sizeof caption, &model, step, x, pred, len);
-    int rc = qkv_attn_grid_png(out, caption, maps, rows, c->heads);
-    if (rc == 0) printf("%s\nwrote %s: %d rows x %d heads\n", caption, out, rows, c->heads);
+    write_caption(caption, sizeof caption, &model, step, x, maps.pred, len);
+    int rc = qkv_attn_grid_png(out, caption, g.maps, maps.n_rows, c->heads);
+    if (rc == 0) printf("%s\nwrote %s: %d rows x %d heads\n", caption, out, maps.n_rows, c->heads);
     else fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
+    grid_free(&g);
+    qkv_seq_attention_free(&maps);
     qkv_tape_free(tape);
     qkv_seq_model_free(&model);
     free(x);
-    free(maps);
-    free(captured);
-    free(pred);
-    free(stream);
-    free(q_lab);
-    free(k_lab);
-    free(q_text);
-    free(k_text);
     return rc == 0 ? 0 : 2;
 }

@@ -49,20 +49,6 @@ static int draw_detections(const char *out, const qkv_tensor *image, const qkv_d
     return rc;
 }
 
-/* The model config of a detect checkpoint: 0, or -1 with qkv_last_error() naming path. */
-static int read_model_config(const char *path, qkv_detect_model_config *mc) {
-    qkv_task_checkpoint *ckpt = qkv_malloc(sizeof *ckpt, "a checkpoint's description");
-    int rc = qkv_task_checkpoint_read(path, NULL, ckpt);
-    if (rc == 0 && ckpt->kind != &qkv_task_kind_detect) {
-        qkv_set_error("%s: a %s checkpoint, not one of qkv train detect", path, ckpt->kind->name);
-        rc = -1;
-    }
-    if (rc == 0) *mc = ((const qkv_detect_task_config *)ckpt->config)->model;
-    if (ckpt->config) qkv_task_checkpoint_free(ckpt);
-    free(ckpt);
-    return rc;
-}
-
 /* IMAGE as a [3, S, S] tensor for a model of S x S images: the tensor, or NULL with
  * qkv_last_error(). */
 static qkv_tensor *load_image_for(const char *path, int size) {
@@ -96,24 +82,32 @@ static void print_detections(const char *image_path, const qkv_detection *det, i
 }
 
 /* Predicts, prints and draws (out, if not NULL): 0, or -1 with qkv_last_error(). */
-static int detect_image(const char *ckpt, const char *image_path, const char *out, float threshold, int scale) {
-    qkv_detect_model_config mc;
-    if (read_model_config(ckpt, &mc) != 0) return -1;
-    qkv_tensor *image = load_image_for(image_path, mc.image_size);
-    if (!image) return -1;
-    qkv_detect_model model;
-    qkv_detect_model_init(&model, &mc, 0);
-    int rc = qkv_checkpoint_load(ckpt, &model.params, NULL, NULL, NULL);
-    if (rc == 0) {
-        qkv_detection *det = qkv_malloc((size_t)mc.queries * sizeof *det, "detect: decoded boxes");
-        int n = predict(&model, image, threshold, det);
-        print_detections(image_path, det, n, mc.image_size);
-        if (out && (rc = draw_detections(out, image, det, n, scale)) == 0)
-            printf("wrote %s (%dx%d)\n", out, mc.image_size * scale, mc.image_size * scale);
-        free(det);
+static int detect_image(const char *path, const char *image_path, const char *out, float threshold, int scale) {
+    qkv_task_checkpoint ckpt;
+    if (qkv_task_checkpoint_open(path, NULL, &ckpt) != 0) return -1;
+    if (qkv_task_checkpoint_of(&ckpt, &qkv_task_kind_detect, "detect") != 0) {
+        qkv_task_checkpoint_close(&ckpt);
+        return -1;
     }
-    qkv_detect_model_free(&model);
-    qkv_tensor_free(image);
+    qkv_detect_model_config mc = ((const qkv_detect_task_config *)ckpt.config)->model;
+    qkv_tensor *image = load_image_for(image_path, mc.image_size);
+    int rc = -1;
+    if (image) {
+        qkv_detect_model model;
+        qkv_detect_model_init(&model, &mc, 0);
+        rc = qkv_checkpoint_restore(&ckpt.file, &model.params, NULL, NULL, NULL);
+        if (rc == 0) {
+            qkv_detection *det = qkv_malloc((size_t)mc.queries * sizeof *det, "detect: decoded boxes");
+            int n = predict(&model, image, threshold, det);
+            print_detections(image_path, det, n, mc.image_size);
+            if (out && (rc = draw_detections(out, image, det, n, scale)) == 0)
+                printf("wrote %s (%dx%d)\n", out, mc.image_size * scale, mc.image_size * scale);
+            free(det);
+        }
+        qkv_detect_model_free(&model);
+        qkv_tensor_free(image);
+    }
+    qkv_task_checkpoint_close(&ckpt);
     return rc;
 }
 

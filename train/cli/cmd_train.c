@@ -24,8 +24,7 @@
 #include "train/dist.h"
 #include "train/interrupt.h"
 #include "train/tasks/registry.h"
-
-#define MAX_SEEDS 4
+#include "train/trainer_fields.h"
 
 void qkv_print_task_list(FILE *out, const char *indent) {
     for (int i = 0; i < qkv_task_kind_count(); i++) {
@@ -34,67 +33,50 @@ void qkv_print_task_list(FILE *out, const char *indent) {
     }
 }
 
-/* The flag rows of a task's fields, targets in config. The flags of SEED fields
- * are ints (0..2^31-1) in seeds[], copied back by seeds_back. */
-static int field_args(const qkv_task_kind *kind, void *config, qkv_arg *args, int *seeds) {
-    int n = 0, n_seeds = 0;
-    for (int i = 0; i < kind->n_fields; i++) {
-        const qkv_field *f = &kind->fields[i];
-        if (!f->flag) continue;
-        void *target = (char *)config + f->offset;
-        switch (f->kind) {
-        case QKV_FIELD_INT: args[n++] = (qkv_arg)QKV_ARG_INT_ROW(f->flag, target, f->min, f->max, f->help); break;
-        case QKV_FIELD_FLOAT: args[n++] = (qkv_arg)QKV_ARG_FLOAT_ROW(f->flag, target, f->min, f->max, f->help); break;
-        case QKV_FIELD_CHOICE: args[n++] = (qkv_arg)QKV_ARG_CHOICE_ROW(f->flag, target, f->choices, f->help); break;
-        case QKV_FIELD_FLAG: args[n++] = (qkv_arg)QKV_ARG_FLAG_ROW(f->flag, target, f->help); break;
-        case QKV_FIELD_TEXT: args[n++] = (qkv_arg)QKV_ARG_STRING_ROW(f->flag, target, f->help); break;
-        case QKV_FIELD_SEED:
-            QKV_CHECK(n_seeds < MAX_SEEDS, "train %s: more than %d seed fields", kind->name, MAX_SEEDS);
-            seeds[n_seeds] = (int)*(unsigned long long *)target;
-            args[n++] = (qkv_arg)QKV_ARG_INT_ROW(f->flag, &seeds[n_seeds], f->min, f->max, f->help);
-            n_seeds++;
-            break;
-        }
-    }
-    return n;
-}
-
-static void seeds_back(const qkv_task_kind *kind, void *config, const int *seeds) {
-    for (int i = 0, s = 0; i < kind->n_fields; i++)
-        if (kind->fields[i].flag && kind->fields[i].kind == QKV_FIELD_SEED)
-            *(unsigned long long *)((char *)config + kind->fields[i].offset) = (unsigned long long)seeds[s++];
-}
-
-/* The trainer's flags with the task's defaults. */
-static qkv_common_flags task_defaults(const qkv_task_kind *kind) {
-    qkv_common_flags f = {.trainer = kind->trainer};
-    f.optimizer = kind->trainer.optim.kind;
-    f.weight_decay = kind->trainer.optim.weight_decay;
-    f.schedule = kind->trainer.schedule.kind;
-    f.warmup = kind->trainer.schedule.warmup;
-    return f;
+/* --resume's checkpoint, opened once (rank 0 alone reads files: train/dist.h):
+ * that it is one of this run (its task's config, checked before anything is
+ * said about its settings), then the settings this run changes, said on stderr.
+ * 0, or -1 with qkv_last_error(); *opened tells whether ckpt is to be closed. */
+static int open_resume(const char *command, qkv_task *task, qkv_trainer_config *trainer, qkv_checkpoint *ckpt,
+                       int *opened) {
+    *opened = 0;
+    if (!trainer->resume_path || qkv_dist_rank() != 0) return 0;
+    if (qkv_checkpoint_open(trainer->resume_path, ckpt) != 0) return -1;
+    *opened = 1;
+    qkv_config_kv *description = qkv_malloc(sizeof *description, "the task's description");
+    description->n = 0;
+    task->describe(task->self, description);
+    int rc = qkv_trainer_check_resume(ckpt, description);
+    free(description);
+    if (rc != 0) return -1;
+    trainer->resume = ckpt;
+    char changes[512];
+    qkv_trainer_settings_changes(trainer, ckpt->settings, changes, sizeof changes);
+    if (changes[0]) /* allowed, but the run is then another one: say so */
+        fprintf(stderr, "qkv %s: --resume with changed settings: %s; the run goes on with them and is no longer "
+                "the uninterrupted one\n", command, changes);
+    return 0;
 }
 
 /* Flags, checks, then one training run (or the task's own run). */
 static int train_task(const qkv_task_kind *kind, void *config, const char *command, int argc, char **argv) {
-    qkv_common_flags f = task_defaults(kind);
+    qkv_trainer_config trainer = kind->trainer;
+    trainer.defaults = &kind->trainer;
     qkv_arg args[QKV_MAX_ARGS];
-    int seeds[MAX_SEEDS];
-    int n = qkv_common_args(args, &f);
+    int n = qkv_common_args(args, &trainer);
     QKV_CHECK(n + kind->n_fields <= QKV_MAX_ARGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
               QKV_MAX_ARGS);
-    n += field_args(kind, config, args + n, seeds);
+    n += qkv_args_from_fields(kind->fields, kind->n_fields, config, args + n);
     int parsed = qkv_args_parse(command, argc, argv, args, n);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
-    seeds_back(kind, config, seeds);
-    if (qkv_fields_check_text(kind->fields, kind->n_fields, config) != 0 || kind->check(config, &f.trainer) != 0 ||
-        qkv_trainer_check_outputs(&f.trainer) != 0) {
+    if (qkv_fields_check_text(kind->fields, kind->n_fields, config) != 0 || kind->check(config, &trainer) != 0 ||
+        qkv_trainer_check_outputs(&trainer) != 0) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         return 2;
     }
-    f.trainer.seed = qkv_task_config_seed(kind, config);   /* the tape's dropout stream */
-    qkv_common_finish(&f);
-    int ran = kind->run ? kind->run(config, &f.trainer) : 1;
+    trainer.seed = qkv_task_config_seed(kind, config);   /* the tape's dropout stream */
+    qkv_common_finish(&trainer);
+    int ran = kind->run ? kind->run(config, &trainer) : 1;
     if (ran <= 0) {
         if (ran < 0) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         return ran < 0 ? 2 : 0;
@@ -105,20 +87,26 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
         return 2;
     }
     /* Before the banner; under MPI every rank finds it, and they agree (dist.h). */
-    if (qkv_dist_any(qkv_step_check(task, f.trainer.micro_batch) != 0)) {
+    qkv_checkpoint resume;
+    int opened = 0;
+    if (qkv_dist_any(qkv_step_check(task, trainer.micro_batch) != 0)) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         kind->destroy(task);
         return 2;
     }
-    if (!f.trainer.quiet) kind->banner(task, &f.trainer, f.threads);
-    char changes[512];
-    qkv_trainer_settings_changes(&f.trainer, changes, sizeof changes);
-    if (changes[0] && qkv_dist_rank() == 0) /* allowed, but the run is then another one: say so */
-        fprintf(stderr, "qkv %s: --resume with changed settings: %s; the run goes on with them and is no longer "
-                "the uninterrupted one\n", command, changes);
+    if (!trainer.micro_batch) trainer.micro_batch = qkv_step_default_micro_batch(task);   /* as the checkpoint says it */
+    int bad = open_resume(command, task, &trainer, &resume, &opened) != 0;
+    if (qkv_dist_any(bad)) {
+        if (bad) fprintf(stderr, "qkv: %s\n", qkv_last_error());   /* as qkv_train's errors (train_flags.h) */
+        if (opened) qkv_checkpoint_close(&resume);
+        kind->destroy(task);
+        return 2;
+    }
+    if (!trainer.quiet) kind->banner(task, &trainer, trainer.threads);
     qkv_train_result result;
     qkv_interrupt_install(); /* Ctrl-C, SIGTERM, SIGHUP, a closed stdout: the run ends after its step */
-    int rc = qkv_train_exit(qkv_train(&f.trainer, task, &result), task->name, &result);
+    int rc = qkv_train_exit(qkv_train(&trainer, task, &result), task->name, &result);
+    if (opened) qkv_checkpoint_close(&resume);
     kind->destroy(task);
     return rc;
 }
@@ -150,24 +138,26 @@ int qkv_cmd_train(int argc, char **argv) {
 /* ---- eval ----------------------------------------------------------------------------- */
 
 static int evaluate_checkpoint(const char *path, const char *data_dir) {
-    qkv_task_checkpoint *ckpt = qkv_malloc(sizeof *ckpt, "a checkpoint's description");
-    qkv_task *task = NULL;
-    if (qkv_task_checkpoint_read(path, data_dir, ckpt) != 0 || !(task = qkv_task_checkpoint_open(path, ckpt, 1))) {
+    qkv_task_checkpoint ckpt;
+    if (qkv_task_checkpoint_open(path, data_dir, &ckpt) != 0) {
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
-        if (ckpt->config) qkv_task_checkpoint_free(ckpt);
-        free(ckpt);
         return 2;
     }
-    qkv_tape *tape = qkv_tape_create_inference(qkv_task_config_seed(ckpt->kind, ckpt->config));
+    qkv_task *task = qkv_task_checkpoint_create(&ckpt, 1);
+    if (!task) {
+        fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
+        qkv_task_checkpoint_close(&ckpt);
+        return 2;
+    }
+    qkv_tape *tape = qkv_tape_create_inference(qkv_task_config_seed(ckpt.kind, ckpt.config));
     qkv_metrics metrics = {0};
     task->evaluate(task->self, tape, &metrics);
-    printf("final: task=%s checkpoint_step=%ld", task->name, ckpt->step);
+    printf("final: task=%s checkpoint_step=%ld", task->name, ckpt.step);
     for (int i = 0; i < metrics.n; i++) printf(" %s=%.4f", metrics.key[i], metrics.value[i]);
     putchar('\n');
     qkv_tape_free(tape);
-    ckpt->kind->destroy(task);
-    qkv_task_checkpoint_free(ckpt);
-    free(ckpt);
+    ckpt.kind->destroy(task);
+    qkv_task_checkpoint_close(&ckpt);
     return 0;
 }
 

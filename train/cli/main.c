@@ -1,5 +1,5 @@
-/* main.c — ./qkv: one table of the subcommands (commands.h), which both the
- * dispatch and the usage text read. */
+/* main.c — ./qkv: the dispatch and the usage text, both read from the one table of
+ * subcommands (QKV_COMMANDS in commands.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,24 +15,9 @@ static const struct {
     int (*run)(int argc, char **argv);
     int under_mpi;              /* under mpirun: one rank of a data-parallel run (train/dist.h) */
 } commands[] = {
-    {"train", "  train TASK        train a model on one of these tasks:\n", qkv_cmd_train, 1},
-    {"detect", "  detect CKPT IMG   print and draw (--out boxes.png) the boxes a detect checkpoint predicts\n",
-     qkv_cmd_detect, 0},
-    {"sample", "  sample CKPT       a text model continues --prompt (--tokens, --temperature, --top-k, --top-p)\n",
-     qkv_cmd_sample, 0},
-    {"eval", "  eval CKPT         re-evaluate a saved checkpoint on its task's test set\n", qkv_cmd_eval, 0},
-    {"data", "  data detect       write a synthetic detection set: --out DIR --n N (PNG + annotations.txt)\n",
-     qkv_cmd_data, 0},
-    {"gradcheck", "  gradcheck         finite-difference check of every op and layer\n", qkv_cmd_gradcheck, 0},
-    {"bench", "  bench [SECTION]   speed on 1 thread and all threads: matmul, attention, train (all); long\n",
-     qkv_cmd_bench, 0},
-    {"attn", "  attn CKPT         attention maps of a sequence model on one --input, as a PNG grid\n", qkv_cmd_attn, 0},
-    {"explain", "  explain attention one attention computation step by step, forward and backward\n",
-     qkv_cmd_explain, 0},
-    {"experiment", "  experiment NAME   permutation (symmetries vs theory) or lengthgen (length generalization)\n",
-     qkv_cmd_experiment, 0},
-    {"--version", "  --version         the release, compiler, flags and instruction-set path of this build\n",
-     qkv_cmd_version, 0},
+#define COMMAND_ROW(fn, name, usage, under_mpi) {name, usage, qkv_cmd_##fn, under_mpi},
+    QKV_COMMANDS(COMMAND_ROW)
+#undef COMMAND_ROW
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

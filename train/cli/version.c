@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "core/kernels/isa.h"
-#include "qkv.h"
+#include "core/version.h"
 #include "train/cli/commands.h"
 
 #ifndef QKV_BUILD_CC

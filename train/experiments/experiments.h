@@ -18,6 +18,10 @@
  * and seed on lengths 1..L and measures greedy exact-match and token accuracy at
  * every length 1..K (docs/lengthgen.md).
  *
+ * Options: each experiment's options struct is one field table (train/fields.h),
+ * qkv_perm_fields and qkv_lengthgen_fields: the command's flags, their --help,
+ * the defaults and the config at the head of the --json record come from it.
+ *
  * Errors: the _check functions and the _run functions return -1 with a one-line
  * qkv_last_error() naming the option by its flag ("--heads 3: ..."), so the
  * command prints it as it is. Both runs print their tables to stdout and leave
@@ -27,6 +31,8 @@
 #define QKV_EXPERIMENTS_H
 
 #include <stddef.h>
+
+#include "train/fields.h"
 
 /* ---- permutation ----------------------------------------------------------------- */
 
@@ -39,7 +45,11 @@ typedef struct qkv_perm_options {
     int tokens, dim, heads; /* set size N (= T), width, heads (divides dim, even head width) */
     unsigned long long seed;
     const char *json, *csv; /* qkv_perm_run's outputs, NULL: none */
+    int threads;            /* the command's --threads; the run leaves threads to its caller */
 } qkv_perm_options;
+
+extern const qkv_field qkv_perm_fields[];
+extern const int qkv_perm_n_fields;
 
 /* What the theory says of one measure. */
 typedef enum { QKV_EXPECT_NA, QKV_EXPECT_HOLDS, QKV_EXPECT_BROKEN } qkv_perm_expect;
@@ -53,7 +63,8 @@ typedef struct qkv_perm_row {
     int inconclusive;            /* agrees, but a measure fell between them ("unclear") */
 } qkv_perm_row;
 
-/* 3 seeds x 5 permutations, 8 tokens, dim 16, 4 heads, seed 1, no outputs. */
+/* The table's defaults: 3 seeds x 5 permutations, 8 tokens, dim 16, 4 heads,
+ * seed 1, no outputs. */
 void qkv_perm_default_options(qkv_perm_options *options);
 /* 0, or -1 with qkv_last_error(): seeds, perms < 1, tokens < 2, heads not
  * dividing dim into even head widths (or above 64), an unwritable or repeated
@@ -96,12 +107,17 @@ typedef struct qkv_lengthgen_options {
     int jobs;                     /* models trained at once, one thread each; <= 1: one at a time */
     const char *csv, *json, *plot;  /* outputs, NULL: none */
     int plot_metric;              /* qkv_lengthgen_metric */
+    int threads;                  /* the command's --threads (default 1); the run leaves threads to its caller */
+    const char *preset;           /* the preset the command applied first (qkv_lengthgen_preset), or NULL */
 } qkv_lengthgen_options;
+
+extern const qkv_field qkv_lengthgen_fields[];
+extern const int qkv_lengthgen_n_fields;
 
 /* reverse, lengths 1..8 tested to 16, 1 seed (1), 2000 steps of batch 64, AdamW
  * lr 3e-3 after 100 warmup steps, 2 layers x 4 heads, dim 64, ff 256, vocab 10,
  * 200 test sequences per length, all five schemes, plot "lengthgen.png" of the
- * exact match, one model at a time (jobs 1). */
+ * exact match, one model at a time (jobs 1): the table's defaults. */
 void qkv_lengthgen_default_options(qkv_lengthgen_options *options);
 /* Sets the options of a named preset (the other fields stay): "kazemnejad", the
  * setup of Kazemnejad et al. 2023 at qkv's scale (docs/lengthgen.md): copy and

@@ -83,17 +83,48 @@ typedef struct lengthgen {
 const char *const qkv_lengthgen_metric_names[] = {"exact", "token", NULL};
 const char *const qkv_lengthgen_preset_names[] = {"kazemnejad", NULL};
 
-/* The schemes that may be randomized (layers/positions.h). */
-static int randomizable(qkv_pos_kind k) {
-    return k == QKV_POS_LEARNED || k == QKV_POS_SINUSOIDAL || k == QKV_POS_ROPE;
-}
+/* The options, in the order --help lists them; the rows with a key head the --json record. */
+#define T qkv_lengthgen_options
+const qkv_field qkv_lengthgen_fields[] = {
+    QKV_TEXT_FIELD("--preset", NULL, T, preset, NULL,
+                   "kazemnejad: the paper's setup at qkv's scale (docs/lengthgen.md); the other flags override it"),
+    QKV_CHOICE_FIELD("--task", "task", T, task, qkv_seq_task_names, QKV_TASK_REVERSE, "what to learn"),
+    QKV_TEXT_FIELD("--tasks", "task_list", T, tasks, NULL, "comma-separated tasks (reverse, copy, sort); overrides --task"),
+    QKV_TEXT_DEFAULT_FIELD("--pos", "pos", T, schemes, "none,learned,sinusoidal,rope,alibi",
+                           "comma-separated position schemes (none, learned, sinusoidal, rope, alibi, t5; "
+                           "learned-rand, sinusoidal-rand, rope-rand)"),
+    QKV_INT_FIELD("--pos-randomize", "pos_randomize", T, randomize, 0, 1e6, 0,
+                  "M of the -rand schemes: positions drawn from [0, M); 0: twice the longest test stream"),
+    QKV_INT_FIELD("--jobs", NULL, T, jobs, 1, 64, 1, "models trained at once, one thread each (same results)"),
+    QKV_INT_FIELD("--train-max", "train_max", T, train_max, 1, 256, 8, "train on lengths 1..L"),
+    QKV_INT_FIELD("--test-max", "test_max", T, test_max, 1, 1024, 16, "test at lengths 1..K (K >= L)"),
+    QKV_INT_FIELD("--seeds", "seeds", T, seeds, 1, 100, 1, "models per scheme (seeds --seed, --seed + 1, ...)"),
+    QKV_INT_FIELD("--seed", "seed", T, seed, 0, 2147483647, 1, "first seed (data, init)"),
+    QKV_INT_FIELD("--steps", "steps", T, steps, 1, 1e7, 2000, "training steps per model"),
+    QKV_INT_FIELD("--batch", "batch", T, batch, 1, 65536, 64, "batch size"),
+    QKV_FLOAT_FIELD("--lr", "lr", T, lr, 0, 10, 3e-3, "AdamW learning rate (cosine schedule)"),
+    QKV_INT_FIELD("--warmup", "warmup", T, warmup, 0, 1e7, 100, "linear warmup steps"),
+    QKV_INT_FIELD("--layers", "layers", T, layers, 1, 64, 2, "decoder layers"),
+    QKV_INT_FIELD("--heads", "heads", T, heads, 1, 64, 4, "attention heads"),
+    QKV_INT_FIELD("--dim", "dim", T, dim, 2, 8192, 64, "model width"),
+    QKV_INT_FIELD("--ff", "ff", T, ff, 1, 65536, 256, "feed-forward width"),
+    QKV_INT_FIELD("--vocab", "vocab", T, vocab, 2, 100000, 10, "number of symbols"),
+    QKV_INT_FIELD("--test-size", "test_size", T, test_size, 1, 1e6, 200, "test sequences per length"),
+    QKV_TEXT_FIELD("--csv", NULL, T, csv, NULL, "write one row per scheme, seed and length"),
+    QKV_TEXT_FIELD("--json", NULL, T, json, NULL, "write the config and every curve"),
+    QKV_TEXT_DEFAULT_FIELD("--plot", NULL, T, plot, "lengthgen.png", "PNG of accuracy against length"),
+    QKV_CHOICE_FIELD("--plot-metric", NULL, T, plot_metric, qkv_lengthgen_metric_names, QKV_LENGTHGEN_EXACT,
+                     "what the plot shows"),
+    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 1,
+                  QKV_THREADS_HELP "; these models are too small to gain from more than 1"),
+    QKV_FLAG_FIELD("--quiet", T, quiet, "print only the tables"),
+};
+#undef T
+const int qkv_lengthgen_n_fields = (int)(sizeof qkv_lengthgen_fields / sizeof qkv_lengthgen_fields[0]);
 
 void qkv_lengthgen_default_options(qkv_lengthgen_options *o) {
-    *o = (qkv_lengthgen_options){.task = QKV_TASK_REVERSE, .train_max = 8, .test_max = 16, .seeds = 1, .seed = 1,
-                                 .steps = 2000, .batch = 64, .warmup = 100, .lr = 3e-3f, .dim = 64, .heads = 4,
-                                 .layers = 2, .ff = 256, .vocab = 10, .test_size = 200,
-                                 .schemes = "none,learned,sinusoidal,rope,alibi", .plot = "lengthgen.png",
-                                 .plot_metric = QKV_LENGTHGEN_EXACT, .jobs = 1};
+    memset(o, 0, sizeof *o);
+    qkv_fields_defaults(qkv_lengthgen_fields, qkv_lengthgen_n_fields, o);
 }
 
 int qkv_lengthgen_preset(qkv_lengthgen_options *o, const char *name) {
@@ -142,11 +173,9 @@ static int split_list(const char *flag, const char *text, char (*items)[24], int
 /* "none,rope-rand" -> g's schemes; -1 with a one-line message naming --pos. */
 static int parse_schemes(lengthgen *g) {
     const qkv_lengthgen_options *o = g->o;
-    char items[QKV_LENGTHGEN_MAX_SCHEMES][24], allowed[160] = "";
-    for (int i = 0; qkv_pos_kind_names[i]; i++)
-        snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
-                 qkv_pos_kind_names[i]);
-    snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "; learned, sinusoidal, rope + \"-rand\"");
+    char items[QKV_LENGTHGEN_MAX_SCHEMES][24], allowed[160], randomizable[64];
+    snprintf(allowed, sizeof allowed, "%s; %s + \"-rand\"", qkv_pos_scheme_list((char[96]){0}, 96, ", ", NULL, NULL),
+             qkv_pos_scheme_list(randomizable, sizeof randomizable, ", ", NULL, qkv_pos_keep_randomizable));
     if (split_list("--pos", o->schemes, items, QKV_LENGTHGEN_MAX_SCHEMES, &g->n_schemes) != 0) return -1;
     for (int s = 0; s < g->n_schemes; s++) {
         lg_scheme *sc = &g->schemes[s];
@@ -156,7 +185,7 @@ static int parse_schemes(lengthgen *g) {
         sc->randomized = len > 5 && strcmp(base + len - 5, "-rand") == 0;
         if (sc->randomized) base[len - 5] = '\0';
         int kind = qkv_pos_kind_parse(base);
-        if (kind < 0 || (sc->randomized && !randomizable((qkv_pos_kind)kind)))
+        if (kind < 0 || (sc->randomized && !qkv_pos_randomizable((qkv_pos_kind)kind)))
             return qkv_set_error("--pos: unknown scheme '%s' (allowed: %s)", items[s], allowed), -1;
         sc->kind = (qkv_pos_kind)kind;
         strcpy(sc->name, items[s]);
@@ -460,13 +489,10 @@ static int write_json(const lengthgen *g) {
     const qkv_lengthgen_options *o = g->o;
     qkv_json_out out = {0};
     char text[640];
-    snprintf(text, sizeof text,
-             "{\"experiment\": \"lengthgen\", \"arch\": \"decoder\", \"decoding\": \"greedy\", "
-             "\"train_lengths\": [1, %d], \"test_max\": %d, \"seeds\": %d, \"first_seed\": %d, \"steps\": %d, "
-             "\"batch\": %d, \"lr\": %g, \"warmup\": %d, \"layers\": %d, \"heads\": %d, \"dim\": %d, \"ff\": %d, "
-             "\"vocab\": %d, \"test_size\": %d, \"learned_table_rows\": %d, \"randomize_max\": %d,\n\"tasks\": [",
-             o->train_max, o->test_max, o->seeds, o->seed, o->steps, o->batch, o->lr, o->warmup, o->layers, o->heads,
-             o->dim, o->ff, o->vocab, o->test_size, 2 * o->test_max + 1, g->randomize);
+    qkv_json_out_text(&out, "{\"experiment\": \"lengthgen\", \"arch\": \"decoder\", \"decoding\": \"greedy\"");
+    qkv_fields_json(qkv_lengthgen_fields, qkv_lengthgen_n_fields, o, 0, &out);
+    snprintf(text, sizeof text, ", \"learned_table_rows\": %d, \"randomize_max\": %d,\n\"tasks\": [",
+             2 * o->test_max + 1, g->randomize);
     qkv_json_out_text(&out, text);
     double *mean = malloc((size_t)o->test_max * sizeof(double));
     QKV_CHECK(mean, "experiment lengthgen: out of memory");

@@ -290,8 +290,24 @@ static int contradicts(qkv_perm_expect expect, double err) {
 }
 static int unclear(double err) { return strcmp(qkv_perm_measured(err), "unclear") == 0; }
 
+#define T qkv_perm_options
+const qkv_field qkv_perm_fields[] = {
+    QKV_INT_FIELD("--seeds", "seeds", T, seeds, 1, 1000, 3, "random models per configuration"),
+    QKV_INT_FIELD("--perms", "perms", T, perms, 1, 1000, 5, "random permutations per model"),
+    QKV_INT_FIELD("--tokens", "tokens", T, tokens, 2, 256, 8, "set size / sequence length"),
+    QKV_INT_FIELD("--dim", "dim", T, dim, 2, 512, 16, "model width"),
+    QKV_INT_FIELD("--heads", "heads", T, heads, 1, 64, 4, "attention heads (dim / heads must be even)"),
+    QKV_SEED_FIELD(T, seed, "seed for weights, inputs and permutations"),
+    QKV_TEXT_FIELD("--json", NULL, T, json, NULL, "write the table as JSON"),
+    QKV_TEXT_FIELD("--csv", NULL, T, csv, NULL, "write the table as CSV"),
+    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 0, QKV_THREADS_HELP),
+};
+#undef T
+const int qkv_perm_n_fields = (int)(sizeof qkv_perm_fields / sizeof qkv_perm_fields[0]);
+
 void qkv_perm_default_options(qkv_perm_options *o) {
-    *o = (qkv_perm_options){.seeds = 3, .perms = 5, .tokens = 8, .dim = 16, .heads = 4, .seed = 1};
+    memset(o, 0, sizeof *o);
+    qkv_fields_defaults(qkv_perm_fields, qkv_perm_n_fields, o);
 }
 
 /* The options the models and inputs depend on (everything but the outputs). */
@@ -343,10 +359,10 @@ static const char *verdict(const qkv_perm_row *r) {
 static int write_json(const char *path, const qkv_perm_options *o, const qkv_perm_row *rows, int n, int all) {
     qkv_json_out out = {0};
     char text[256];
-    snprintf(text, sizeof text,
-             "{\"experiment\": \"permutation\", \"seeds\": %d, \"perms\": %d, \"tokens\": %d, \"dim\": %d, "
-             "\"heads\": %d, \"seed\": %llu, \"holds_below\": %g, \"broken_above\": %g, \"rows\": [",
-             o->seeds, o->perms, o->tokens, o->dim, o->heads, o->seed, QKV_PERM_HOLDS, QKV_PERM_BROKEN);
+    qkv_json_out_text(&out, "{\"experiment\": \"permutation\"");
+    qkv_fields_json(qkv_perm_fields, qkv_perm_n_fields, o, 0, &out);
+    snprintf(text, sizeof text, ", \"holds_below\": %g, \"broken_above\": %g, \"rows\": [", QKV_PERM_HOLDS,
+             QKV_PERM_BROKEN);
     qkv_json_out_text(&out, text);
     for (int i = 0; i < n; i++) {
         const qkv_perm_row *r = &rows[i];

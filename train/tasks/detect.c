@@ -281,23 +281,25 @@ static int max_objects_of(const qkv_detect_set *set) {
 
 static void detect_defaults(void *config) { qkv_detect_task_default_config(config); }
 
+/* After the flags, or a checkpoint's description (trainer NULL): the same checks
+ * of the model (qkv_detect_model_check: every combination its layers stop on) and
+ * of a generated set, before anything is built. */
 static int detect_check(void *config, qkv_trainer_config *trainer) {
     qkv_detect_task_config *c = config;
-    if (!trainer) {   /* from a checkpoint: a generated set is made again from its description */
+    if (!trainer)   /* from a checkpoint: a generated set is made again from its description */
         c->generate = (qkv_detect_config){c->model.image_size, c->min_objects, c->max_objects};
-        if (!c->data && (c->min_objects > c->max_objects || c->max_objects > QKV_DETECT_MAX_GENERATED))
-            return qkv_set_error("a generated set's config is out of range"), -1;
-        return 0;
-    }
     const qkv_detect_config *g = &c->generate;
     if (g->min_objects > g->max_objects)
         return qkv_set_error("--min-objects %d is more than --max-objects %d", g->min_objects, g->max_objects), -1;
-    if (!c->data && c->n_train < 1)
+    if (trainer && !c->data && c->n_train < 1)
         return qkv_set_error("--train 0 needs --data (it means all of the directory's images)"), -1;
     if (!c->data && g->max_objects > c->model.queries)
         return qkv_set_error("--max-objects %d is more than --queries %d (one query per object)", g->max_objects,
                              c->model.queries), -1;
-    return 0;
+    if (!trainer && !c->data && g->max_objects > QKV_DETECT_MAX_GENERATED)
+        return qkv_set_error("a generated set's config is out of range"), -1;
+    /* the image size is the data set's when training (fit_training_set checks it then) */
+    return trainer ? 0 : qkv_detect_model_check(&c->model);
 }
 
 /* The sets of config (only the test set for evaluation): 0, or -1 with qkv_last_error(). */

@@ -30,7 +30,7 @@ static const qkv_field fields[] = {
     QKV_INT_FIELD(NULL, "classes", C, model.n_outputs, 2, 1 << 16, 10, NULL),
     QKV_INT_FIELD("--points", "points", C, data.n_points, 1, 1 << 20, 256, "points per cloud"),
     {"--rotate", "rotate", QKV_FIELD_CHOICE, offsetof(C, data.rotate), 0, 0, QKV_ROTATE_Z, rotation_names, NULL,
-     "random rotation of synthetic clouds", QKV_FIELD_OPTIONAL},
+     "random rotation of synthetic clouds", QKV_FIELD_OPTIONAL, 0, NULL},
     QKV_FLAG_FIELD("--skip-bad", C, skip_bad, "skip (and count) malformed OFF files"),
     QKV_SET_MODEL_FIELDS(C, QKV_SET_MODEL_ISAB, 128, 4, 2, 16, 1),
     QKV_INT_FIELD("--batch", "batch", C, batch, 1, 1 << 20, 32, "clouds per batch"),
@@ -147,7 +147,7 @@ static void points_defaults(void *config) { qkv_points_task_default_config(confi
 static int points_check(void *config, qkv_trainer_config *trainer) {
     qkv_points_task_config *c = config;
     if (!trainer) c->data.classes = c->model.n_outputs;   /* from a checkpoint: its classes */
-    else if (!c->data_dir && c->data.classes > qkv_points_class_count_max())
+    if (!c->data_dir && c->data.classes > qkv_points_class_count_max())   /* either way: flags and checkpoints */
         return qkv_set_error("--classes %d: there are %d synthetic shapes", c->data.classes,
                              qkv_points_class_count_max()), -1;
     c->model.d_in = 3;

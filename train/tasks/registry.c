@@ -56,54 +56,72 @@ static int fail_with_path(const char *path) {
     return -1;
 }
 
-int qkv_task_checkpoint_read(const char *path, const char *data, qkv_task_checkpoint *out) {
-    memset(out, 0, sizeof *out);
-    if (qkv_checkpoint_read_config(path, &out->description) != 0) return -1;   /* names path */
-    const char *name = qkv_config_get(&out->description, "task");
-    out->kind = name ? qkv_task_kind_find(name) : NULL;
-    if (!out->kind) {
+int qkv_task_config_parse(const char *path, const qkv_config_kv *description, const char *data,
+                          const qkv_task_kind **kind_out, void **config_out) {
+    *config_out = NULL;
+    const char *name = qkv_config_get(description, "task");
+    const qkv_task_kind *kind = *kind_out = name ? qkv_task_kind_find(name) : NULL;
+    if (!kind) {
         qkv_set_error("%s: a checkpoint of task \"%.40s\", not one of qkv's (%s)", path, name ? name : "",
                       qkv_task_kind_names());
         return -1;
     }
-    out->config = qkv_task_config_new(out->kind);
-    if (qkv_fields_parse(out->kind->fields, out->kind->n_fields, &out->description, out->config) != 0) {
-        qkv_task_checkpoint_free(out);
-        return fail_with_path(path);
-    }
-    if (data) {
-        const qkv_field *data_field = qkv_fields_find_key(out->kind->fields, out->kind->n_fields, "data");
+    void *config = qkv_task_config_new(kind);
+    int rc = qkv_fields_parse(kind->fields, kind->n_fields, description, config) != 0 ? fail_with_path(path) : 0;
+    if (rc == 0 && data) {
+        const qkv_field *data_field = qkv_fields_find_key(kind->fields, kind->n_fields, "data");
         if (!data_field || data_field->kind != QKV_FIELD_TEXT) {
-            qkv_set_error("--data: %s is a %s model, trained on data it makes itself", path, out->kind->name);
-            qkv_task_checkpoint_free(out);
-            return -1;
+            qkv_set_error("--data: %s is a %s model, trained on data it makes itself", path, kind->name);
+            rc = -1;
+        } else {
+            *(const char **)((char *)config + data_field->offset) = data;
+            for (int i = 0; i < kind->n_fields; i++)   /* facts about the set it was trained on */
+                if (kind->fields[i].options & QKV_FIELD_OF_DATA) qkv_fields_defaults(&kind->fields[i], 1, config);
         }
-        *(const char **)((char *)out->config + data_field->offset) = data;
-        for (int i = 0; i < out->kind->n_fields; i++)   /* facts about the set it was trained on */
-            if (out->kind->fields[i].options & QKV_FIELD_OF_DATA)
-                qkv_fields_defaults(&out->kind->fields[i], 1, out->config);
     }
-    if (out->kind->check(out->config, NULL) != 0) {
-        qkv_task_checkpoint_free(out);
-        return fail_with_path(path);
+    if (rc == 0 && kind->check(config, NULL) != 0) rc = fail_with_path(path);   /* every combination the layers stop on */
+    if (rc != 0) free(config);
+    else *config_out = config;
+    return rc;
+}
+
+int qkv_task_checkpoint_open(const char *path, const char *data, qkv_task_checkpoint *out) {
+    memset(out, 0, sizeof *out);
+    if (qkv_checkpoint_open(path, &out->file) != 0) return -1;   /* names path */
+    if (qkv_task_config_parse(path, out->file.config, data, &out->kind, &out->config) != 0) {
+        qkv_task_checkpoint_close(out);
+        return -1;
     }
     return 0;
 }
 
-qkv_task *qkv_task_checkpoint_open(const char *path, qkv_task_checkpoint *ckpt, int for_eval) {
+qkv_task *qkv_task_checkpoint_create(qkv_task_checkpoint *ckpt, int for_eval) {
     qkv_task *task = ckpt->kind->create(ckpt->config, for_eval);
     if (!task) {
-        fail_with_path(path);
+        fail_with_path(ckpt->file.path);
         return NULL;
     }
-    if (qkv_checkpoint_load(path, task->params, NULL, &ckpt->step, NULL) != 0) {   /* names path */
+    if (qkv_checkpoint_restore(&ckpt->file, task->params, NULL, &ckpt->step, NULL) != 0) {   /* names path */
         ckpt->kind->destroy(task);
         return NULL;
     }
     return task;
 }
 
-void qkv_task_checkpoint_free(qkv_task_checkpoint *ckpt) {
+int qkv_task_checkpoint_of(const qkv_task_checkpoint *ckpt, const qkv_task_kind *kind, const char *what) {
+    if (kind && ckpt->kind != kind) {
+        qkv_set_error("%s: a %s checkpoint, not one of qkv train %s", ckpt->file.path, ckpt->kind->name, what);
+        return -1;
+    }
+    if (!kind && ckpt->kind->create != qkv_task_kind_reverse.create) {   /* reverse, copy and sort share create */
+        qkv_set_error("%s: a %s checkpoint, not one of %s", ckpt->file.path, ckpt->kind->name, what);
+        return -1;
+    }
+    return 0;
+}
+
+void qkv_task_checkpoint_close(qkv_task_checkpoint *ckpt) {
     free(ckpt->config);
     ckpt->config = NULL;
+    qkv_checkpoint_close(&ckpt->file);
 }

@@ -25,7 +25,8 @@
 #ifndef QKV_TASKS_REGISTRY_H
 #define QKV_TASKS_REGISTRY_H
 
-#include "train/tasks/fields.h"
+#include "train/checkpoint.h"
+#include "train/fields.h"
 #include "train/trainer.h"
 
 typedef struct qkv_task_kind {
@@ -64,24 +65,34 @@ void qkv_task_kind_describe(const qkv_task_kind *kind, const void *config, qkv_c
 /* The field of seed (key "seed"), or NULL: the trainer's dropout stream takes it. */
 unsigned long long qkv_task_config_seed(const qkv_task_kind *kind, const void *config);
 
-/* A checkpoint reopened: its kind, its description (TEXT fields point into it),
- * its config and its step. */
+/* A checkpoint opened: the file (its header: config, settings), its kind, its
+ * config (TEXT fields point into file.config) and, once restored, its step. */
 typedef struct qkv_task_checkpoint {
+    qkv_checkpoint file;
     const qkv_task_kind *kind;
-    qkv_config_kv description;
     void *config;
     long step;
 } qkv_task_checkpoint;
 
-/* Reads path's description, finds its kind and parses the config back (and runs
- * the kind's check). data, if not NULL, replaces the config's "data" field (a
- * set to evaluate on instead) and resets its QKV_FIELD_OF_DATA fields. 0, or -1
- * with a one-line qkv_last_error() naming path; free with
- * qkv_task_checkpoint_free. */
-int qkv_task_checkpoint_read(const char *path, const char *data, qkv_task_checkpoint *out);
-/* Creates the task (for_eval) and loads the checkpoint's parameters into it:
- * the task, or NULL with a one-line qkv_last_error() naming path. */
-qkv_task *qkv_task_checkpoint_open(const char *path, qkv_task_checkpoint *ckpt, int for_eval);
-void qkv_task_checkpoint_free(qkv_task_checkpoint *ckpt);
+/* Opens path once (its header, not its tensors), finds its kind, parses the
+ * config back and runs the kind's check, the same one flags go through: a config
+ * the layers would stop on is refused here, before any model is built. data, if
+ * not NULL, replaces the config's "data" field (a set to evaluate on instead) and
+ * resets its QKV_FIELD_OF_DATA fields. 0, or -1 with a one-line qkv_last_error()
+ * naming path (and nothing to close). Close with qkv_task_checkpoint_close. */
+int qkv_task_checkpoint_open(const char *path, const char *data, qkv_task_checkpoint *out);
+/* What qkv_task_checkpoint_open does with the description (path: for messages):
+ * the kind, and the config parsed, its data replaced, checked. 0 and *config (free
+ * with free(); TEXT fields point into description), or -1 with the error. */
+int qkv_task_config_parse(const char *path, const qkv_config_kv *description, const char *data,
+                          const qkv_task_kind **kind, void **config);
+/* Creates the task (for_eval) and restores the checkpoint's parameters into it
+ * (and sets step): the task, or NULL with a one-line qkv_last_error() naming path. */
+qkv_task *qkv_task_checkpoint_create(qkv_task_checkpoint *ckpt, int for_eval);
+/* That the checkpoint is one of kind (NULL: one of the sequence tasks, which share
+ * a model): 0, or -1 with "PATH: a K checkpoint, not one of qkv train WHAT" (kind
+ * given) or "PATH: a K checkpoint, not one of WHAT". */
+int qkv_task_checkpoint_of(const qkv_task_checkpoint *ckpt, const qkv_task_kind *kind, const char *what);
+void qkv_task_checkpoint_close(qkv_task_checkpoint *ckpt);
 
 #endif

@@ -15,7 +15,7 @@
 #define TEST_SEED_OFFSET 0x7e57ULL
 #define RANDOMIZE_SALT 0x5a3b1e0c4d2f6a71ULL   /* the position draws' own stream */
 
-/* ---- the field table (train/tasks/fields.h), one per task name: they differ only
+/* ---- the field table (train/fields.h), one per task name: they differ only
  * in the default of --task. Its order is the checkpoint description's. ---------- */
 
 typedef qkv_seq_task_config C;
@@ -36,12 +36,12 @@ typedef qkv_seq_task_config C;
                       "rows of a learned position table; 0: the longest stream"),                                \
         {"--pos-randomize", "pos_randomize", QKV_FIELD_INT, offsetof(C, model.pos_randomize), 0, 1e6, 0, NULL, NULL,  \
          "randomized positions: sorted samples from [0, M) (learned, sinusoidal, rope); 0: off",                  \
-         QKV_FIELD_OPTIONAL},                                                                                     \
+         QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
         {"--t5-buckets", "t5_buckets", QKV_FIELD_INT, offsetof(C, model.t5_buckets), 4, 1024,                      \
-         QKV_T5_DEFAULT_BUCKETS, NULL, NULL, "--pos t5: relative-distance buckets", QKV_FIELD_OPTIONAL},           \
+         QKV_T5_DEFAULT_BUCKETS, NULL, NULL, "--pos t5: relative-distance buckets", QKV_FIELD_OPTIONAL, 0, NULL},           \
         {"--t5-max-distance", "t5_max_distance", QKV_FIELD_INT, offsetof(C, model.t5_max_distance), 3, 1e6,        \
          QKV_T5_DEFAULT_MAX_DISTANCE, NULL, NULL, "--pos t5: distances from here on share the last bucket",         \
-         QKV_FIELD_OPTIONAL},                                                                                     \
+         QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
         QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),               \
         QKV_STACK_OPTION_FIELDS(C, model.options),                                                               \
         QKV_INT_FIELD("--batch", "batch", C, model.batch, 1, 1e6, 64, "batch size"),                             \
@@ -90,7 +90,7 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
     if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
-    if (c->pos_randomize && c->pos != QKV_POS_LEARNED && c->pos != QKV_POS_SINUSOIDAL && c->pos != QKV_POS_ROPE)
+    if (c->pos_randomize && !qkv_pos_randomizable(c->pos))
         return qkv_set_error("--pos-randomize applies to --pos learned, sinusoidal or rope, not %s",
                              qkv_pos_kind_name(c->pos)), -1;
     if (c->pos_randomize && c->pos_randomize < sample_len(c))
@@ -369,19 +369,14 @@ int qkv_seq_model_config_from(const qkv_config_kv *d, qkv_seq_model_config *c) {
 
 int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step) {
     qkv_task_checkpoint ckpt;
-    if (qkv_task_checkpoint_read(path, NULL, &ckpt) != 0) return -1;
-    if (ckpt.kind->create != kind_of_task[0]->create) {
-        qkv_set_error("%s: a %s checkpoint, not one of the sequence tasks (reverse, copy, sort)", path, ckpt.kind->name);
-        qkv_task_checkpoint_free(&ckpt);
-        return -1;
+    if (qkv_task_checkpoint_open(path, NULL, &ckpt) != 0) return -1;
+    int rc = qkv_task_checkpoint_of(&ckpt, NULL, "the sequence tasks (reverse, copy, sort)");
+    if (rc == 0) {
+        qkv_seq_model_init(t, &((qkv_seq_task_config *)ckpt.config)->model);
+        if ((rc = qkv_checkpoint_restore(&ckpt.file, &t->params, NULL, step, NULL)) != 0) qkv_seq_model_free(t);
     }
-    qkv_seq_model_init(t, &((qkv_seq_task_config *)ckpt.config)->model);
-    qkv_task_checkpoint_free(&ckpt);
-    if (qkv_checkpoint_load(path, &t->params, NULL, step, NULL) != 0) {
-        qkv_seq_model_free(t);
-        return -1;
-    }
-    return 0;
+    qkv_task_checkpoint_close(&ckpt);
+    return rc;
 }
 
 /* ---- the registry's entries ------------------------------------------------------------ */

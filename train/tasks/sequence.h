@@ -82,4 +82,33 @@ int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step);
 /* Greedy predictions for the examples of a batch: pred [batch, max target len]. */
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred);
 
+/* ---- attention maps (sequence_attention.c), for `qkv attn` --------------------- */
+
+/* One row of maps: a layer's weights [1,H,Tq,Tk] (on the tape) and the token ids
+ * of its queries and keys. */
+typedef struct qkv_seq_attention_row {
+    const char *what;                 /* "", "enc ", "dec self " or "dec cross " */
+    int layer;
+    const qkv_tensor *weights;
+    const int32_t *q_ids, *k_ids;     /* Tq and Tk ids, into the owner's buffers */
+} qkv_seq_attention_row;
+
+typedef struct qkv_seq_attention {
+    int len;                          /* of the input */
+    int32_t *input, *pred;            /* the input and the greedy output, len ids each */
+    int32_t *stream;                  /* the decoder's stream, or seq2seq's "BOS output[..L-2]" */
+    qkv_seq_attention_row *rows;      /* one per layer; seq2seq: encoder layers, then each
+                                       * decoder layer's self and cross rows */
+    int n_rows;
+} qkv_seq_attention;
+
+/* The longest input (in symbols) whose maps have at most max_tokens a side and
+ * whose positions the model has (a learned table's rows). */
+int qkv_seq_model_longest_input(const qkv_seq_model_config *config, int max_tokens);
+/* Predicts x[0..len) greedily, then runs the model over the whole sequence with
+ * every attention module's weights captured on tape (see the file's contract);
+ * the rows live until the tape's reset, a's buffers until qkv_seq_attention_free. */
+void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, qkv_seq_attention *a);
+void qkv_seq_attention_free(qkv_seq_attention *a);
+
 #endif

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "layers/set_models.h"
-#include "train/tasks/fields.h"
+#include "train/fields.h"
 
 #define QKV_SET_MODEL_FIELDS(T, KIND, WIDTH, HEADS, LAYERS, INDUCING, LAYER_NORM)                                 \
     QKV_CHOICE_FIELD("--model", "model", T, model.kind, qkv_set_model_kind_names, KIND, "set model"),           \

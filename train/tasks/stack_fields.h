@@ -15,7 +15,7 @@
 #include "core/error.h"
 #include "layers/positions.h"
 #include "layers/transformer.h"
-#include "train/tasks/fields.h"
+#include "train/fields.h"
 
 /* The portable options of a stack, as the tasks' configs hold them. */
 typedef struct qkv_stack_options {
@@ -33,17 +33,17 @@ static const char *const qkv_rope_layout_names[] = {"interleaved", "halves", NUL
  * (fields.h's row layout, with QKV_FIELD_OPTIONAL). */
 #define QKV_STACK_OPTION_FIELDS(T, M)                                                                         \
     {"--activation", "activation", QKV_FIELD_CHOICE, offsetof(T, M.activation), 0, 0, QKV_ACT_GELU,           \
-     qkv_activation_names, NULL, "feed-forward activation (gelu: the tanh form)", QKV_FIELD_OPTIONAL},        \
+     qkv_activation_names, NULL, "feed-forward activation (gelu: the tanh form)", QKV_FIELD_OPTIONAL, 0, NULL},        \
     {"--ln-eps", "ln_eps", QKV_FIELD_FLOAT, offsetof(T, M.ln_eps), 1e-12, 1, 1e-5, NULL, NULL,                \
-     "every LayerNorm's eps", QKV_FIELD_OPTIONAL},                                                            \
+     "every LayerNorm's eps", QKV_FIELD_OPTIONAL, 0, NULL},                                                            \
     {"--rope-layout", "rope_layout", QKV_FIELD_CHOICE, offsetof(T, M.rope_layout), 0, 0, 0,                   \
-     qkv_rope_layout_names, NULL, "RoPE pairs: (2i, 2i+1) interleaved, (i, i+r/2) halves", QKV_FIELD_OPTIONAL}, \
+     qkv_rope_layout_names, NULL, "RoPE pairs: (2i, 2i+1) interleaved, (i, i+r/2) halves", QKV_FIELD_OPTIONAL, 0, NULL}, \
     {"--rope-base", "rope_base", QKV_FIELD_FLOAT, offsetof(T, M.rope_base), 1, 1e9, 10000, NULL, NULL,        \
-     "RoPE base", QKV_FIELD_OPTIONAL},                                                                        \
+     "RoPE base", QKV_FIELD_OPTIONAL, 0, NULL},                                                                        \
     {"--rope-fraction", "rope_fraction", QKV_FIELD_FLOAT, offsetof(T, M.rope_fraction), 0.001, 1, 1, NULL,    \
-     NULL, "share of each head's dims RoPE rotates", QKV_FIELD_OPTIONAL},                                     \
+     NULL, "share of each head's dims RoPE rotates", QKV_FIELD_OPTIONAL, 0, NULL},                                     \
     {"--attn-scale", "attn_scale", QKV_FIELD_FLOAT, offsetof(T, M.attn_scale), 0, 1000, 0, NULL, NULL,        \
-     "attention scores' scale; 0: 1/sqrt(head width)", QKV_FIELD_OPTIONAL}
+     "attention scores' scale; 0: 1/sqrt(head width)", QKV_FIELD_OPTIONAL, 0, NULL}
 
 /* Puts the options into a stack's config. */
 static inline void qkv_stack_options_apply(const qkv_stack_options *o, qkv_stack_config *stack) {

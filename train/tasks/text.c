@@ -35,7 +35,7 @@ static const qkv_field fields[] = {
     QKV_TEXT_FIELD("--data", "data", C, data, "default",
                    "the text: a file, or a directory of files (default: " QKV_TEXT_DEFAULT_CORPUS ")"),
     {NULL, "corpus_bytes", QKV_FIELD_INT, offsetof(C, corpus_bytes), 1, INT_MAX, 0, NULL, NULL, NULL,
-     QKV_FIELD_OF_DATA},
+     QKV_FIELD_OF_DATA, 0, NULL},
     QKV_CHOICE_FIELD("--tokenizer", "tokenizer", C, tokenizer, qkv_tokenizer_kind_names, QKV_TOKENIZER_BYTES,
                      "tokens: the corpus's bytes, or a byte-level BPE trained on its training part"),
     QKV_INT_FIELD("--vocab", "vocab", C, vocab, 0, QKV_TOKENIZER_MAX_VOCAB, 0,
@@ -220,11 +220,28 @@ static int load_text(qkv_text_task *t, qkv_text_config *c, qkv_tokenizer *tokeni
 
 static void text_defaults(void *config) { qkv_fields_defaults(fields, N_FIELDS, config); }
 
+/* A checkpoint's tokenizer parses and has the config's vocab: 0, or -1 naming it. */
+static int check_tokens(const qkv_text_config *c) {
+    qkv_tokenizer *tokenizer = qkv_malloc(sizeof *tokenizer, "the tokenizer");
+    int rc = qkv_tokenizer_from_text(tokenizer, c->tokens);
+    if (rc != 0) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "%s", qkv_last_error());
+        qkv_set_error("its tokenizer: %s", reason);
+    } else if (qkv_tokenizer_vocab(tokenizer) != c->vocab) {
+        qkv_set_error("its tokenizer has %d tokens, its config says vocab %d", qkv_tokenizer_vocab(tokenizer), c->vocab);
+        rc = -1;
+    }
+    free(tokenizer);
+    return rc;
+}
+
 static int text_check(void *config, qkv_trainer_config *trainer) {
     qkv_text_config *c = config;
     if (qkv_stack_fields_check(c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
     if (qkv_stack_options_check(&c->options, c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
     if (!trainer && !c->tokens) return qkv_set_error("config \"tokens\" is missing"), -1;
+    if (!trainer && check_tokens(c) != 0) return -1;
     if (trainer && c->tokenizer == QKV_TOKENIZER_BPE && c->vocab == 0)
         return qkv_set_error("--tokenizer bpe needs --vocab N (up to %d)", QKV_TOKENIZER_MAX_VOCAB), -1;
     if (trainer && c->tokenizer == QKV_TOKENIZER_BYTES && c->vocab != 0)

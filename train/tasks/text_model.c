@@ -48,30 +48,17 @@ qkv_tensor *qkv_text_model_logits(qkv_tape *tape, const qkv_text_model *m, const
 }
 
 int qkv_text_model_load(qkv_text_model *m, const char *path, long *step) {
-    qkv_task_checkpoint *ckpt = qkv_malloc(sizeof *ckpt, "a checkpoint's description");
+    qkv_task_checkpoint ckpt;
+    if (qkv_task_checkpoint_open(path, NULL, &ckpt) != 0) return -1;
     qkv_tokenizer *tokenizer = qkv_malloc(sizeof *tokenizer, "the tokenizer");
-    int rc = qkv_task_checkpoint_read(path, NULL, ckpt);
-    if (rc == 0 && ckpt->kind != &qkv_task_kind_text) {
-        qkv_set_error("%s: a %s checkpoint, not one of qkv train text", path, ckpt->kind->name);
-        rc = -1;
-    }
-    const qkv_text_config *c = rc == 0 ? ckpt->config : NULL;
-    if (rc == 0 && qkv_tokenizer_from_text(tokenizer, c->tokens) != 0) {
-        char reason[256];
-        snprintf(reason, sizeof reason, "%s", qkv_last_error());
-        qkv_set_error("%s: its tokenizer: %s", path, reason);
-        rc = -1;
-    } else if (rc == 0 && qkv_tokenizer_vocab(tokenizer) != c->vocab) {
-        qkv_set_error("%s: its tokenizer has %d tokens, its config says vocab %d", path, qkv_tokenizer_vocab(tokenizer),
-                      c->vocab);
-        rc = -1;
-    }
+    int rc = qkv_task_checkpoint_of(&ckpt, &qkv_task_kind_text, "text");
+    const qkv_text_config *c = ckpt.config;
+    if (rc == 0) rc = qkv_tokenizer_from_text(tokenizer, c->tokens);   /* its vocab checked by the task's check */
     if (rc == 0) {
         qkv_text_model_init(m, c, tokenizer);
-        if ((rc = qkv_checkpoint_load(path, &m->params, NULL, step, NULL)) != 0) qkv_text_model_free(m);
+        if ((rc = qkv_checkpoint_restore(&ckpt.file, &m->params, NULL, step, NULL)) != 0) qkv_text_model_free(m);
     }
-    if (ckpt->config) qkv_task_checkpoint_free(ckpt);
-    free(ckpt);
+    qkv_task_checkpoint_close(&ckpt);
     free(tokenizer);
     return rc;
 }

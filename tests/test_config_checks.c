@@ -1,0 +1,219 @@
+/* test_config_checks.c — a checkpoint's config passes the same checks as flags
+ * (docs/reliability.md). For one committed checkpoint of every task
+ * (tests/ref/tasks/), every key of its config description is rewritten to
+ * boundary values (the range's ends and one beyond, 0, 1, small numbers that
+ * break a combination: 3 heads of a width of 16, a width of 63 that 2-D positions
+ * cannot split, an image size of 33 that no patch divides, a vocabulary of 0 or
+ * 1), every name a CHOICE takes and one it does not, NaN and negative numbers,
+ * empty and missing paths. The values come from the task's field table, so a key
+ * added later is covered without a line here. `qkv eval` of each file (and
+ * `qkv detect`, `qkv sample`, `qkv attn` where they apply) must end with exit
+ * status 0 (a value the model takes) or 2 with one line on stderr; never a
+ * signal, never a programmer-error stop (SIGABRT).
+ *
+ * Also: the field tables of the trainer and the experiments describe every member
+ * of their structs (qkv_fields_cover), and the check can fail.
+ */
+#include "tests/test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/io/png.h"
+#include "core/io/safetensors.h"
+#include "train/experiments/experiments.h"
+#include "train/tasks/detect.h"
+#include "train/tasks/registry.h"
+#include "train/trainer_fields.h"
+
+#define FIXTURES "ref/tasks"
+#define MAX_VALUES 24
+
+/* The values a row's key is rewritten to; how many. */
+static int mutations(const qkv_field *f, char values[MAX_VALUES][48]) {
+    int n = 0;
+    switch (f->kind) {
+    case QKV_FIELD_INT: case QKV_FIELD_LONG: {
+        static const char *const small[] = {"0", "1", "3", "33", "63", "-1", "x"};
+        snprintf(values[n++], 48, "%.0f", f->min - 1);
+        snprintf(values[n++], 48, "%.0f", f->max + 1);
+        for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) snprintf(values[n++], 48, "%s", small[i]);
+        break;
+    }
+    case QKV_FIELD_FLOAT: {
+        static const char *const odd[] = {"-1", "nan", "inf", "0", "1e30"};
+        for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) snprintf(values[n++], 48, "%s", odd[i]);
+        snprintf(values[n++], 48, "%g", f->max * 2 + 1);
+        break;
+    }
+    case QKV_FIELD_CHOICE:
+        for (int c = 0; f->choices[c] && n < MAX_VALUES - 1; c++) snprintf(values[n++], 48, "%s", f->choices[c]);
+        snprintf(values[n++], 48, "nosuch");
+        break;
+    case QKV_FIELD_SEED:
+        snprintf(values[n++], 48, "-1");
+        snprintf(values[n++], 48, "18446744073709551615");
+        break;
+    case QKV_FIELD_TEXT:
+        snprintf(values[n++], 48, "%s", "");
+        snprintf(values[n++], 48, "/nonexistent/qkv");
+        snprintf(values[n++], 48, "garbage 1 2 3");
+        break;
+    default: break;
+    }
+    int kept = 0;   /* each value once */
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < kept; j++) seen |= strcmp(values[i], values[j]) == 0;
+        if (!seen) memmove(values[kept++], values[i], 48);
+    }
+    return kept;
+}
+
+/* A copy of the checkpoint at src with metadata key set to value, at dst. */
+static void write_mutated(const char *src, const char *dst, const char *key, const char *value) {
+    qkv_safetensors st;
+    ck_assert_msg(qkv_safetensors_load(src, &st) == 0, "%s", qkv_last_error());
+    qkv_st_meta *meta = malloc((size_t)st.n_meta * sizeof *meta);
+    int found = 0;
+    for (int i = 0; i < st.n_meta; i++) {
+        meta[i] = st.meta[i];
+        if (strcmp(meta[i].key, key) == 0) meta[i].value = value, found = 1;
+    }
+    ck_assert_msg(found, "%s has no %s", src, key);
+    ck_assert_int_eq(qkv_safetensors_save(dst, st.n_tensors, st.tensors, st.n_meta, meta), 0);
+    free(meta);
+    qkv_safetensors_free(&st);
+}
+
+/* Runs qkv args; fails unless it exits 0, or 2 with one line on stderr. */
+static void expect_clean_end(const char *args, const char *what) {
+    char err[512];
+    snprintf(err, sizeof err, "%s", scratch_file("err.txt"));
+    int status = wait_qkv(spawn_qkv(args, NULL, 0, err));
+    ck_assert_msg(WIFEXITED(status), "%s: qkv %s: killed by signal %d", what, args,
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    int code = WEXITSTATUS(status);
+    size_t len;
+    unsigned char *text = read_file_bytes(err, &len);
+    int lines = 0;
+    for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
+    ck_assert_msg(code == 0 || (code == 2 && lines == 1 && len > 5 && memcmp(text, "qkv ", 4) == 0),
+                  "%s: qkv %s: exit %d, stderr: %.*s", what, args, code, (int)(len < 300 ? len : 300), (const char *)text);
+    free(text);
+}
+
+/* The checkpoint of fixture `name`: every key of its description, every value. */
+static void mutate_every_key(const char *name) {
+    char src[128], args[1600], what[320];
+    snprintf(src, sizeof src, FIXTURES "/%s.safetensors", name);
+    qkv_task_checkpoint ckpt;
+    ck_assert_msg(qkv_task_checkpoint_open(src, NULL, &ckpt) == 0, "%s", qkv_last_error());
+    const qkv_task_kind *kind = ckpt.kind;
+    char dst[512], image[512], attn_png[512];   /* scratch_file's buffer is reused */
+    snprintf(dst, sizeof dst, "%s", scratch_file("mutated.safetensors"));
+    snprintf(image, sizeof image, "%s", scratch_file("image.png"));
+    snprintf(attn_png, sizeof attn_png, "%s", scratch_file("attn.png"));
+    int size = 0;
+    if (kind == &qkv_task_kind_detect) {   /* an image of the model's size for `qkv detect` */
+        size = ((const qkv_detect_task_config *)ckpt.config)->model.image_size;
+        unsigned char *pixels = calloc((size_t)size * size * 3, 1);
+        ck_assert_int_eq(qkv_png_write(image, pixels, size, size, 3), 0);
+        free(pixels);
+    }
+    int cases = 0;
+    for (int i = 0; i < kind->n_fields; i++) {
+        const qkv_field *f = &kind->fields[i];
+        if (!f->key || f->kind == QKV_FIELD_FLAG || f->kind == QKV_FIELD_POINTER) continue;
+        char key[64], values[MAX_VALUES][48];
+        snprintf(key, sizeof key, "config.%s", f->key);
+        if (!qkv_config_get(ckpt.file.config, f->key)) continue;   /* an OPTIONAL key this checkpoint leaves out */
+        int n = mutations(f, values);
+        for (int v = 0; v < n; v++, cases++) {
+            write_mutated(src, dst, key, values[v]);
+            snprintf(what, sizeof what, "%.31s with %.63s = \"%.47s\"", name, key, values[v]);
+            snprintf(args, sizeof args, "eval %s --threads 1", dst);
+            expect_clean_end(args, what);
+            if (kind == &qkv_task_kind_detect) {
+                snprintf(args, sizeof args, "detect %s %s --threads 1", dst, image);
+                expect_clean_end(args, what);
+            } else if (kind == &qkv_task_kind_text) {
+                snprintf(args, sizeof args, "sample %s --tokens 2 --threads 1", dst);
+                expect_clean_end(args, what);
+            } else if (kind->create == qkv_task_kind_reverse.create) {
+                snprintf(args, sizeof args, "attn %s --input 1 --out %s", dst, attn_png);
+                expect_clean_end(args, what);
+            }
+        }
+    }
+    ck_assert_int_gt(cases, 10);
+    qkv_task_checkpoint_close(&ckpt);
+}
+
+/* One fixture per task kind: the test covers every kind of the registry. */
+static const char *const fixtures[] = {"reverse", "copy", "sort", "points", "maxreg", "spirals", "detect", "text"};
+
+START_TEST(hostile_config_values_end_cleanly) {
+    scratch_dir_create();
+    mutate_every_key(fixtures[_i]);
+    scratch_dir_remove();
+}
+END_TEST
+
+START_TEST(every_task_kind_has_a_fixture_here) {
+    for (int k = 0; k < qkv_task_kind_count(); k++) {
+        int found = 0;
+        for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++)
+            found |= strcmp(fixtures[i], qkv_task_kind_at(k)->name) == 0;
+        ck_assert_msg(found, "task %s has no fixture in test_config_checks.c", qkv_task_kind_at(k)->name);
+    }
+}
+END_TEST
+
+/* ---- the tables cover their structs ------------------------------------------------------ */
+
+START_TEST(trainer_and_experiment_tables_cover_their_structs) {
+    char why[256];
+    ck_assert_msg(qkv_fields_cover(qkv_trainer_fields, qkv_trainer_n_fields, sizeof(qkv_trainer_config), why,
+                                   sizeof why) == 0, "qkv_trainer_config: %s", why);
+    ck_assert_msg(qkv_fields_cover(qkv_perm_fields, qkv_perm_n_fields, sizeof(qkv_perm_options), why, sizeof why) == 0,
+                  "qkv_perm_options: %s", why);
+    ck_assert_msg(qkv_fields_cover(qkv_lengthgen_fields, qkv_lengthgen_n_fields, sizeof(qkv_lengthgen_options), why,
+                                   sizeof why) == 0, "qkv_lengthgen_options: %s", why);
+}
+END_TEST
+
+/* A member without a row, in the middle or at the end, and two rows on one member, are found. */
+typedef struct toy { int a; float b; long c; int d; const char *e; int f; } toy;
+START_TEST(coverage_check_finds_a_member_without_a_row) {
+    qkv_field rows[] = {
+        QKV_INT_FIELD("--a", "a", toy, a, 0, 1, 0, "a"), QKV_FLOAT_FIELD("--b", "b", toy, b, 0, 1, 0, "b"),
+        QKV_LONG_FIELD("--c", "c", toy, c, 0, 1, 0, "c"), QKV_INT_FIELD("--d", "d", toy, d, 0, 1, 0, "d"),
+        QKV_TEXT_FIELD("--e", "e", toy, e, NULL, "e"), QKV_INT_FIELD("--f", "f", toy, f, 0, 1, 0, "f"),
+    };
+    char why[256];
+    ck_assert_int_eq(qkv_fields_cover(rows, 6, sizeof(toy), why, sizeof why), 0);
+    ck_assert_int_eq(qkv_fields_cover(rows, 5, sizeof(toy), why, sizeof why), -1);   /* f */
+    ck_assert_msg(strstr(why, "a member after it has no row"), "%s", why);
+    qkv_field gap[] = {rows[0], rows[1], rows[3], rows[4], rows[5]};   /* c */
+    ck_assert_int_eq(qkv_fields_cover(gap, 5, sizeof(toy), why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "\"--d\"") && strstr(why, "has no row"), "%s", why);
+    qkv_field twice[] = {rows[0], rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]};
+    ck_assert_int_eq(qkv_fields_cover(twice, 7, sizeof(toy), why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "overlap"), "%s", why);
+}
+END_TEST
+
+Suite *suite_config_checks(void) {
+    Suite *s = suite_create("config_checks");
+    TCase *tc = tcase_create("config_checks");
+    tcase_set_timeout(tc, 0);
+    tcase_add_loop_test(tc, hostile_config_values_end_cleanly, 0, (int)(sizeof fixtures / sizeof fixtures[0]));
+    tcase_add_test(tc, every_task_kind_has_a_fixture_here);
+    tcase_add_test(tc, trainer_and_experiment_tables_cover_their_structs);
+    tcase_add_test(tc, coverage_check_finds_a_member_without_a_row);
+    suite_add_tcase(s, tc);
+    return s;
+}

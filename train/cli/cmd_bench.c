@@ -1,0 +1,71 @@
+/* cmd_bench.c — `qkv bench [all|matmul|attention|train|long] [--json FILE]
+ * [--clock wall|cpu] [--micro-batch N]`: parses the flags, then runs the sections
+ * of bench/bench.c, which measure and print the table (bench/bench.h). An unknown
+ * section or flag prints one line and returns 2, before anything is measured.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "core/error.h"
+#include "core/kernels/parallel.h"
+#include "core/ops/params.h"
+#include "train/cli/args.h"
+#include "train/cli/commands.h"
+#include "train/trainer.h"
+
+/* "all, matmul, ..." (sep ", ") or "all|matmul|..." (sep "|") into out. */
+static const char *section_list(char *out, size_t size, const char *sep) {
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; qkv_bench_section_names[i] && at < size; i++)
+        at += (size_t)snprintf(out + at, size - at, "%s%s", i ? sep : "", qkv_bench_section_names[i]);
+    return out;
+}
+
+int qkv_cmd_bench(int argc, char **argv) {
+    const char *section = "all";
+    if (argc > 0 && argv[0][0] != '-') {
+        section = argv[0];
+        argc--;
+        argv++;
+    }
+    char list[96], usage[128];
+    int n_sections = 0;
+    while (qkv_bench_section_names[n_sections]) n_sections++;
+    if (qkv_name_lookup(section, qkv_bench_section_names, n_sections) < 0) {
+        fprintf(stderr, "qkv bench: unknown section '%s' (available: %s)\n", section,
+                section_list(list, sizeof list, ", "));
+        return 2;
+    }
+    const char *json_path = NULL;
+    int clock_kind = 0, micro_batch = 0;
+    static const char *const clock_names[] = {"wall", "cpu", NULL};
+    const qkv_arg args[] = {
+        QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
+        QKV_ARG_CHOICE_ROW("--clock", &clock_kind, clock_names,
+                           "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
+        QKV_ARG_INT_ROW("--micro-batch", &micro_batch, 0, 65536,
+                        "train: examples per micro-batch of every line (0: each task's default)"),
+    };
+    snprintf(usage, sizeof usage, "bench [%s]", section_list(list, sizeof list, "|"));
+    int parsed = qkv_args_parse(usage, argc, argv, args, 3);
+    if (parsed != 0) return parsed > 0 ? 0 : 2;
+    if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
+        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
+        return 2;
+    }
+
+    int previous_threads = omp_get_max_threads();
+    qkv_bench_table *table = qkv_bench_begin(clock_kind == 1, micro_batch);
+    qkv_bench_print_header(table);
+    qkv_bench_run_section(table, section);
+    qkv_set_threads(previous_threads);
+    printf("threads: %d   peak RSS: %.1f MB\n", table->threads, qkv_bench_peak_rss_mb());
+    if (json_path && qkv_bench_write_json(json_path, table) != 0) {
+        fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
+        return 2;
+    }
+    return 0;
+}

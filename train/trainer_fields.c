@@ -1,0 +1,91 @@
+/* trainer_fields.c — the trainer's field table and the settings a checkpoint
+ * records. See trainer_fields.h. */
+#include "train/trainer_fields.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/kernels/parallel.h"
+
+/* CHOICE rows write an int into these enums. */
+_Static_assert(sizeof(qkv_opt_kind) == sizeof(int), "qkv_opt_kind is not int-sized");
+_Static_assert(sizeof(qkv_schedule_kind) == sizeof(int), "qkv_schedule_kind is not int-sized");
+
+#define T qkv_trainer_config
+#define OPTIONAL_SETTING(flag, key, K, M, lo, hi, help) \
+    {flag, key, K, offsetof(T, M), lo, hi, 0, NULL, NULL, help, QKV_FIELD_OPTIONAL, 0, NULL}
+
+const qkv_field qkv_trainer_fields[] = {
+    QKV_INT_FIELD("--steps", NULL, T, steps, 1, 1e9, 0, "training steps"),
+    {"--lr", "lr", QKV_FIELD_FLOAT, offsetof(T, optim.lr), 0, 10, 0, NULL, NULL, "learning rate", 0, 1, NULL},
+    QKV_CHOICE_FIELD("--optimizer", NULL, T, optim.kind, qkv_opt_kind_names, 0, "optimizer"),
+    OPTIONAL_SETTING("--momentum", "momentum", QKV_FIELD_FLOAT, optim.momentum, 0, 0.9999, "SGD momentum"),
+    OPTIONAL_SETTING("--weight-decay", "weight_decay", QKV_FIELD_FLOAT, optim.weight_decay, 0, 10,
+                     "weight decay (not on biases, norms, tables)"),
+    {"--schedule", "schedule", QKV_FIELD_CHOICE, offsetof(T, schedule.kind), 0, 0, 0, qkv_schedule_kind_names, NULL,
+     "learning-rate schedule", 0, 4, NULL},
+    {"--warmup", "warmup", QKV_FIELD_LONG, offsetof(T, schedule.warmup), 0, 1e9, 0, NULL, NULL,
+     "cosine: linear warmup steps", 0, 3, NULL},
+    {"--clip", "clip", QKV_FIELD_FLOAT, offsetof(T, clip), 0, 1e9, 0, NULL, NULL,
+     "clip gradients to this global norm; 0: off", 0, 2, NULL},
+    QKV_INT_FIELD("--eval-every", NULL, T, eval_every, 0, 1e9, 0, "steps between evaluations; 0: only at the end"),
+    QKV_INT_FIELD("--log-every", NULL, T, log_every, 0, 1e9, 0, "steps between log lines; 0: none"),
+    QKV_FLOAT_FIELD("--target", NULL, T, target, 0, 1e9, 0, "stop early when the target metric reaches this"),
+    QKV_TEXT_FIELD("--save", NULL, T, save_path, NULL, "write a checkpoint (safetensors) here"),
+    QKV_INT_FIELD("--save-every", NULL, T, save_every, 0, 1e9, 0, "also checkpoint every N steps"),
+    QKV_TEXT_FIELD("--resume", NULL, T, resume_path, NULL, "continue from this checkpoint"),
+    QKV_TEXT_FIELD("--json", NULL, T, json_path, NULL, "write a JSON summary here"),
+    QKV_TEXT_FIELD("--csv", NULL, T, csv_path, NULL, "write the run's history here: a row per logged step, a column per metric"),
+    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 0, QKV_THREADS_HELP),
+    {"--micro-batch", "micro_batch", QKV_FIELD_INT, offsetof(T, micro_batch), 0, 1e9, 0, NULL, NULL,
+     "examples per micro-batch, the unit of parallel work (divides the batch; 0: the task's)", 0, 5, NULL},
+    QKV_FLAG_FIELD("--quiet", T, quiet, "print only the final line"),
+    QKV_FLAG_FIELD("--print-tape", T, print_tape, "print the tape of the first step"),
+    QKV_TEXT_FIELD("--plot", NULL, T, plot_path, NULL, "write the loss and metric curves here (PNG)"),
+    QKV_TEXT_FIELD("--dot", NULL, T, dot_path, NULL, "write the first step's tape here (Graphviz)"),
+    QKV_FLAG_FIELD("--detect-nan", T, detect_nan, "anomaly mode: stop at the first op giving NaN/Inf"),
+    /* Settings without a flag: each task fixes them (the text task's beta2); a run resumed with others is another run. */
+    OPTIONAL_SETTING(NULL, "nesterov", QKV_FIELD_INT, optim.nesterov, 0, 1, "SGD: Nesterov momentum"),
+    OPTIONAL_SETTING(NULL, "beta1", QKV_FIELD_FLOAT, optim.beta1, 0, 1, "Adam(W): beta1 (0: 0.9)"),
+    OPTIONAL_SETTING(NULL, "beta2", QKV_FIELD_FLOAT, optim.beta2, 0, 1, "Adam(W): beta2 (0: 0.999)"),
+    OPTIONAL_SETTING(NULL, "eps", QKV_FIELD_FLOAT, optim.eps, 0, 1, "Adam(W): eps (0: 1e-8)"),
+    OPTIONAL_SETTING(NULL, "decay_all", QKV_FIELD_INT, optim.decay_all, 0, 1, "weight decay on every parameter"),
+    OPTIONAL_SETTING(NULL, "min_factor", QKV_FIELD_FLOAT, schedule.min_factor, 0, 1, "cosine: the lr's floor"),
+    /* Members that are no settings. */
+    QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, target_key, "the task's: the metric --target reads"),
+    QKV_MEMBER_FIELD(QKV_FIELD_INT, T, lower_is_better, "the task's: whether the target metric is an error"),
+    QKV_MEMBER_FIELD(QKV_FIELD_LONG, T, schedule.total, "derived: --steps"),
+    QKV_MEMBER_FIELD(QKV_FIELD_LONG, T, schedule.step_size, "derived: --steps / 3"),
+    QKV_MEMBER_FIELD(QKV_FIELD_FLOAT, T, schedule.gamma, "derived: 0.1"),
+    QKV_MEMBER_FIELD(QKV_FIELD_SEED, T, seed, "the task's seed: the checkpoint's rng.seed"),
+    QKV_MEMBER_FIELD(QKV_FIELD_POINTER, T, defaults, "the task's defaults, which OPTIONAL settings are compared with"),
+    QKV_MEMBER_FIELD(QKV_FIELD_POINTER, T, resume, "--resume's checkpoint, opened"),
+};
+const int qkv_trainer_n_fields = (int)(sizeof qkv_trainer_fields / sizeof qkv_trainer_fields[0]);
+
+void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out) {
+    out->n = 0;
+    qkv_fields_describe_against(qkv_trainer_fields, qkv_trainer_n_fields, config, config->defaults, out);
+}
+
+void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_config_kv *saved, char *out,
+                                  size_t len) {
+    out[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < qkv_trainer_n_fields && used < len; i++) {
+        const qkv_field *f = &qkv_trainer_fields[i];
+        if (!f->key) continue;
+        char now[64], before_default[64];
+        const char *before = qkv_config_get(saved, f->key);
+        if (!before && !(f->options & QKV_FIELD_OPTIONAL)) continue;   /* a checkpoint from before the setting */
+        if (!before) {
+            if (config->defaults) qkv_field_format(f, config->defaults, before_default, sizeof before_default);
+            else snprintf(before_default, sizeof before_default, "%g", f->fallback);
+            before = before_default;
+        }
+        qkv_field_format(f, config, now, sizeof now);
+        if (strcmp(before, now) != 0)
+            used += (size_t)snprintf(out + used, len - used, "%s%s%s %s (the checkpoint's run: %s)", used ? ", " : "",
+                                     f->flag ? "" : "train.", f->flag ? f->flag : f->key, now, before);
+    }
+}

@@ -1,0 +1,35 @@
+/* trainer_fields.h — the trainer's config (trainer.h) as one field table
+ * (train/fields.h): every member of qkv_trainer_config has a row, in the order
+ * `qkv train TASK --help` lists the flags; the command line's flags, their
+ * --help and the checkpoint's "train.<key>" settings are generated from it.
+ *
+ * Settings in a checkpoint: the rows with a key (lr, clip, warmup, schedule,
+ * micro_batch first: checkpoints were written in that order before the table
+ * existed, and they are fixtures; then momentum, weight_decay and the Adam
+ * constants). The rows marked QKV_FIELD_OPTIONAL are written only when they
+ * differ from the task's defaults (config->defaults), so a run with a task's own
+ * settings writes the same bytes as before those rows existed; absent, they read
+ * as those defaults. The optimizer's kind is the checkpoint's "optim.kind"
+ * (checkpoint.h), not a setting.
+ */
+#ifndef QKV_TRAINER_FIELDS_H
+#define QKV_TRAINER_FIELDS_H
+
+#include "train/fields.h"
+#include "train/trainer.h"
+
+extern const qkv_field qkv_trainer_fields[];
+extern const int qkv_trainer_n_fields;
+
+/* The settings of a run as key/value text (stored as "train.<key>"; the
+ * micro-batch is the one the run uses, its default resolved by the caller). */
+void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
+/* With --resume: the settings that differ from those a checkpoint recorded
+ * (saved: its "train." entries), as "--lr 0.05 (the checkpoint's run: 0.1), ..."
+ * in out; "" when none differ. A setting the checkpoint does not record is not
+ * compared (written before it existed), except an OPTIONAL one, which stands for
+ * the defaults. */
+void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_config_kv *saved, char *out,
+                                  size_t len);
+
+#endif
