@@ -345,6 +345,16 @@ START_TEST(attn_writes_a_grid) {
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2); /* a PNG is no checkpoint */
     ck_assert_ptr_nonnull(strstr(line, "attn.png"));
     ck_assert_int_eq(run_qkv("attn", line, sizeof line), 2);
+    /* A length it was not trained on (3 only): refused, or drawn and marked with --force. */
+    snprintf(args, sizeof args, "attn %s --input \"1 2\" --out %s", scratch_file("encoder"), scratch_file("a.png"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--input: 2 symbols, but this model was trained on lengths 3..3 only") &&
+                  strstr(line, "--force"), "%s", line);
+    ck_assert(!path_exists(scratch_file("a.png")));
+    snprintf(args + strlen(args), sizeof args - strlen(args), " --force");
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_msg(strstr(line, "qkv attn: warning: --input: 2 symbols"), "%s", line);
+    ck_assert(path_exists(scratch_file("a.png")));
     snprintf(args, sizeof args, "attn %s --out %s", scratch_file("encoder"), scratch_file("a.png"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "--input"));

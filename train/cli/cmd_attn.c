@@ -7,8 +7,14 @@
  * labels the tokens and draws the grid. The PNG has one row per layer (seq2seq:
  * encoder layers, then each decoder layer's self and cross rows) and one column
  * per head (train/viz/attn_maps.h).
+ * The maps are honest only for inputs like the ones the model learned from: an
+ * input whose length lies outside the checkpoint's training lengths is refused
+ * (the maps of an untrained length are noise a reader would take for a finding);
+ * --force draws it anyway, with a red warning in the picture and on stderr.
+ * Tick labels are "position:token", so a repeated token is still one place.
  * Errors (bad checkpoint, a symbol outside the vocabulary, an input longer than
- * the model's positions allow, an unwritable --out) are one line and exit 2.
+ * the model's positions allow, an untrained length without --force, an
+ * unwritable --out) are one line and exit 2.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -62,11 +68,13 @@ static void token_label(int32_t id, char *out, size_t len) {
     else snprintf(out, len, "%d", (int)(id - QKV_SEQ_FIRST_SYMBOL));
 }
 
-/* Labels for ids[0..n): pointers into text (n * 12 chars). */
+/* Labels "position:token" for ids[0..n): pointers into text (n * 24 chars). */
 static const char **labels_of(const int32_t *ids, int n, char *text, const char **out) {
+    char token[12];
     for (int i = 0; i < n; i++) {
-        token_label(ids[i], text + 12 * i, 12);
-        out[i] = text + 12 * i;
+        token_label(ids[i], token, sizeof token);
+        snprintf(text + 24 * i, 24, "%d:%s", i, token);
+        out[i] = text + 24 * i;
     }
     return out;
 }
@@ -86,7 +94,7 @@ static void grid_fill(grid *g, const qkv_seq_attention *a, int heads) {
     g->maps = calloc((size_t)a->n_rows * heads, sizeof *g->maps);
     for (int b = 0; b < 2; b++) {
         g->labels[b] = malloc(side * sizeof *g->labels[b]);
-        g->text[b] = malloc(side * 12);
+        g->text[b] = malloc(side * 24);
         if (!g->labels[b] || !g->text[b]) qkv_fatal("attn: out of memory");
         labels_of(buffers[b], lengths[b], g->text[b], g->labels[b]);
     }
@@ -136,23 +144,25 @@ static int usage_error(const char *message) {
 
 int qkv_cmd_attn(int argc, char **argv) {
     const char *input = NULL, *out = "attn.png";
-    int threads = 0;
+    int threads = 0, force = 0;
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--input", &input, "the input symbols, e.g. \"3 1 4 1 5\" (each 0..vocab-1)"),
         QKV_ARG_STRING_ROW("--out", &out, "the PNG to write"),
+        QKV_ARG_FLAG_ROW("--force", &force, "draw an input of a length the model was not trained on (marked)"),
         QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
+    const int n_args = (int)(sizeof args / sizeof args[0]);
     if (argc < 1 || argv[0][0] == '-') {
         if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
             puts("usage: qkv attn CHECKPOINT --input \"3 1 4 1 5\" [--out attn.png]: every layer's and head's\n"
                  "attention weights on one input of a sequence-task model, as a grid of heatmaps\n"
                  "(rows: layers, columns: heads; seq2seq adds the decoder's self and cross rows)");
-            qkv_args_parse("attn", argc, argv, args, 3);
+            qkv_args_parse("attn", argc, argv, args, n_args);
             return 0;
         }
         return usage_error("name a checkpoint: qkv attn CHECKPOINT --input \"3 1 4 1 5\" --out attn.png");
     }
-    int parsed = qkv_args_parse("attn", argc - 1, argv + 1, args, 3);
+    int parsed = qkv_args_parse("attn", argc - 1, argv + 1, args, n_args);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (!input) return usage_error("--input is required, e.g. --input \"3 1 4 1 5\"");
     if (qkv_check_png_path(out) != 0) return usage_error(qkv_last_error());
@@ -171,6 +181,19 @@ int qkv_cmd_attn(int argc, char **argv) {
         return usage_error(qkv_last_error());
     }
 
+    char warning[200] = "";
+    if (len < c->data.min_len || len > c->data.max_len) {
+        snprintf(warning, sizeof warning, "%d symbols, but this model was trained on lengths %d..%d only: "
+                 "these maps show an input it never learned", len, c->data.min_len, c->data.max_len);
+        if (!force) {
+            free(x);
+            qkv_seq_model_free(&model);
+            fprintf(stderr, "qkv attn: --input: %s (--force draws them anyway, marked)\n", warning);
+            return 2;
+        }
+        fprintf(stderr, "qkv attn: warning: --input: %s\n", warning);
+    }
+
     qkv_tape *tape = qkv_tape_create_inference(c->seed);
     qkv_seq_attention maps;
     qkv_seq_model_attention_maps(&model, tape, x, len, &maps);
@@ -178,7 +201,9 @@ int qkv_cmd_attn(int argc, char **argv) {
     grid_fill(&g, &maps, c->heads);
     char caption[256];
     write_caption(caption, sizeof caption, &model, step, x, maps.pred, len);
-    int rc = qkv_attn_grid_png(out, caption, g.maps, maps.n_rows, c->heads);
+    char banner[220];
+    snprintf(banner, sizeof banner, "WARNING: %s", warning);
+    int rc = qkv_attn_grid_png(out, caption, warning[0] ? banner : NULL, g.maps, maps.n_rows, c->heads);
     if (rc == 0) printf("%s\nwrote %s: %d rows x %d heads\n", caption, out, maps.n_rows, c->heads);
     else fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
     grid_free(&g);

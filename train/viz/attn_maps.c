@@ -8,14 +8,17 @@
 #include "train/viz/canvas.h"
 
 #define PAD 8
-#define LABEL_CHARS 5
+#define LABEL_CHARS 7
 #define LABEL_W (LABEL_CHARS * QKV_FONT_W + 3)  /* room for a token label */
 #define TITLE_H (QKV_FONT_H + 6)
-#define HEADER_H (PAD + 2 * (QKV_FONT_H + 4) + 4) /* two caption lines */
+#define AXIS_H (QKV_FONT_H + 4)                   /* an axis title's band */
+#define HEADER_H (PAD + 3 * (QKV_FONT_H + 4) + 4) /* two caption lines and the warning */
+#define KEY_AXIS "key position:token"
+#define QUERY_AXIS "query position:token"
 #define BAR_W 100
 #define MIN_CELL_W 180
 
-static const qkv_rgb WHITE = {255, 255, 255}, TEXT = {40, 40, 40};
+static const qkv_rgb WHITE = {255, 255, 255}, TEXT = {40, 40, 40}, AXIS = {90, 90, 90}, WARN = {200, 20, 20};
 
 /* Pixels per token: big for a few tokens, at least 6 so labels stay apart. */
 static int token_pixels(int tokens) {
@@ -25,9 +28,9 @@ static int token_pixels(int tokens) {
 
 static void cell_size(int tokens, int *w, int *h) {
     int heat = tokens * token_pixels(tokens);
-    *w = PAD + LABEL_W + heat + PAD;
+    *w = PAD + AXIS_H + LABEL_W + heat + PAD;
     if (*w < MIN_CELL_W) *w = MIN_CELL_W;
-    *h = PAD + TITLE_H + LABEL_W + heat + PAD;
+    *h = PAD + TITLE_H + AXIS_H + LABEL_W + heat + PAD;
 }
 
 void qkv_attn_grid_size(int rows, int cols, int tokens, int *width, int *height) {
@@ -45,8 +48,12 @@ static void draw_map(qkv_canvas *c, const qkv_attn_map *m, int x, int y, int tok
     int cs = token_pixels(tokens);
     qkv_canvas_text(c, x + PAD, y + PAD, m->title, TEXT, 1);
     if (!m->weights) return;
-    int hx = x + PAD + LABEL_W, hy = y + PAD + TITLE_H + LABEL_W; /* heatmap's top-left */
+    int hx = x + PAD + AXIS_H + LABEL_W, hy = y + PAD + TITLE_H + AXIS_H + LABEL_W; /* heatmap's top-left */
     char label[LABEL_CHARS + 1];
+    /* Axis titles: keys over their labels, queries (read bottom to top) left of theirs. */
+    qkv_canvas_text(c, hx, y + PAD + TITLE_H, KEY_AXIS, AXIS, 1);
+    int query_len = qkv_text_width(QUERY_AXIS, 1), span = m->tq * cs;
+    qkv_canvas_text_up(c, x + PAD, hy + (span > query_len ? (span + query_len) / 2 : query_len), QUERY_AXIS, AXIS, 1);
     for (int j = 0; j < m->tk; j++) { /* key labels, rotated, read bottom to top, ending at the heatmap */
         short_label(m->k_labels ? m->k_labels[j] : NULL, label);
         qkv_canvas_text_up(c, hx + j * cs + (cs - 7) / 2, hy - 3, label, TEXT, 1);
@@ -61,7 +68,8 @@ static void draw_map(qkv_canvas *c, const qkv_attn_map *m, int x, int y, int tok
     qkv_canvas_rect(c, hx - 1, hy - 1, m->tk * cs + 2, m->tq * cs + 2, TEXT);
 }
 
-int qkv_attn_grid_png(const char *path, const char *caption, const qkv_attn_map *maps, int rows, int cols) {
+int qkv_attn_grid_png(const char *path, const char *caption, const char *warning, const qkv_attn_map *maps,
+                      int rows, int cols) {
     if (!path || !*path) {
         qkv_set_error("attn: empty output path");
         return -1;
@@ -86,10 +94,12 @@ int qkv_attn_grid_png(const char *path, const char *caption, const qkv_attn_map 
     int text_w = qkv_text_width(lines[0], 1) > qkv_text_width(lines[1], 1) ? qkv_text_width(lines[0], 1)
                                                                           : qkv_text_width(lines[1], 1);
     int bar_room = 2 * QKV_FONT_W + BAR_W + 16;
+    if (warning && qkv_text_width(warning, 1) > text_w) text_w = qkv_text_width(warning, 1);
     if (width < PAD + text_w + 20 + bar_room + PAD) width = PAD + text_w + 20 + bar_room + PAD;
     qkv_canvas c;
     if (qkv_canvas_init(&c, width, height, WHITE)) return -1;
     for (int k = 0; k < 2; k++) qkv_canvas_text(&c, PAD, PAD + k * (QKV_FONT_H + 4), lines[k], TEXT, 1);
+    if (warning) qkv_canvas_text(&c, PAD, PAD + 2 * (QKV_FONT_H + 4), warning, WARN, 1);
     int bx = width - PAD - QKV_FONT_W - 4 - BAR_W; /* color bar 0..1, top right */
     qkv_canvas_text(&c, bx - 4 - qkv_text_width("0", 1), PAD, "0", TEXT, 1);
     for (int i = 0; i < BAR_W; i++) qkv_canvas_fill_rect(&c, bx + i, PAD - 1, 1, 9, qkv_colormap_viridis(i / (BAR_W - 1.0)));
