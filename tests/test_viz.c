@@ -396,6 +396,10 @@ START_TEST(explain_attention_worked_example) {
         ck_assert_ptr_null(strstr(out, "FAILED"));
         if (strstr(variants[i], "causal") && !strstr(variants[i], "rope"))
             ck_assert_ptr_nonnull(strstr(out, "0.3333    0.6667    0.0000")); /* query 1 sees keys 0, 1 */
+        if (strcmp(variants[i], "--pos alibi") == 0) /* slope 1/2: P moves visibly from 1/6, 2/6, 3/6 */
+            ck_assert_ptr_nonnull(strstr(out, "0.0803    0.2648    0.6549"));
+        if (strstr(variants[i], "rope")) /* the scores are of the rotated queries and keys */
+            ck_assert_ptr_nonnull(strstr(out, "scores = Qr Kr^T"));
         free(out);
     }
     char line[256];

@@ -28,7 +28,8 @@
  *                   with the end of the keys, the library's convention).
  *   --pos rope      d = 2 (a zero second dimension), queries and keys rotated by
  *                   qkv_rope at their positions; scale 1/sqrt(2).
- *   --pos alibi     adds the ALiBi bias -slope * (i_pos - j) (1 head: slope 1/256).
+ *   --pos alibi     adds the ALiBi bias -slope * (i_pos - j) with slope 1/2, the first
+ *                   of eight heads' slopes (one head's 1/256 would hardly move P).
  */
 #include "train/experiments/explain.h"
 
@@ -205,6 +206,9 @@ static void check_against_fd(problem *p, const char *name, qkv_tensor *x, const 
 
 /* ---- the problem ------------------------------------------------------------------- */
 
+/* ALiBi's slopes for H heads are 2^(-8h/H), h = 1..H; the walk uses the first of H = 8. */
+#define ALIBI_HEADS 8
+
 static void build(problem *p, int mask, qkv_pos_kind pos) {
     memset(p, 0, sizeof *p);
     p->mask = mask;
@@ -233,9 +237,10 @@ static void build(problem *p, int mask, qkv_pos_kind pos) {
     p->c->data[0] = 1;
     p->c->data[1] = 2;
     p->additive = qkv_tensor_create("mask", 2, (int[]){p->tq, p->tk}, 0);
-    if (pos == POS_ALIBI) {
-        float slope;
-        qkv_alibi_slopes(&slope, 1);
+    if (pos == POS_ALIBI) { /* the steepest head of eight: one head's 1/256 would move P by 0.001 */
+        float slopes[ALIBI_HEADS], slope;
+        qkv_alibi_slopes(slopes, ALIBI_HEADS);
+        slope = slopes[0];
         p->bias = qkv_tensor_create("alibi", 2, (int[]){p->tq, p->tk}, 0);
         qkv_alibi_bias(p->bias->data, &slope, 1, p->tq, p->tk, 0);
         memcpy(p->additive->data, p->bias->data, p->bias->size * sizeof(float));
@@ -272,7 +277,8 @@ static void print_setup(const problem *p) {
         printf("RoPE: d = 2 (second dim 0); Q and K are rotated by angle t (base^0 = 1) at their positions,\n"
                "so each score depends on the offset between query and key only.\n");
     if (p->pos == POS_ALIBI)
-        printf("ALiBi: bias[i][j] = -slope * (position(i) - j), one head: slope = 2^-8 = 1/256.\n");
+        printf("ALiBi: bias[i][j] = -slope * (position(i) - j), slope = 2^-1 = 1/2: the first of eight heads'\n"
+               "slopes 2^(-8h/8) (a single head's slope, 2^-8 = 1/256, would change P by about 0.001).\n");
     print_matrix("Q", "queries", p->q, NULL);
     print_matrix("K", "keys", p->k, NULL);
     print_matrix("V", "values", p->v, NULL);
@@ -297,7 +303,8 @@ static void forward_composed(const problem *p, forward_pass *f) {
         print_matrix("Kr", "K rotated the same way at positions 0, 1, 2", f->kr, NULL);
     }
     qkv_tensor *scores = qkv_matmul(tape, f->qr, f->kr, 0, 1);
-    print_matrix("S0", "scores = Q K^T  (query i . key j)", scores, NULL);
+    print_matrix("S0", p->pos == POS_ROPE ? "scores = Qr Kr^T  (rotated query i . rotated key j)"
+                                          : "scores = Q K^T  (query i . key j)", scores, NULL);
     qkv_tensor *scaled = qkv_scale(tape, scores, p->scale);
     char formula[128];
     snprintf(formula, sizeof formula, "scaled scores = S0 * scale, scale = 1/sqrt(d) = %.4f", (double)p->scale);
