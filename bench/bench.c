@@ -232,11 +232,11 @@ static int write_json(const char *path, const qkv_bench_table *t) {
 
 const char *const qkv_bench_section_names[] = {"all", "matmul", "attention", "train", "long", NULL};
 
-qkv_bench_table *qkv_bench_begin(int cpu_clock, int micro_batch) {
+qkv_bench_table *qkv_bench_begin(int cpu_clock, int micro_batch, int threads) {
     bench_clock = cpu_clock ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC;
     table.n = 0;
     table.micro_batch = micro_batch;
-    table.threads = omp_get_num_procs(); /* every core, busy or not */
+    table.threads = threads > 0 ? threads : omp_get_num_procs(); /* 0: every core, busy or not */
     table.peak_gflops = qkv_kernels_active()->fma_peak(0.2);
     return &table;
 }

@@ -39,12 +39,13 @@ qkv_bench_row *qkv_bench_add(qkv_bench_table *t, const char *section, const char
 void qkv_bench_print_row(const qkv_bench_row *row);
 
 /* A run (train/cli/cmd_bench.c): begin (the clock: wall, or the process's CPU
- * time; the probe of the FMA peak) gives the table; print the header lines; run
+ * time; the probe of the FMA peak; the many-thread column's threads, 0: every core)
+ * gives the table; print the header lines; run
  * sections (one of qkv_bench_section_names: all = matmul, attention and train;
  * long only when named), each row printed as it is measured; write the JSON
  * (atomically; -1 with qkv_last_error()). */
 extern const char *const qkv_bench_section_names[]; /* "all", ..., NULL */
-qkv_bench_table *qkv_bench_begin(int cpu_clock, int micro_batch);
+qkv_bench_table *qkv_bench_begin(int cpu_clock, int micro_batch, int threads);
 void qkv_bench_print_header(const qkv_bench_table *t);
 void qkv_bench_run_section(qkv_bench_table *t, const char *section);
 int qkv_bench_write_json(const char *path, const qkv_bench_table *t);

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "train/cli/commands.h"
 #include "train/tasks/spirals.h"
 
 START_TEST(spirals_are_deterministic_and_balanced) {
@@ -38,6 +39,18 @@ START_TEST(mlp_learns_spirals) {
 }
 END_TEST
 
+/* `qkv args --help` prints what on stdout. */
+static void expect_help_lists(const char *args, const char *what) {
+    char command[512], line[1024];
+    snprintf(command, sizeof command, "%s %s --help 2>/dev/null", qkv_binary(), args);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    int found = 0;
+    while (fgets(line, sizeof line, p)) found |= strstr(line, what) != NULL;
+    pclose(p);
+    ck_assert_msg(found, "qkv %s --help does not list %s", args, what);
+}
+
 START_TEST(cli_rejects_bad_flags_with_one_line) {
     char line[512];
     ck_assert_int_eq(run_qkv("train spirals --steps abc", line, sizeof line), 2);
@@ -67,6 +80,25 @@ START_TEST(cli_rejects_bad_flags_with_one_line) {
         ck_assert_int_eq(run_qkv(not_png[i], line, sizeof line), 2);
         ck_assert_msg(strstr(line, ": qkv writes pictures as PNG: give a name ending in .png"), "%s: %s", not_png[i],
                       line);
+    }
+}
+END_TEST
+
+/* Every command takes --threads (its --help lists it): the commands of the table in
+ * train/cli/commands.h, a command with subcommands through one of them. */
+START_TEST(every_command_takes_threads) {
+#define COMMAND_NAME(fn, name, usage, under_mpi) name,
+    static const char *const names[] = {QKV_COMMANDS(COMMAND_NAME)};
+#undef COMMAND_NAME
+    static const struct { const char *command, *as; } sub[] = {
+        {"train", "train spirals"}, {"data", "data detect"}, {"explain", "explain attention"},
+        {"experiment", "experiment permutation"}, {"experiment", "experiment lengthgen"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (strcmp(names[i], "--version") == 0) continue;
+        int runs = 0;
+        for (size_t s = 0; s < sizeof sub / sizeof *sub; s++)
+            if (strcmp(sub[s].command, names[i]) == 0) runs += 1, expect_help_lists(sub[s].as, "--threads N");
+        if (!runs) expect_help_lists(names[i], "--threads N");
     }
 }
 END_TEST
@@ -101,6 +133,7 @@ Suite *suite_train(void) {
     tcase_add_test(tc, mlp_learns_spirals);
     tcase_add_test(tc, cli_rejects_bad_flags_with_one_line);
     tcase_add_test(tc, cli_suggests_the_nearest_name);
+    tcase_add_test(tc, every_command_takes_threads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -40,7 +40,7 @@ int qkv_cmd_bench(int argc, char **argv) {
         return 2;
     }
     const char *json_path = NULL;
-    int clock_kind = 0, micro_batch = 0;
+    int clock_kind = 0, micro_batch = 0, threads = 0;
     static const char *const clock_names[] = {"wall", "cpu", NULL};
     const qkv_arg args[] = {
         QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
@@ -48,9 +48,10 @@ int qkv_cmd_bench(int argc, char **argv) {
                            "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
         QKV_ARG_INT_ROW("--micro-batch", &micro_batch, 0, 65536,
                         "train: examples per micro-batch of every line (0: each task's default)"),
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, "threads of the many-thread column; 0: every core"),
     };
     snprintf(usage, sizeof usage, "bench [%s]", section_list(list, sizeof list, "|"));
-    int parsed = qkv_args_parse(usage, argc, argv, args, 3);
+    int parsed = qkv_args_parse(usage, argc, argv, args, (int)(sizeof args / sizeof args[0]));
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
         fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
@@ -58,7 +59,7 @@ int qkv_cmd_bench(int argc, char **argv) {
     }
 
     int previous_threads = omp_get_max_threads();
-    qkv_bench_table *table = qkv_bench_begin(clock_kind == 1, micro_batch);
+    qkv_bench_table *table = qkv_bench_begin(clock_kind == 1, micro_batch, threads);
     qkv_bench_print_header(table);
     qkv_bench_run_section(table, section);
     qkv_set_threads(previous_threads);

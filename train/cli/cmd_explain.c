@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/kernels/parallel.h"
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/cli/suggest.h"
@@ -14,12 +15,13 @@
 int qkv_cmd_explain(int argc, char **argv) {
     const char *pos_names[QKV_POS_COUNT + 1];
     qkv_pos_kind kinds[QKV_POS_COUNT];
-    int n_pos = qkv_explain_schemes(pos_names, kinds), mask = QKV_EXPLAIN_MASK_NONE, pos = 0;
+    int n_pos = qkv_explain_schemes(pos_names, kinds), mask = QKV_EXPLAIN_MASK_NONE, pos = 0, threads = 0;
     const qkv_arg args[] = {
         QKV_ARG_CHOICE_ROW("--mask", &mask, qkv_explain_mask_names,
                            "none: the worked example; causal: 3 queries at positions 0..2; padding: key 2 is padding"),
         QKV_ARG_CHOICE_ROW("--pos", &pos, pos_names,
                            "sinusoidal: x + P[t]; rope: d = 2, rotated q and k; alibi: -slope * distance on the scores"),
+        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
     };
     if (argc < 1 || argv[0][0] == '-') {
         int help = argc >= 1 && strcmp(argv[0], "--help") == 0;
@@ -40,7 +42,8 @@ int qkv_cmd_explain(int argc, char **argv) {
                 qkv_suggestion_hint(&near, hint, sizeof hint));
         return 2;
     }
-    int parsed = qkv_args_parse("explain attention", argc - 1, argv + 1, args, 2);
+    int parsed = qkv_args_parse("explain attention", argc - 1, argv + 1, args, (int)(sizeof args / sizeof args[0]));
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    qkv_set_threads(threads);
     return qkv_explain_attention(mask, kinds[pos]);
 }
