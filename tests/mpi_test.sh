@@ -31,8 +31,9 @@ pass() { echo "mpi_test: ok   $*"; }
 fail() { echo "mpi_test: FAIL $*"; failures=$((failures + 1)); }
 
 # 8 micro-batches each: 4 per rank on 2 ranks (so 2 threads split them), 2 on 4.
-REVERSE=(reverse --steps 50 --dropout 0.1 --min-len 4 --max-len 12 --layers 1 --dim 32 --ff 64 --batch 32
-         --micro-batch 4 --test-size 50 --schedule constant --quiet)
+REVERSE_FLAGS=(--dropout 0.1 --min-len 4 --max-len 12 --layers 1 --dim 32 --ff 64 --batch 32
+               --micro-batch 4 --test-size 50 --schedule constant --quiet)   # a flag is given once: --steps apart
+REVERSE=(reverse --steps 50 "${REVERSE_FLAGS[@]}")
 SPIRALS=(spirals --steps 50 --batch 64 --micro-batch 8 --quiet)
 TEXT=(text --data tests/ref/tasks/text.txt --steps 30 --context 16 --layers 1 --dim 32 --heads 2 --ff 64
       --batch 8 --micro-batch 1 --val-windows 16 --quiet)
@@ -69,7 +70,7 @@ for task in REVERSE SPIRALS TEXT; do
 done
 
 # 2. --resume under MPI: 25 + 25 steps equal 50 (constant schedule, dropout on).
-"${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --threads 1 --steps 25 --save "$T/half.st" > /dev/null ||
+"${MPIRUN[@]}" -np 2 "$QKV" train reverse "${REVERSE_FLAGS[@]}" --threads 1 --steps 25 --save "$T/half.st" > /dev/null ||
     fail "resume: first half"
 "${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --threads 1 --resume "$T/half.st" --save "$T/resumed.st" > /dev/null ||
     fail "resume: second half"

@@ -17,6 +17,7 @@
 #include "train/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
@@ -52,6 +53,7 @@ int qkv_check_output_path(const char *path) {
     int writable = ok && access(dir, W_OK | X_OK) == 0;
     if (!writable) qkv_set_error("%s: cannot write here: directory %s %s", path, dir,
                                  ok ? "is not writable" : "does not exist");
+    else writable = qkv_probe_directory(path, dir) == 0; /* /proc, a read-only mount (core/fileio.h) */
     free(copy);
     return writable ? 0 : -1;
 }

@@ -41,6 +41,20 @@ static int arg_fail(const char *fmt, ...) {
     return -1;
 }
 
+/* A number as a person types it: an optional '-', then digits (an INT), or for a
+ * FLOAT digits with an optional '.' and exponent. strtod alone also takes leading
+ * blanks, '+', hex, "inf" and "nan": ' 5' and '+3' are typing slips, refused. */
+static int plain_number(const char *text, int integer) {
+    const char *p = text + (*text == '-');
+    if (!(*p >= '0' && *p <= '9') && !(!integer && *p == '.' && p[1] >= '0' && p[1] <= '9')) return 0;
+    for (; *p; p++) {
+        int digit = *p >= '0' && *p <= '9';
+        int exponent_sign = (*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E');
+        if (!digit && (integer || !(*p == '.' || *p == 'e' || *p == 'E' || exponent_sign))) return 0;
+    }
+    return 1;
+}
+
 static int parse_value(const char *command, const qkv_arg *arg, const char *text) {
     char *end = NULL;
     errno = 0;
@@ -61,7 +75,8 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
         return arg_fail("%s: %s: unknown value '%s' (allowed: %s)", command, arg->flag, text, allowed);
     }
     double v = arg->kind == QKV_ARG_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !(v >= arg->min && v <= arg->max)) {
+    if (errno || end == text || *end != '\0' || !plain_number(text, arg->kind == QKV_ARG_INT) ||
+        !(v >= arg->min && v <= arg->max)) {
         return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
                         arg->kind == QKV_ARG_INT ? "an integer" : "a number", arg->min, arg->max, text);
     }
@@ -71,6 +86,8 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
 }
 
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args) {
+    unsigned char seen[n_args > 0 ? n_args : 1]; /* a flag given twice is refused, not the last one taken */
+    memset(seen, 0, sizeof seen);
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_help(command, args, n_args);
@@ -82,6 +99,7 @@ int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *ar
         if (!arg) {
             return arg_fail("%s: unknown flag '%s' (try --help)", command, argv[i]);
         }
+        if (seen[arg - args]++) return arg_fail("%s: %s given twice", command, arg->flag);
         if (arg->kind == QKV_ARG_FLAG) {
             *(int *)arg->target = 1;
             continue;
