@@ -113,5 +113,22 @@ else
     fail "a dead rank: exit $rc after ${took}s (124: hung until timeout); stderr: $(head -5 "$T/err")"
 fi
 
+# 6. A signal on one rank stops every rank at the same step (issue 29): the test hook
+# (train/interrupt.h) raises SIGINT on rank 1 alone, at its 10th micro-batch poll (it
+# owns 4 of the 8 micro-batches a step: step 3's second). Step 3 is dropped on both
+# ranks, the checkpoint is step 2's, every rank exits 130, and the one line is rank 0's.
+INT_ARGS=(train spirals --steps 1000 --batch 64 --micro-batch 8 --eval-every 0 --threads 1 --quiet --save "$T/int.st")
+"${MPIRUN[@]}" -np 1 "$QKV" "${INT_ARGS[@]}" : -np 1 env QKV_TEST_SIGNAL_AT_POLL=10 "$QKV" "${INT_ARGS[@]}" \
+    > /dev/null 2> "$T/err"
+rc=$?
+lines=$(grep -c '^qkv: ' "$T/err")
+if [ $rc = 130 ] && [ "$lines" = 2 ] && grep -q "^qkv: stopped by SIGINT after step 2 of 1000; " "$T/err" &&
+   grep -q "^qkv: test hook: SIGINT at poll 10, 0 polls after it" "$T/err" && ! grep -q '^qkv: *$' "$T/err" &&
+   [ "$("$QKV" eval "$T/int.st" --threads 1 > /dev/null; echo $?)" = 0 ]; then
+    pass "a signal on rank 1: both ranks stop after step 2, exit 130, one line, a loadable checkpoint"
+else
+    fail "a signal on rank 1: exit $rc; stderr: $(grep '^qkv' "$T/err" | head -4)"
+fi
+
 [ $failures -eq 0 ] && echo "mpi_test: all passed" || echo "mpi_test: $failures failed"
 exit $((failures > 0))

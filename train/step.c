@@ -314,9 +314,10 @@ int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
     s->flops = 0;
     run_micro_batches(&job);
     if (qkv_interrupt_signal()) job.interrupted = 1; /* during a micro-batch: its ops were cut short (core/cancel.h) */
-    if (qkv_dist_any(job.interrupted)) { /* every rank drops the step alike */
+    int signal = qkv_dist_max(job.interrupted ? qkv_interrupt_signal() : 0); /* every rank drops the step alike */
+    if (signal) {
         qkv_set_error("the step was interrupted");
-        result->interrupted = 1;
+        result->interrupted = signal;
         return -1;
     }
     if (job.failed < s->micro_batches) {

@@ -74,7 +74,7 @@ typedef struct qkv_step_result {
     float loss;               /* the batch's loss: sum_m (w_m / W) loss_m */
     char anomaly[320];        /* --detect-nan: the first micro-batch's first NaN/Inf, or "" */
     int diverged;             /* the task failed on a NaN/Inf (task->diverged) */
-    int interrupted;          /* a signal came on some rank (train/interrupt.h): the step was dropped */
+    int interrupted;          /* the signal that came (the largest over the ranks, train/interrupt.h): the step was dropped */
 } qkv_step_result;
 
 /* Step `step`'s gradient into every parameter's gradient buffer (replacing it) and

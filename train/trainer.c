@@ -295,8 +295,6 @@ static int show_first_tape(void *ctx, qkv_tape *tape) {
     return config->dot_path ? qkv_tape_write_dot(tape, config->dot_path) : 0;
 }
 
-/* The signal that stops the run: this process's, or SIGTERM for another rank's. */
-static int stopping_signal(void) { return qkv_interrupt_signal() ? qkv_interrupt_signal() : SIGTERM; }
 
 /* Step run->step at learning rate lr: the batch's gradient and loss (train/step.h:
  * every micro-batch, on every thread and rank), the NaN/Inf checks, clipping, the
@@ -308,7 +306,7 @@ static int train_step(train_run *run, float lr) {
     int show = run->step == run->start && (config->print_tape || config->dot_path);
     qkv_step_result step;
     if (qkv_step_run(&run->parallel, run->step, &run->tape->rng, &step, show ? show_first_tape : NULL, run) != 0) {
-        if (step.interrupted) run->result->interrupted = stopping_signal();
+        if (step.interrupted) run->result->interrupted = step.interrupted; /* the ranks' agreed signal */
         if (step.interrupted) return 2;
         return step.diverged ? stop_nonfinite(run, qkv_last_error()) : -1; /* the task's error: stop, write nothing */
     }
@@ -443,7 +441,7 @@ static int save_final(train_run *run) {
 static int final_evaluation(train_run *run) {
     qkv_train_result *result = run->result;
     if (evaluate(run->task, run->tape, &run->metrics) != 0) {
-        result->interrupted = stopping_signal();
+        result->interrupted = qkv_interrupt_signal();
         return 2;
     }
     result->metrics = run->metrics;
@@ -504,8 +502,9 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
         float lr = config.optim.lr * qkv_schedule_factor(&config.schedule, run.step);
         rc = train_step(&run, lr);
         if (rc == 0) rc = after_step(&run, lr);
-        if (rc == 0 && qkv_dist_any(qkv_interrupt_signal() != 0) && run.step < config.steps) {
-            result->interrupted = stopping_signal();
+        int signal = rc == 0 ? qkv_dist_max(qkv_interrupt_signal()) : 0; /* the same signal on every rank */
+        if (signal && run.step < config.steps) {
+            result->interrupted = signal;
             rc = 2;
         }
     }
