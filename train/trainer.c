@@ -465,8 +465,8 @@ static int end_interrupted(train_run *run) {
         qkv_set_error("stopped by %s after step %ld of %d; %s (step %ld) holds the work: continue with --resume %s",
                       name, run->step, run->config->steps, run->config->save_path, run->step, run->config->save_path);
     else
-        qkv_set_error("stopped by %s after step %ld of %d; nothing was saved (no --save)", name, run->step,
-                      run->config->steps);
+        qkv_set_error("stopped by %s %safter step %ld of %d; nothing was saved (no --save)", name,
+                      run->step >= run->config->steps ? "in the final evaluation, " : "", run->step, run->config->steps);
     return 0;
 }
 
