@@ -33,6 +33,17 @@ int qkv_file_fail(const char *what, const char *fmt, ...) {
     return -1;
 }
 
+int qkv_probe_directory(const char *what, const char *dir) {
+    char probe[4200];
+    if ((size_t)snprintf(probe, sizeof probe, "%s/.qkv-probe.%ld", dir, (long)getpid()) >= sizeof probe)
+        return qkv_file_fail(what, "path too long");
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno != EEXIST) return qkv_file_fail(what, "cannot write in %s: %s", dir, strerror(errno));
+    if (fd >= 0) close(fd);
+    if (fd >= 0) unlink(probe);
+    return 0;
+}
+
 int qkv_file_fail_line(const char *name, long line, const char *fmt, ...) {
     char reason[400];
     va_list ap;
@@ -281,6 +292,9 @@ int qkv_reader_open(qkv_file_reader *r, const char *path, size_t max_bytes) {
         qkv_file_fail(path, "not a regular file");
     else if (st.st_size < 0 || (uintmax_t)st.st_size > max_bytes)
         qkv_file_fail(path, "file too large (%jd bytes; the limit is %zu)", (intmax_t)st.st_size, max_bytes);
+    else if (st.st_size == 0 && pread(fd, &(char){0}, 1, 0) > 0) /* a kernel file: size 0, content made on reading */
+        qkv_file_fail(path, "a special file (it says 0 bytes but has content, as files in /proc and /sys do), "
+                            "not a data file: copy it to a regular file first");
     else
         rc = 0;
     if (rc) {

@@ -50,6 +50,10 @@
 int qkv_file_fail(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a text format: records "<name>:<line>: <reason>" and returns -1. */
 int qkv_file_fail_line(const char *name, long line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Can a file be created in directory dir? Tries it: creates and removes
+ * "<dir>/.qkv-probe.<pid>" (access(W_OK) says yes for root in /proc and on a
+ * read-only mount). 0, or -1 with "<what>: cannot write in <dir>: <reason>". */
+int qkv_probe_directory(const char *what, const char *dir);
 /* A piece of an input for a message: its first 24 bytes with non-printable ones as
  * '?' and "..." if cut; writes into out and returns it. */
 const char *qkv_quote_bytes(const void *bytes, size_t len, char out[32]);

@@ -55,7 +55,7 @@ int qkv_detect_check_out(const char *dir) {
     if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
         return qkv_file_fail(dir, "the parent directory %s does not exist", parent);
     if (access(parent, W_OK | X_OK) != 0) return qkv_file_fail(dir, "the parent directory %s is not writable", parent);
-    return 0;
+    return qkv_probe_directory(dir, parent); /* /proc, a read-only mount: access() says yes to root */
 }
 
 /* Removes dir and the files in it (the temporary directory of a failed write). */

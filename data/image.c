@@ -42,6 +42,18 @@ static int png_chunks_fit(const char *name, const unsigned char *bytes, size_t l
     return 0; /* no IEND: stb reports the truncation itself */
 }
 
+/* A PNG's size from its IHDR chunk (the first, bytes 16..23, big-endian), clamped
+ * to INT_MAX: 1 if bytes start with one, else 0. */
+static int png_header_size(const unsigned char *bytes, size_t len, int *width, int *height) {
+    static const unsigned char start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+    if (len < 24 || memcmp(bytes, start, 16) != 0) return 0;
+    unsigned long w = (unsigned long)bytes[16] << 24 | (unsigned long)bytes[17] << 16 | (unsigned long)bytes[18] << 8 | bytes[19];
+    unsigned long h = (unsigned long)bytes[20] << 24 | (unsigned long)bytes[21] << 16 | (unsigned long)bytes[22] << 8 | bytes[23];
+    *width = w > INT_MAX ? INT_MAX : (int)w;
+    *height = h > INT_MAX ? INT_MAX : (int)h;
+    return 1;
+}
+
 /* stb also decodes GIF, PSD, PIC, PNM and HDR, and its readers for those are the
  * ones fuzzing breaks (a 16-bit PGM of 29 bytes reads past its buffer inside
  * libstb). qkv reads the four formats it documents, so the others are refused by
@@ -68,7 +80,10 @@ qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_
     if (format) return qkv_file_fail(name, "%s data; qkv reads PNG, JPEG, BMP and TGA images", format), NULL;
     if (png_chunks_fit(name, bytes, len) != 0) return NULL;
     int width = 0, height = 0, stored = 0;
-    if (!stbi_info_from_memory(bytes, (int)len, &width, &height, &stored))
+    /* stb refuses a 0-pixel or huge PNG in its header and then says "unknown image type": say the size */
+    int too_small_or_large = png_header_size(bytes, len, &width, &height) &&
+                             (width < 1 || height < 1 || width > QKV_IMAGE_MAX_SIDE || height > QKV_IMAGE_MAX_SIDE);
+    if (!too_small_or_large && !stbi_info_from_memory(bytes, (int)len, &width, &height, &stored))
         return qkv_file_fail(name, "not a supported image: %s", stb_reason()), NULL;
     if (width < 1 || height < 1 || width > QKV_IMAGE_MAX_SIDE || height > QKV_IMAGE_MAX_SIDE)
         return qkv_file_fail(name, "image of %dx%d pixels (at most %d per side)", width, height, QKV_IMAGE_MAX_SIDE),

@@ -495,6 +495,8 @@ int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad
     if (qkv_list_dir(dir, is_class_dir, NULL, &classes)) return -1;
     int skipped = 0;
     int status = classes.count == 0 ? qkv_file_fail(dir, "no class subdirectories") : 0;
+    if (classes.count == 1) /* every label the same: nothing to learn, and a test accuracy of 1 that means nothing */
+        status = qkv_file_fail(dir, "one class subdirectory (%s): a classifier needs at least 2", classes.names[0]);
     if (status == 0)
         status = load_split(dir, &classes, 0, n_points, seed, skip_bad, train, &skipped,
                             first_skipped, first_skipped_size);

@@ -70,7 +70,8 @@ void qkv_off_sample(const qkv_off_mesh *mesh, int n_points, qkv_rng *rng, float 
  * the error. With skip_bad, bad files are left out and counted, and the first one's
  * message is copied into first_skipped (if not NULL, truncated to its size), so the
  * caller can say "skipped 2 bad files (first: ...)". Errors either way: DIR
- * missing or not a directory, no class directories, a class whose train or test
+ * missing or not a directory, no class directories or only one (nothing to
+ * classify), a class whose train or test
  * directory is missing or holds no .off file (or only bad ones), n_points < 1. */
 int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad,
                       qkv_point_set *train, qkv_point_set *test, char *first_skipped,

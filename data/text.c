@@ -46,7 +46,6 @@ static int append_file(qkv_text_corpus *c, const char *path, size_t room) {
 }
 
 static int load_file(const char *path, size_t size, qkv_text_corpus *c) {
-    if (size == 0) return qkv_file_fail(path, "empty file");
     if (size > QKV_TEXT_MAX_BYTES)
         return qkv_file_fail(path, "file too large (%zu bytes; the limit is %zu)", size, QKV_TEXT_MAX_BYTES);
     if (reserve(c, size, path) || append_file(c, path, size)) return -1;
@@ -102,6 +101,15 @@ static int load_directory(const char *dir, qkv_text_corpus *c) {
     return rc;
 }
 
+/* A text of one distinct byte (all NUL, all 'a') has nothing to predict: every
+ * next byte is known, the loss falls to 0 and the model learns nothing. */
+static int check_distinct_bytes(const char *path, const qkv_text_corpus *c) {
+    for (size_t i = 1; i < c->n; i++)
+        if (c->bytes[i] != c->bytes[0]) return 0;
+    return qkv_file_fail(path, "every one of its %zu bytes is 0x%02x: a text needs at least 2 distinct bytes to "
+                               "learn anything", c->n, c->bytes[0]);
+}
+
 int qkv_text_load(const char *path, qkv_text_corpus *out) {
     QKV_CHECK(path != NULL && out != NULL, "text_load: NULL argument");
     memset(out, 0, sizeof *out);
@@ -111,6 +119,7 @@ int qkv_text_load(const char *path, qkv_text_corpus *out) {
     else if (S_ISDIR(st.st_mode)) rc = load_directory(path, out);
     else if (S_ISREG(st.st_mode)) rc = load_file(path, (size_t)st.st_size, out);
     else rc = qkv_file_fail(path, "not a regular file or a directory (a device, FIFO or socket?)");
+    if (rc == 0) rc = check_distinct_bytes(path, out);
     if (rc) qkv_text_corpus_free(out);
     else out->bytes[out->n] = '\0';
     return rc;

@@ -28,7 +28,8 @@ typedef struct qkv_text_corpus {
     int n_files;    /* 1 for a file; for a directory, the files read, empty ones included */
 } qkv_text_corpus;
 
-/* Reads path into out: 0, or -1 with *out zeroed. */
+/* Reads path into out: 0, or -1 with *out zeroed (also for a text of one
+ * distinct byte, which has nothing to teach). */
 int qkv_text_load(const char *path, qkv_text_corpus *out);
 
 /* Frees and zeroes; safe on a zeroed corpus and twice. */

@@ -31,8 +31,9 @@ pass() { echo "mpi_test: ok   $*"; }
 fail() { echo "mpi_test: FAIL $*"; failures=$((failures + 1)); }
 
 # 8 micro-batches each: 4 per rank on 2 ranks (so 2 threads split them), 2 on 4.
-REVERSE=(reverse --steps 50 --dropout 0.1 --min-len 4 --max-len 12 --layers 1 --dim 32 --ff 64 --batch 32
-         --micro-batch 4 --test-size 50 --schedule constant --quiet)
+REVERSE_FLAGS=(--dropout 0.1 --min-len 4 --max-len 12 --layers 1 --dim 32 --ff 64 --batch 32
+               --micro-batch 4 --test-size 50 --schedule constant --quiet)   # a flag is given once: --steps apart
+REVERSE=(reverse --steps 50 "${REVERSE_FLAGS[@]}")
 SPIRALS=(spirals --steps 50 --batch 64 --micro-batch 8 --quiet)
 TEXT=(text --data tests/ref/tasks/text.txt --steps 30 --context 16 --layers 1 --dim 32 --heads 2 --ff 64
       --batch 8 --micro-batch 1 --val-windows 16 --quiet)
@@ -69,7 +70,7 @@ for task in REVERSE SPIRALS TEXT; do
 done
 
 # 2. --resume under MPI: 25 + 25 steps equal 50 (constant schedule, dropout on).
-"${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --threads 1 --steps 25 --save "$T/half.st" > /dev/null ||
+"${MPIRUN[@]}" -np 2 "$QKV" train reverse "${REVERSE_FLAGS[@]}" --threads 1 --steps 25 --save "$T/half.st" > /dev/null ||
     fail "resume: first half"
 "${MPIRUN[@]}" -np 2 "$QKV" train "${REVERSE[@]}" --threads 1 --resume "$T/half.st" --save "$T/resumed.st" > /dev/null ||
     fail "resume: second half"
@@ -110,6 +111,23 @@ if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "rank 1: QKV_TEST_RANK_EXIT=5: ex
     pass "a dead rank ends the job: exit $rc after ${took}s"
 else
     fail "a dead rank: exit $rc after ${took}s (124: hung until timeout); stderr: $(head -5 "$T/err")"
+fi
+
+# 6. A signal on one rank stops every rank at the same step (issue 29): the test hook
+# (train/interrupt.h) raises SIGINT on rank 1 alone, at its 10th micro-batch poll (it
+# owns 4 of the 8 micro-batches a step: step 3's second). Step 3 is dropped on both
+# ranks, the checkpoint is step 2's, every rank exits 130, and the one line is rank 0's.
+INT_ARGS=(train spirals --steps 1000 --batch 64 --micro-batch 8 --eval-every 0 --threads 1 --quiet --save "$T/int.st")
+"${MPIRUN[@]}" -np 1 "$QKV" "${INT_ARGS[@]}" : -np 1 env QKV_TEST_SIGNAL_AT_POLL=10 "$QKV" "${INT_ARGS[@]}" \
+    > /dev/null 2> "$T/err"
+rc=$?
+lines=$(grep -c '^qkv: ' "$T/err")
+if [ $rc = 130 ] && [ "$lines" = 2 ] && grep -q "^qkv: stopped by SIGINT after step 2 of 1000; " "$T/err" &&
+   grep -q "^qkv: test hook: SIGINT at poll 10, 0 polls after it" "$T/err" && ! grep -q '^qkv: *$' "$T/err" &&
+   [ "$("$QKV" eval "$T/int.st" --threads 1 > /dev/null; echo $?)" = 0 ]; then
+    pass "a signal on rank 1: both ranks stop after step 2, exit 130, one line, a loadable checkpoint"
+else
+    fail "a signal on rank 1: exit $rc; stderr: $(grep '^qkv' "$T/err" | head -4)"
 fi
 
 [ $failures -eq 0 ] && echo "mpi_test: all passed" || echo "mpi_test: $failures failed"

@@ -184,10 +184,13 @@ START_TEST(lengthgen_refuses_bad_flags_in_one_line) {
     snprintf(args, sizeof args, TINY " --pos rope,rope --plot %s", scratch_file("x.png"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "twice"));
-    snprintf(args, sizeof args, TINY " --train-max 5 --test-max 3 --plot %s", scratch_file("x.png"));
+    snprintf(args, sizeof args, "experiment lengthgen --steps 3 --train-max 5 --test-max 3 --seeds 1 --test-size 4 "
+             "--dim 8 --heads 2 --ff 16 --layers 1 --batch 8 --threads 1 --quiet --plot %s", scratch_file("x.png"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "--test-max"));
-    snprintf(args, sizeof args, TINY " --pos rope --dim 6 --heads 2 --plot %s", scratch_file("x.png"));
+    snprintf(args, sizeof args, "experiment lengthgen --steps 3 --train-max 2 --test-max 4 --seeds 1 --test-size 4 "
+             "--dim 6 --heads 2 --ff 16 --layers 1 --batch 8 --threads 1 --quiet --pos rope --plot %s",
+             scratch_file("x.png"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);   /* odd head width */
     ck_assert_ptr_nonnull(strstr(line, "rope"));
     ck_assert_int_eq(count_dir_entries(scratch_dir), before);   /* nothing written */

@@ -217,6 +217,59 @@ START_TEST(the_final_checkpoint_is_written_once) {
 }
 END_TEST
 
+/* ---- answered within a unit of work (issue 29, finding 2) ---------------------------- */
+
+/* A signal during a step drops that step: the test hook (train/interrupt.h) raises
+ * SIGINT at the first micro-batch of step 4 (spirals: 2 micro-batches a step), the
+ * second micro-batch does not run, and the checkpoint is step 3's, whole. */
+START_TEST(a_signal_inside_a_step_drops_the_step) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 1000 --micro-batch 8 --save %s", ck);
+    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=7", 0, scratch_file("err")));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
+    FILE *err = fopen(scratch_file("err"), "r");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    ck_assert_msg(strstr(line, "stopped by SIGINT after step 3 of 1000"), "%s", line);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 7, 0 polls after it"), "%s", line); /* micro-batch 2 skipped */
+    fclose(err);
+    ck_assert_int_eq(checkpoint_step(ck), 3);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* A signal during a long final evaluation (finding 2: 7 minutes, then `final:`)
+ * ends it at the next chunk: the hook raises SIGINT in the third of 1,000 chunks,
+ * no chunk runs after it, no final line, exit 130, and the checkpoint holds the
+ * trained model. */
+START_TEST(a_signal_during_an_evaluation_stops_it_at_the_next_chunk) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[64], text[64], out[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(text, sizeof text, "%s", scratch_file("corpus.txt"));
+    snprintf(out, sizeof out, "%s", scratch_file("out"));
+    char corpus[4096];
+    for (size_t i = 0; i < sizeof corpus; i++) corpus[i] = "the quick brown fox jumps over the lazy dog\n"[i % 44];
+    write_file_bytes(text, corpus, sizeof corpus);
+    snprintf(args, sizeof args, "train text --data %s --context 8 --layers 1 --heads 2 --dim 16 --ff 32 --batch 4 "
+             "--micro-batch 2 --val-windows 4000 --eval-every 0 --sample-tokens 0 --steps 1 --threads 1 --save %s",
+             text, ck);
+    /* polls 1-2: the step's micro-batches; 3..1002: the evaluation's chunks of 4 windows */
+    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=5", 0, scratch_file("err")));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
+    FILE *err = fopen(scratch_file("err"), "r");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    ck_assert_msg(strstr(line, "stopped by SIGINT in the final evaluation, after step 1 of 1"), "%s", line);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 5, 0 polls after it"), "%s", line);
+    fclose(err);
+    ck_assert_int_eq(checkpoint_step(ck), 1);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* At 256 tokens RoPE's invariance error (about 6e-3) falls between "holds" and
  * "broken": inconclusive, not a disagreement, so the command exits 0. */
 
@@ -231,6 +284,8 @@ Suite *suite_interrupt(void) {
     tcase_add_test(tc, saving_to_a_symlink_writes_through_it);
     tcase_add_test(tc, the_final_checkpoint_is_written_once);
     tcase_add_test(tc, changed_settings_on_resume_are_named);
+    tcase_add_test(tc, a_signal_inside_a_step_drops_the_step);
+    tcase_add_test(tc, a_signal_during_an_evaluation_stops_it_at_the_next_chunk);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -26,6 +26,7 @@ void qkv_dist_init(int *argc, char ***argv) { (void)argc; (void)argv; }
 int qkv_dist_finish(int rc) { return rc; }
 int qkv_dist_threads(int requested) { return requested; }
 int qkv_dist_any(int failed) { return failed != 0; }
+int qkv_dist_max(int value) { return value; }
 int qkv_dist_root_flag(int flag) { return flag; }
 void qkv_dist_share_state(const qkv_params *params, qkv_optimizer *opt, long *step, qkv_tape *tape) {
     (void)params; (void)opt; (void)step; (void)tape;
@@ -111,6 +112,15 @@ int qkv_dist_any(int failed) {
     wait_for(&request);
     if (any) failure_agreed = 1;
     return any;
+}
+
+int qkv_dist_max(int value) {
+    if (dist_size == 1) return value;
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request);
+    wait_for(&request);
+    if (value) failure_agreed = 1;
+    return value;
 }
 
 int qkv_dist_root_flag(int flag) {

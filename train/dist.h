@@ -49,6 +49,11 @@ int qkv_dist_threads(int requested);
 /* 1 if `failed` is nonzero on any rank (all ranks must call it). */
 int qkv_dist_any(int failed);
 
+/* The largest of value over the ranks (all ranks must call it): the signal that
+ * stops a run, the same on every rank (train/interrupt.h). A nonzero result
+ * counts as an agreed stop, like qkv_dist_any's. */
+int qkv_dist_max(int value);
+
 /* Rank 0's value of flag, on every rank (all ranks must call it). */
 int qkv_dist_root_flag(int flag);
 

@@ -2,9 +2,12 @@
 #include "train/interrupt.h"
 
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/cancel.h"
 #include "core/fileio.h"
 
 static volatile sig_atomic_t first_signal;
@@ -13,6 +16,7 @@ static volatile sig_atomic_t first_signal;
 static void on_signal(int sig) {
     if (!first_signal) {
         first_signal = sig;
+        qkv_cancel_request(); /* the long ops stop between blocks (core/cancel.h) */
         return;
     }
     if (sig == SIGPIPE) return; /* every write to a closed pipe raises one */
@@ -20,7 +24,31 @@ static void on_signal(int sig) {
     _exit(128 + sig);
 }
 
+/* The test hook (interrupt.h): the poll that raises SIGINT (0: none), the polls so far, and after it. */
+static long hook_poll;
+static long polls, polls_after;
+
+static void report_hook(void) {
+    fprintf(stderr, "qkv: test hook: SIGINT at poll %ld, %ld polls after it\n", hook_poll, polls_after);
+}
+
+int qkv_interrupt_poll(void) {
+    if (hook_poll > 0) {
+        long n;
+        #pragma omp atomic capture
+        n = ++polls;
+        if (n == hook_poll) raise(SIGINT);
+        else if (n > hook_poll) {
+            #pragma omp atomic
+            polls_after++;
+        }
+    }
+    return first_signal;
+}
+
 void qkv_interrupt_install(void) {
+    const char *hook = getenv("QKV_TEST_SIGNAL_AT_POLL");
+    if (hook && !hook_poll && (hook_poll = atol(hook)) > 0) atexit(report_hook);
     static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

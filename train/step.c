@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
+#include "train/interrupt.h"
 
 #define DEFAULT_MICRO_BATCH 8
 /* Each parameter's part of a buffer starts on a 64-byte line. */
@@ -149,6 +150,7 @@ typedef struct step_job {
     int anomaly_at;          /* the first micro-batch with an anomaly, or micro_batches */
     char anomaly[320];
     int diverged;
+    int interrupted;         /* a signal came (train/interrupt.h): micro-batches were skipped */
     int (*inspect)(void *ctx, qkv_tape *tape);
     void *inspect_ctx;
 } step_job;
@@ -175,6 +177,10 @@ static void note_anomaly(step_job *job, int m, const char *anomaly) {
 static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
     qkv_step *s = job->s;
     qkv_task *task = s->task;
+    if (qkv_interrupt_poll()) { /* the step will be dropped: skip the rest of its work */
+        job->interrupted = 1;   /* every writer stores the same 1 */
+        return;
+    }
     tape->rng = job->start;
     qkv_tape_set_slice(tape, m, s->micro_batches);
     qkv_tape_redirect_grads(tape, task->params, s->grad_of + (size_t)(m - s->first) * (size_t)(task->params->n + 1));
@@ -206,7 +212,7 @@ static void run_micro_batches(step_job *job) {
     int workers = job->inspect || threads < 2 || local < threads ? 1 : threads;
     ensure_tapes(s, workers);
     if (workers == 1) {
-        for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[0], m);
+        for (int m = s->first; m < s->last && !job->interrupted; m++) run_micro_batch(job, s->tapes[0], m);
         return;
     }
     #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
@@ -272,13 +278,14 @@ void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), vo
     qkv_tape **tapes = qkv_malloc((size_t)workers * sizeof *tapes, "the evaluation's tapes");
     for (int w = 0; w < workers; w++) tapes[w] = qkv_tape_create_inference(0);
     if (workers == 1) {
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && !qkv_interrupt_poll(); i++) {
             fn(ctx, tapes[0], i);
             qkv_tape_reset(tapes[0]);
         }
     } else {
         #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
         for (int i = 0; i < n; i++) {
+            if (qkv_interrupt_poll()) continue; /* the caller drops the evaluation */
             qkv_tape *tape = tapes[omp_get_thread_num()];
             fn(ctx, tape, i);
             qkv_tape_reset(tape);
@@ -306,6 +313,13 @@ int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
     if (job.total_weight <= 0) job.total_weight = 1; /* every target ignored: a zero gradient */
     s->flops = 0;
     run_micro_batches(&job);
+    if (qkv_interrupt_signal()) job.interrupted = 1; /* during a micro-batch: its ops were cut short (core/cancel.h) */
+    int signal = qkv_dist_max(job.interrupted ? qkv_interrupt_signal() : 0); /* every rank drops the step alike */
+    if (signal) {
+        qkv_set_error("the step was interrupted");
+        result->interrupted = signal;
+        return -1;
+    }
     if (job.failed < s->micro_batches) {
         qkv_set_error("%s", s->error);
         result->diverged = job.diverged;

@@ -74,14 +74,17 @@ typedef struct qkv_step_result {
     float loss;               /* the batch's loss: sum_m (w_m / W) loss_m */
     char anomaly[320];        /* --detect-nan: the first micro-batch's first NaN/Inf, or "" */
     int diverged;             /* the task failed on a NaN/Inf (task->diverged) */
+    int interrupted;          /* the signal that came (the largest over the ranks, train/interrupt.h): the step was dropped */
 } qkv_step_result;
 
 /* Step `step`'s gradient into every parameter's gradient buffer (replacing it) and
  * its loss; *rng is the dropout stream at the step's start and is advanced as one
  * tape running the whole batch would advance it. inspect, if not NULL, sees
  * micro-batch 0's tape after its backward (--print-tape, --dot; the step then runs
- * its micro-batches in turn: the same bits). 0, or -1 with qkv_last_error() (the
- * task's error, or inspect's) and the gradients undefined. */
+ * its micro-batches in turn: the same bits). Each micro-batch first polls the
+ * signal flag (train/interrupt.h); when any rank saw it, the step is dropped:
+ * -1 with result->interrupted, *rng untouched (collective under MPI). 0, or -1
+ * with qkv_last_error() (the task's error, or inspect's) and the gradients undefined. */
 int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
                  int (*inspect)(void *ctx, qkv_tape *tape), void *inspect_ctx);
 
@@ -90,7 +93,9 @@ int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
  * after the call), with single-threaded ops when there are two or more calls and
  * threads; else in turn on the calling thread, the ops threaded inside. fn writes
  * only its own result (slot i of an array in ctx); the caller then combines the
- * slots in index order, so the result is the same bits for any thread count. */
+ * slots in index order, so the result is the same bits for any thread count.
+ * A signal (train/interrupt.h, polled before each call) skips the calls left:
+ * the caller then drops its result. */
 void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx);
 
 #endif

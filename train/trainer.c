@@ -18,6 +18,7 @@
 #include "train/checkpoint.h"
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
@@ -55,6 +56,7 @@ int qkv_check_output_path(const char *path) {
     int writable = ok && access(dir, W_OK | X_OK) == 0;
     if (!writable) qkv_set_error("%s: cannot write here: directory %s %s", path, dir,
                                  ok ? "is not writable" : "does not exist");
+    else writable = qkv_probe_directory(path, dir) == 0; /* /proc, a read-only mount (core/fileio.h) */
     free(copy);
     return writable ? 0 : -1;
 }
@@ -323,16 +325,21 @@ static int show_first_tape(void *ctx, qkv_tape *tape) {
     return config->dot_path ? qkv_tape_write_dot(tape, config->dot_path) : 0;
 }
 
+
 /* Step run->step at learning rate lr: the batch's gradient and loss (train/step.h:
  * every micro-batch, on every thread and rank), the NaN/Inf checks, clipping, the
- * optimizer step. 0, or -1 with qkv_last_error() and the parameters not updated. */
+ * optimizer step. 0, 2 when a signal dropped the step (train/interrupt.h), or -1
+ * with qkv_last_error(); the parameters are not updated unless 0. */
 static int train_step(train_run *run, float lr) {
     qkv_task *task = run->task;
     const qkv_trainer_config *config = run->config;
     int show = run->step == run->start && (config->print_tape || config->dot_path);
     qkv_step_result step;
-    if (qkv_step_run(&run->parallel, run->step, &run->tape->rng, &step, show ? show_first_tape : NULL, run) != 0)
+    if (qkv_step_run(&run->parallel, run->step, &run->tape->rng, &step, show ? show_first_tape : NULL, run) != 0) {
+        if (step.interrupted) run->result->interrupted = step.interrupted; /* the ranks' agreed signal */
+        if (step.interrupted) return 2;
         return step.diverged ? stop_nonfinite(run, qkv_last_error()) : -1; /* the task's error: stop, write nothing */
+    }
     if (check_finite(run, step.anomaly, step.loss) != 0) return -1;
     double grad_norm = config->clip > 0 ? qkv_clip_grad_norm(task->params, config->clip) : -1.0;
     qkv_optimizer_step(&run->opt, task->params, lr);
@@ -355,11 +362,16 @@ static void restore_modes(qkv_tape *tape, tape_modes modes) {
     qkv_tape_set_training(tape, modes.training);
 }
 
-static void evaluate(qkv_task *task, qkv_tape *tape, qkv_metrics *metrics) {
+/* 0, or -1 when a signal cut the evaluation short (its chunks poll it,
+ * train/interrupt.h): *metrics then keeps the last whole evaluation's. */
+static int evaluate(qkv_task *task, qkv_tape *tape, qkv_metrics *metrics) {
     tape_modes modes = inference_modes(tape);
-    metrics->n = 0;
-    task->evaluate(task->self, tape, metrics);
+    qkv_metrics fresh = {0};
+    task->evaluate(task->self, tape, &fresh);
     restore_modes(tape, modes);
+    if (qkv_interrupt_signal()) return -1;
+    *metrics = fresh;
+    return 0;
 }
 
 static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m) {
@@ -406,7 +418,8 @@ static int after_step(train_run *run, float lr) {
     float loss = run->result->final_loss;
     int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == run->start + 1);
     int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
-    if (eval_now && qkv_dist_rank() == 0) evaluate(run->task, run->tape, &run->metrics);
+    if (eval_now && qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0)
+        eval_now = 0; /* cut short by a signal: the loop ends the run after this step */
     run->lr = lr;
     const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
     qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, fresh, log_now);
@@ -437,7 +450,10 @@ static int save_final(train_run *run) {
  * the checkpoint of --save. 0, or -1 if the checkpoint cannot be written. */
 static int final_evaluation(train_run *run) {
     qkv_train_result *result = run->result;
-    evaluate(run->task, run->tape, &run->metrics);
+    if (evaluate(run->task, run->tape, &run->metrics) != 0) {
+        result->interrupted = qkv_interrupt_signal();
+        return 2;
+    }
     result->metrics = run->metrics;
     qkv_train_outputs_record_final(&run->outputs, run->step, result->final_loss, run->lr,
                                    omp_get_wtime() - run->prog.start, &run->metrics);
@@ -453,12 +469,15 @@ static int end_interrupted(train_run *run) {
     const char *name = qkv_signal_name(run->result->interrupted);
     run->result->metrics = run->metrics;
     if (save_final(run) != 0) return -1;
-    if (run->config->save_path)
+    if (run->config->save_path && run->step >= run->config->steps)
+        qkv_set_error("stopped by %s in the final evaluation, after step %ld of %d; %s (step %ld) holds the "
+                      "trained model", name, run->step, run->config->steps, run->config->save_path, run->step);
+    else if (run->config->save_path)
         qkv_set_error("stopped by %s after step %ld of %d; %s (step %ld) holds the work: continue with --resume %s",
                       name, run->step, run->config->steps, run->config->save_path, run->step, run->config->save_path);
     else
-        qkv_set_error("stopped by %s after step %ld of %d; nothing was saved (no --save)", name, run->step,
-                      run->config->steps);
+        qkv_set_error("stopped by %s %safter step %ld of %d; nothing was saved (no --save)", name,
+                      run->step >= run->config->steps ? "in the final evaluation, " : "", run->step, run->config->steps);
     return 0;
 }
 
@@ -470,7 +489,7 @@ static int finish_run(train_run *run, int rc) {
     result->seconds = omp_get_wtime() - run->prog.start;
     result->steps_done = run->step;
     result->steps_per_second = (double)(run->step - run->start) / (result->seconds > 0 ? result->seconds : 1e-9);
-    if (rc == 0 && qkv_dist_rank() == 0) rc = final_evaluation(run);
+    if (rc == 0 && qkv_dist_rank() == 0) rc = final_evaluation(run); /* 2: a signal cut it short */
     if (rc == 2 && qkv_dist_rank() == 0 && end_interrupted(run) != 0) rc = -1;
     char message[512];
     snprintf(message, sizeof message, "%s", qkv_last_error());
@@ -494,8 +513,9 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
         float lr = config.optim.lr * qkv_schedule_factor(&config.schedule, run.step);
         rc = train_step(&run, lr);
         if (rc == 0) rc = after_step(&run, lr);
-        if (rc == 0 && qkv_dist_any(qkv_interrupt_signal() != 0) && run.step < config.steps) {
-            result->interrupted = qkv_interrupt_signal() ? qkv_interrupt_signal() : SIGTERM; /* another rank's */
+        int signal = rc == 0 ? qkv_dist_max(qkv_interrupt_signal()) : 0; /* the same signal on every rank */
+        if (signal && run.step < config.steps) {
+            result->interrupted = signal;
             rc = 2;
         }
     }

@@ -32,8 +32,10 @@
  * op whose output or input gradient holds a NaN/Inf stops the run the same way,
  * naming the op, its input shapes and the step.
  *
- * Signals (train/interrupt.h, once installed): after the step in progress, the
- * run ends as if --steps were reached, without the final evaluation: the --save
+ * Signals (train/interrupt.h, once installed): at the next micro-batch or
+ * evaluation chunk (the step or evaluation a signal cut is dropped, its state
+ * the last whole step's), the run ends as if --steps were reached, without the
+ * final evaluation (one a signal cut ends the run the same way): the --save
  * checkpoint (atomic), --csv, --json and --plot are written, and qkv_train
  * returns -1 with result->interrupted set and the error saying where the work
  * is ("stopped by SIGINT after step 12 of 100; ck.safetensors (step 12) holds the

@@ -45,6 +45,20 @@ static int arg_fail(const char *fmt, ...) {
     return -1;
 }
 
+/* A number as a person types it: an optional '-', then digits (an INT), or for a
+ * FLOAT digits with an optional '.' and exponent. strtod alone also takes leading
+ * blanks, '+', hex, "inf" and "nan": ' 5' and '+3' are typing slips, refused. */
+static int plain_number(const char *text, int integer) {
+    const char *p = text + (*text == '-');
+    if (!(*p >= '0' && *p <= '9') && !(!integer && *p == '.' && p[1] >= '0' && p[1] <= '9')) return 0;
+    for (; *p; p++) {
+        int digit = *p >= '0' && *p <= '9';
+        int exponent_sign = (*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E');
+        if (!digit && (integer || !(*p == '.' || *p == 'e' || *p == 'E' || exponent_sign))) return 0;
+    }
+    return 1;
+}
+
 static int parse_value(const char *command, const qkv_arg *arg, const char *text) {
     char *end = NULL;
     errno = 0;
@@ -70,7 +84,7 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
     int integer = arg->kind != QKV_ARG_FLOAT;
     long long whole = integer ? strtoll(text, &end, 10) : 0;
     double v = integer ? (double)whole : strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !(v >= arg->min && v <= arg->max)) {
+    if (errno || end == text || *end != '\0' || !plain_number(text, integer) || !(v >= arg->min && v <= arg->max)) {
         return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
                         integer ? "an integer" : "a number", arg->min, arg->max, text);
     }
@@ -84,6 +98,8 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
 }
 
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args) {
+    unsigned char seen[n_args > 0 ? n_args : 1]; /* a flag given twice is refused, not the last one taken */
+    memset(seen, 0, sizeof seen);
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_help(command, args, n_args);
@@ -99,6 +115,7 @@ int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *ar
             return arg_fail("%s: unknown flag '%s' (%stry --help)", command, argv[i],
                             qkv_suggestion_hint(&near, hint, sizeof hint));
         }
+        if (seen[arg - args]++) return arg_fail("%s: %s given twice", command, arg->flag);
         if (arg->kind == QKV_ARG_FLAG) {
             *(int *)arg->target = 1;
             continue;

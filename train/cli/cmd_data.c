@@ -39,9 +39,9 @@ static int data_detect(int argc, char **argv) {
         fprintf(stderr, "qkv data detect: %s\n", qkv_last_error());
         return 2;
     }
-    if (qkv_detect_write(out, &config, (uint64_t)seed, n) != 0) { /* a failure while writing: disk full */
+    if (qkv_detect_write(out, &config, (uint64_t)seed, n) != 0) { /* a failure while writing (a full disk): input, exit 2 */
         fprintf(stderr, "qkv data detect: %s\n", qkv_last_error());
-        return 1;
+        return 2;
     }
     printf("wrote %d images of %dx%d (%d to %d shapes: square, disk, triangle; seed %d) to %s/img_*.png, "
            "boxes in %s/%s\n",

@@ -32,6 +32,7 @@ int qkv_train_exit(int rc, const char *task, const qkv_train_result *result) {
         if (task) qkv_print_final(task, result);
         return 0;
     }
+    if (result->interrupted && qkv_dist_rank() != 0) return 128 + result->interrupted; /* rank 0 says it */
     fprintf(stderr, "qkv: %s\n", qkv_last_error());
     if (result->interrupted) return 128 + result->interrupted;
     return result->nonfinite ? 3 : 2;

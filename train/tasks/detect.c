@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "layers/set_loss.h"
 #include "train/tasks/registry.h"
+#include "train/interrupt.h"
 
 #define BATCH_STREAM 0xba7cULL   /* seed offsets of the batch-index and flip streams */
 #define FLIP_STREAM 0xf11bULL
@@ -108,7 +109,7 @@ static void detect_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     size_t image = (size_t)3 * s * s;
     qkv_detect_counts counts = {0};
     qkv_detection *pred = qkv_malloc((size_t)nq * sizeof *pred, "detect: decoded boxes");
-    for (int first = 0; first < test->n; first += EVAL_BATCH) {
+    for (int first = 0; first < test->n && !qkv_interrupt_poll(); first += EVAL_BATCH) {
         int b = test->n - first < EVAL_BATCH ? test->n - first : EVAL_BATCH;
         qkv_tensor *images = images_tensor(tape, t, test->pixels + first * image, b);
         qkv_detr_out out = qkv_detect_model_forward(tape, &t->model, images);

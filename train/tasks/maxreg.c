@@ -14,6 +14,7 @@
 #include "train/dist.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/set_fields.h"
+#include "train/interrupt.h"
 
 #define TEST_SEED_OFFSET 0x5e75ULL
 
@@ -67,7 +68,7 @@ static qkv_tensor *maxreg_loss(void *self, qkv_tape *tape, long step) {
 static void maxreg_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     qkv_maxreg_task *t = self;
     double total = 0.0;
-    for (int first = 0; first < t->config.test_size; first += t->config.batch) {
+    for (int first = 0; first < t->config.test_size && !qkv_interrupt_poll(); first += t->config.batch) {
         int b = t->config.test_size - first < t->config.batch ? t->config.test_size - first : t->config.batch;
         float *targets;
         qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed ^ TEST_SEED_OFFSET, (uint64_t)first, b, &targets);

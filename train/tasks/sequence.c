@@ -11,6 +11,7 @@
 #include "train/checkpoint.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/stack_fields.h"
+#include "train/interrupt.h"
 
 #define TEST_SEED_OFFSET 0x7e57ULL
 #define RANDOMIZE_SALT 0x5a3b1e0c4d2f6a71ULL   /* the position draws' own stream */
@@ -290,7 +291,7 @@ static void task_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     long tokens = 0, tokens_right = 0, seqs_right = 0;
     qkv_seq_batch batch = {0};
     int32_t *pred = NULL;
-    for (int first = 0; first < t->config.test_size; first += t->config.batch) {
+    for (int first = 0; first < t->config.test_size && !qkv_interrupt_poll(); first += t->config.batch) {
         int n = t->config.test_size - first < t->config.batch ? t->config.test_size - first : t->config.batch;
         qkv_seq_make_batch(&t->config.data, test_seed, (uint64_t)first, n, &batch);
         int width = pred_width(t, &batch);

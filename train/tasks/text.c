@@ -13,6 +13,7 @@
 #include "core/ops/ops.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/stack_fields.h"
+#include "train/interrupt.h"
 
 #define WINDOW_STREAM 0x7e47ULL   /* seed offsets of the training windows and of the samples */
 #define SAMPLE_STREAM 0x5a3bULL
@@ -109,7 +110,7 @@ static void text_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     const qkv_text_config *c = &t->model.config;
     double nats = 0, bytes = 0;
     long *starts = qkv_malloc((size_t)c->batch * sizeof *starts, "the validation windows");
-    for (int first = 0; first < c->val_windows; first += c->batch) {
+    for (int first = 0; first < c->val_windows && !qkv_interrupt_poll(); first += c->batch) {
         int n = c->val_windows - first < c->batch ? c->val_windows - first : c->batch;
         for (int i = 0; i < n; i++) starts[i] = val_start(t, first + i, c->val_windows);
         windows w = fill_windows(t, tape, t->val, starts, n);

@@ -1,0 +1,3 @@
+build-mpi/core/alloc.o: core/alloc.c core/alloc.h core/error.h
+core/alloc.h:
+core/error.h:

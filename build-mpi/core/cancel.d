@@ -1,0 +1,2 @@
+build-mpi/core/cancel.o: core/cancel.c core/cancel.h
+core/cancel.h:

@@ -1,0 +1,2 @@
+build-mpi/core/error.o: core/error.c core/error.h
+core/error.h:

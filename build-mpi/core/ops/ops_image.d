@@ -1,0 +1,10 @@
+build-mpi/core/ops/ops_image.o: core/ops/ops_image.c core/error.h \
+ core/ops/ops.h core/ops/tape.h core/ops/params.h core/ops/tensor.h \
+ core/rng.h core/kernels/parallel.h
+core/error.h:
+core/ops/ops.h:
+core/ops/tape.h:
+core/ops/params.h:
+core/ops/tensor.h:
+core/rng.h:
+core/kernels/parallel.h:

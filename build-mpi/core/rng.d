@@ -1,0 +1,2 @@
+build-mpi/core/rng.o: core/rng.c core/rng.h
+core/rng.h:

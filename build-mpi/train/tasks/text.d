@@ -1,0 +1,33 @@
+build-mpi/train/tasks/text.o: train/tasks/text.c train/tasks/text.h \
+ data/text.h data/tokenizer.h layers/linear.h core/ops/params.h \
+ core/ops/tensor.h core/rng.h core/ops/tape.h layers/sampling.h \
+ layers/transformer.h layers/mha.h core/ops/attention.h \
+ core/ops/ops_position.h layers/norm.h layers/positions.h train/task.h \
+ train/tasks/stack_fields.h core/error.h train/tasks/fields.h \
+ train/trainer.h optim/optimizer.h core/alloc.h core/ops/ops.h \
+ train/tasks/registry.h train/interrupt.h
+train/tasks/text.h:
+data/text.h:
+data/tokenizer.h:
+layers/linear.h:
+core/ops/params.h:
+core/ops/tensor.h:
+core/rng.h:
+core/ops/tape.h:
+layers/sampling.h:
+layers/transformer.h:
+layers/mha.h:
+core/ops/attention.h:
+core/ops/ops_position.h:
+layers/norm.h:
+layers/positions.h:
+train/task.h:
+train/tasks/stack_fields.h:
+core/error.h:
+train/tasks/fields.h:
+train/trainer.h:
+optim/optimizer.h:
+core/alloc.h:
+core/ops/ops.h:
+train/tasks/registry.h:
+train/interrupt.h:
