@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "train/history.h"
 
@@ -28,7 +29,7 @@ START_TEST(rows_and_columns) {
     ck_assert_int_eq(h.n_keys, 2);
     ck_assert(isnan(h.metric[0][0]) && h.metric[1][1] == 0.25 && h.metric[0][2] == 0.75);
     ck_assert(h.loss[2] == 1.5); /* the logged values stay */
-    char *csv = qkv_history_csv(&h);
+    char *csv = qkv_history_csv(&h, 1);
     ck_assert_str_eq(csv, "step,loss,lr,seconds,token_acc,seq_acc\n"
                           "1,2.5,0.01,0.100,,\n"
                           "10,2,0.01,0.500,0.5,0.25\n"
@@ -41,7 +42,7 @@ START_TEST(rows_and_columns) {
     ck_assert_str_eq(back.key[1], "seq_acc");
     ck_assert(back.metric[0][1] == 0.5 && isnan(back.metric[1][0]));
     qkv_history_add(&back, 20, 1.5, 0.005, 1.0, &last);
-    char *again = qkv_history_csv(&back);
+    char *again = qkv_history_csv(&back, 1);
     ck_assert_str_eq(again, csv);
     free(again);
     free(csv);
@@ -54,8 +55,9 @@ END_TEST
 START_TEST(malformed_history_is_refused) {
     static const char *const bad[] = {
         "",                                          /* no header */
-        "step,loss,lr\n",                            /* a column short */
-        "step,loss,lr,time\n",                       /* a wrong column */
+        "step,loss\n",                               /* a column short */
+        "step,loss,seconds\n",                       /* a column out of place */
+        "step,loss,rate,seconds\n",                  /* a wrong column */
         "step,loss,lr,seconds,acc,acc\n",            /* a key twice */
         "step,loss,lr,seconds\n1,2,3\n",             /* a cell short */
         "step,loss,lr,seconds\n1,2,3,4,5\n",         /* a cell too many */
@@ -111,12 +113,97 @@ START_TEST(csv_has_every_metric) {
 }
 END_TEST
 
+/* A resumed run's CSV covers the whole run, the same rows as an uninterrupted
+ * run's but the seconds (those of the first part are not kept: a checkpoint's
+ * bytes must not depend on the clock), and its checkpoint is the same bytes. */
+START_TEST(resumed_history_covers_the_whole_run) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[256], whole_ck[256], whole[256], resumed[256];
+    snprintf(ck, sizeof ck, "%s", scratch_file("half.st"));
+    snprintf(whole_ck, sizeof whole_ck, "%s", scratch_file("whole.st"));
+    snprintf(whole, sizeof whole, "%s", scratch_file("whole.csv"));
+    snprintf(resumed, sizeof resumed, "%s", scratch_file("resumed.csv"));
+#define RUN SMALL_SPIRALS " --log-every 3 --eval-every 4"
+    snprintf(args, sizeof args, RUN " --steps 10 --save %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, RUN " --steps 20 --resume %s --save %s --csv %s", ck, ck, resumed);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, RUN " --steps 20 --save %s --csv %s", whole_ck, whole);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+#undef RUN
+    size_t na, nb;
+    unsigned char *a = read_file_bytes(ck, &na), *b = read_file_bytes(whole_ck, &nb);
+    ck_assert_msg(na == nb && memcmp(a, b, na) == 0, "the resumed run's checkpoint differs");
+    free(a);
+    free(b);
+    qkv_history h[2] = {{0}, {0}};
+    const char *paths[2] = {whole, resumed};
+    for (int i = 0; i < 2; i++) {
+        size_t len;
+        char *text = (char *)read_file_bytes(paths[i], &len);
+        text[len] = '\0';
+        ck_assert_int_eq(qkv_history_parse(&h[i], text, 1000, paths[i]), 0);
+        free(text);
+    }
+    ck_assert_int_eq(h[0].n, h[1].n); /* 1 3 4 6 8 9 12 15 16 18 20 */
+    ck_assert_int_eq(h[0].n, 11);
+    for (int r = 0; r < h[0].n; r++) {
+        ck_assert(h[0].step[r] == h[1].step[r] && h[0].loss[r] == h[1].loss[r] && h[0].lr[r] == h[1].lr[r]);
+        for (int k = 0; k < h[0].n_keys; k++)
+            ck_assert(h[0].metric[k][r] == h[1].metric[k][r] || (isnan(h[0].metric[k][r]) && isnan(h[1].metric[k][r])));
+        ck_assert(isnan(h[1].seconds[r]) == (h[1].step[r] <= 10)); /* the first part's seconds are not kept */
+    }
+    qkv_history_free(&h[0]);
+    qkv_history_free(&h[1]);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* --save-weights-only: a smaller file that evaluates and refuses to resume; the
+ * final line and the checkpoint line say the size. */
+START_TEST(weights_only_checkpoints) {
+    scratch_dir_create();
+    char args[1024], line[512], full[256], small[256];
+    snprintf(full, sizeof full, "%s", scratch_file("full.st"));
+    snprintf(small, sizeof small, "%s", scratch_file("small.st"));
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 5 --save %s", full);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 5 --save %s --save-weights-only", small);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    struct stat a, b;
+    ck_assert(stat(full, &a) == 0 && stat(small, &b) == 0);
+    ck_assert_msg(b.st_size < a.st_size, "%ld vs %ld bytes", (long)b.st_size, (long)a.st_size);
+    snprintf(args, sizeof args, "eval %s", small);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 9 --resume %s", small);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "holds the parameters only (saved with --save-weights-only): it evaluates, it cannot resume"),
+                  "%s", line);
+    /* The sizes are said: after each save, and in the final line. */
+    char command[1024], out[512];
+    snprintf(command, sizeof command, "%s " SMALL_SPIRALS " --steps 5 --save %s", qkv_binary(), full);
+    char *quiet = strstr(command, " --quiet");
+    memmove(quiet, quiet + 8, strlen(quiet + 8) + 1);
+    FILE *p = popen(command, "r");
+    int said = 0, final = 0;
+    while (fgets(out, sizeof out, p)) {
+        said |= strstr(out, "checkpoint ") == out && strstr(out, " MB: parameters ") && strstr(out, "optimizer state");
+        final |= strstr(out, "final: ") == out && strstr(out, " checkpoint_mb=") != NULL;
+    }
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert(said && final);
+    scratch_dir_remove();
+}
+END_TEST
+
 Suite *suite_history(void) {
     Suite *s = suite_create("history");
     TCase *tc = tcase_create("history");
     tcase_add_test(tc, rows_and_columns);
     tcase_add_test(tc, malformed_history_is_refused);
     tcase_add_test(tc, csv_has_every_metric);
+    tcase_add_test(tc, resumed_history_covers_the_whole_run);
+    tcase_add_test(tc, weights_only_checkpoints);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -247,7 +247,7 @@ START_TEST(eval_names_what_is_wrong_with_a_checkpoint) {
     qkv_config_kv kv = {0};
     qkv_config_add(&kv, "task", "juggling");
     qkv_params none = {0};
-    ck_assert_int_eq(qkv_checkpoint_save(scratch_file("odd.safetensors"), &none, NULL, 0, NULL, &kv, NULL), 0);
+    ck_assert_int_eq(qkv_checkpoint_save(scratch_file("odd.safetensors"), &none, NULL, 0, NULL, &kv, NULL, NULL), 0);
     snprintf(args, sizeof args, "eval %s", scratch_file("odd.safetensors"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
     ck_assert_msg(strstr(line, "juggling") && strstr(line, "reverse, copy"), "%s", line);

@@ -96,7 +96,7 @@ START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
     qkv_rng rng = qkv_rng_make(3);
     qkv_config_kv description = {0};
     a.task.describe(&a, &description);
-    ck_assert_int_eq(qkv_checkpoint_save(path, &a.params, &opt, 17, &rng, &description, NULL), 0);
+    ck_assert_int_eq(qkv_checkpoint_save(path, &a.params, &opt, 17, &rng, &description, NULL, NULL), 0);
 
     /* A wider model: shapes differ. */
     c.dim = 24;
@@ -163,7 +163,7 @@ START_TEST(long_config_values_round_trip) {
     qkv_config_add(&saved, "data", "%s", long_dir);
     qkv_params params = {0};
     qkv_params_new(&params, "w", 1, (int[]){3});
-    ck_assert_int_eq(qkv_checkpoint_save(path, &params, NULL, 0, NULL, &saved, NULL), 0);
+    ck_assert_int_eq(qkv_checkpoint_save(path, &params, NULL, 0, NULL, &saved, NULL, NULL), 0);
     ck_assert_int_eq(qkv_checkpoint_read_config(path, &back), 0);
     ck_assert_int_eq(back.n, 2);
     ck_assert_str_eq(qkv_config_get(&back, "data"), long_dir);

@@ -56,7 +56,8 @@ static int check_finite(const char *path, const char *doing, int n, const qkv_st
 }
 
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
-                        const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings) {
+                        const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings,
+                        const char *history) {
     arm_test_kill();
     int n_state = n_state_tensors(opt);
     int n = params->n + n_state;
@@ -78,7 +79,7 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
 
     /* Metadata: fixed keys, then the config under "config.". */
     enum { FIXED = 6 };
-    qkv_st_meta meta[FIXED + 2 * QKV_MAX_CONFIG];
+    qkv_st_meta meta[FIXED + 2 * QKV_MAX_CONFIG + 1];
     char values[FIXED][32], keys[2 * QKV_MAX_CONFIG][48];
     snprintf(values[0], 32, "%ld", step);
     snprintf(values[1], 32, "%" PRIu64, rng ? rng->seed : 0);
@@ -101,6 +102,7 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
         snprintf(key, sizeof keys[0], SETTINGS_PREFIX "%s", settings->key[i]);
         meta[n_meta++] = (qkv_st_meta){key, settings->value[i]};
     }
+    if (history) meta[n_meta++] = (qkv_st_meta){"history", history};
     int rc = check_finite(path, "not saved", n, tensors) == 0 ? qkv_safetensors_save(path, n, tensors, n_meta, meta) : -1;
     for (int k = 0; k < n_state; k++) free(names[k]);
     free(names);
@@ -158,6 +160,7 @@ int qkv_checkpoint_open(const char *path, qkv_checkpoint *out) {
         return -1;
     }
     out->path = qkv_strdup(path, "a checkpoint's path");
+    out->history = qkv_safetensors_meta(&out->file, "history");
     out->config = qkv_malloc(sizeof *out->config, "a checkpoint's config");
     out->settings = qkv_malloc(sizeof *out->settings, "a checkpoint's settings");
     if (read_prefixed(&out->file, path, CONFIG_PREFIX, out->config) != 0 ||
@@ -225,6 +228,11 @@ int qkv_checkpoint_restore(qkv_checkpoint *ckpt, const qkv_params *params, qkv_o
     int expected = params->n;
     if (opt) {
         const char *kind = qkv_safetensors_meta(&st, "optim.kind");
+        if (kind && strcmp(kind, "none") == 0) {
+            qkv_set_error("%s: holds the parameters only (saved with --save-weights-only): it evaluates, it "
+                          "cannot resume", path);
+            goto done;
+        }
         if (!kind || strcmp(kind, qkv_opt_kind_name(opt->config.kind)) != 0) {
             qkv_set_error("%s: optimizer is %.20s, this run uses %s", path, kind ? kind : "missing",
                           qkv_opt_kind_name(opt->config.kind));

@@ -4,7 +4,11 @@
  * buffer as "optim.<slot>.<param name>". Metadata (strings): "format" =
  * "qkv-checkpoint-1", "step", "rng.seed" and "rng.counter" (the tape's dropout
  * stream), "optim.kind", "optim.step", "config.<key>" for each entry of the
- * task's config, and "train.<key>" for the run's lr, clip, warmup and schedule.
+ * task's config, "train.<key>" for the run's settings (train/trainer_fields.c),
+ * and "history": the run's record up to the step as CSV text (train/history.h,
+ * without the seconds, so that the bytes do not depend on the clock), which a
+ * resumed run continues. A checkpoint saved without an optimizer (--save-weights-
+ * only) has optim.kind "none" and no state: it evaluates, it does not resume.
  * Python's safetensors and torch can read the tensors.
  *
  * A checkpoint is parsed once: qkv_checkpoint_open reads its header (names,
@@ -37,15 +41,18 @@
 #include "train/task.h"
 
 /* settings (may be NULL): the run's optimization settings (trainer.h), stored as
- * "train.<key>" metadata. */
+ * "train.<key>" metadata; history (may be NULL): the "history" text; opt NULL:
+ * the parameters only. */
 int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_optimizer *opt, long step,
-                        const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings);
+                        const qkv_rng *rng, const qkv_config_kv *config, const qkv_config_kv *settings,
+                        const char *history);
 /* An opened checkpoint: what its header says. */
 typedef struct qkv_checkpoint {
     char *path;
     qkv_safetensors file;      /* the header; the data is read by the first restore */
     qkv_config_kv *config;     /* the "config." entries (the task's), without the prefix */
     qkv_config_kv *settings;   /* the "train." entries (none before they existed) */
+    const char *history;       /* the "history" text, or NULL (a checkpoint from before it) */
 } qkv_checkpoint;
 
 /* Opens and parses path's header: 0, or -1 with a one-line qkv_last_error()

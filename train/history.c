@@ -58,19 +58,24 @@ void qkv_history_add(qkv_history *h, long step, double loss, double lr, double s
 
 /* ---- CSV ------------------------------------------------------------------------- */
 
-char *qkv_history_csv(const qkv_history *h) {
+#define SECONDS 3 /* the column a checkpoint's copy leaves out */
+
+char *qkv_history_csv(const qkv_history *h, int seconds) {
     size_t cap = 256 + (size_t)h->n * (N_FIXED + QKV_MAX_METRICS) * 24, len = 0;
     char *out = malloc(cap);
     if (!out) qkv_fatal("history: out of memory for %zu bytes of CSV", cap);
     for (int c = 0; c < N_FIXED + h->n_keys; c++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%s", c ? "," : "", c < N_FIXED ? fixed_columns[c] : h->key[c - N_FIXED]);
+        if (seconds || c != SECONDS)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", c ? "," : "",
+                                    c < N_FIXED ? fixed_columns[c] : h->key[c - N_FIXED]);
     out[len++] = '\n';
     qkv_history *mutable = (qkv_history *)h; /* column() only reads through it here */
     for (int r = 0; r < h->n; r++) {
         for (int c = 0; c < N_FIXED + h->n_keys; c++) {
+            if (!seconds && c == SECONDS) continue;
             double v = (*column(mutable, c))[r];
             /* a float loss or metric round-trips in 9 digits; the lr is a schedule's value */
-            const char *fmt = c == 0 ? "%.0f" : c == 2 ? "%.6g" : c == 3 ? "%.3f" : "%.9g";
+            const char *fmt = c == 0 ? "%.0f" : c == 2 ? "%.6g" : c == SECONDS ? "%.3f" : "%.9g";
             if (c) out[len++] = ',';
             if (!isnan(v)) len += (size_t)snprintf(out + len, cap - len, fmt, v);
         }
@@ -103,14 +108,27 @@ int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *w
     if (csv[header] != '\n' || header >= sizeof line) return qkv_set_error("%s: no history header", what), -1;
     memcpy(line, csv, header);
     line[header] = '\0';
-    int n_columns = 0;
-    for (char *save = NULL, *name = strtok_r(line, ",", &save); name; name = strtok_r(NULL, ",", &save), n_columns++) {
-        if (n_columns < N_FIXED ? strcmp(name, fixed_columns[n_columns]) != 0 : key_index(h, name) != n_columns - N_FIXED) {
-            qkv_history_free(h);
-            return qkv_set_error("%s: unexpected history column '%s'", what, name), -1;
+    /* Column i of the text is column place[i] of the history: seconds may be absent. */
+    int place[N_FIXED + QKV_MAX_METRICS], n_columns = 0, fixed = 0;
+    for (char *save = NULL, *name = strtok_r(line, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        if (fixed == SECONDS && strcmp(name, fixed_columns[SECONDS]) != 0) fixed++; /* no seconds */
+        int ok = n_columns < N_FIXED + QKV_MAX_METRICS;
+        if (ok && fixed < N_FIXED) {
+            ok = strcmp(name, fixed_columns[fixed]) == 0;
+            place[n_columns] = fixed++;
+        } else if (ok) {
+            int new_key = h->n_keys; /* a key seen before is a malformed header */
+            ok = key_index(h, name) == new_key;
+            place[n_columns] = N_FIXED + new_key;
         }
+        if (!ok) {
+            qkv_history_free(h);
+            return qkv_set_error("%s: unexpected history column '%.40s'", what, name), -1;
+        }
+        n_columns++;
     }
-    if (n_columns < N_FIXED) return qkv_set_error("%s: the history has %d columns", what, n_columns), -1;
+    if (fixed == SECONDS) fixed++; /* step, loss, lr and nothing else: no seconds, no metric */
+    if (fixed < N_FIXED) return qkv_set_error("%s: the history has %d columns", what, n_columns), -1;
     int rows = 0;
     for (const char *at = csv + header + 1; *at; at += *at == '\n', rows++) {
         double cells[N_FIXED + QKV_MAX_METRICS];
@@ -125,7 +143,7 @@ int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *w
         }
         if (cells[0] > (double)until) continue;
         int r = new_row(h);
-        for (int c = 0; c < n_columns; c++) (*column(h, c))[r] = cells[c];
+        for (int c = 0; c < n_columns; c++) (*column(h, place[c]))[r] = cells[c];
     }
     return 0;
 }

@@ -31,12 +31,15 @@ typedef struct qkv_history {
 void qkv_history_add(qkv_history *h, long step, double loss, double lr, double seconds, const qkv_metrics *metrics);
 
 /* The history as CSV text: a header "step,loss,lr,seconds,<key>,..." then one line
- * per row, an empty cell where a value is NaN. Returns a malloc'd string. */
-char *qkv_history_csv(const qkv_history *h);
+ * per row, an empty cell where a value is NaN. Without seconds (a checkpoint's
+ * copy: its bytes must not depend on the clock), the column is left out.
+ * Returns a malloc'd string. */
+char *qkv_history_csv(const qkv_history *h, int seconds);
 
-/* Replaces h by the rows of csv text (as qkv_history_csv writes it), keeping those
- * before step `until` only (a checkpoint's history, resumed at its step). 0, or -1
- * with qkv_last_error() naming what (a checkpoint's text is input). */
+/* Replaces h by the rows of csv text (as qkv_history_csv writes it, with or
+ * without seconds: then NaN), keeping those up to step `until` (a checkpoint's
+ * history, resumed at its step). 0, or -1 with qkv_last_error() naming what (a
+ * checkpoint's text is input). */
 int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *what);
 
 /* One picture: the train loss and every metric named *_loss on one log axis (the

@@ -16,6 +16,7 @@ typedef struct qkv_train_result {
     int stopped_early;
     int interrupted; /* the signal that ended the run early (train/interrupt.h), or 0 */
     int nonfinite; /* 1: stopped on a NaN/Inf loss, gradient or state, or a --detect-nan anomaly (the command line's exit status 3) */
+    long checkpoint_bytes; /* the size of the last checkpoint --save wrote, or 0 */
 } qkv_train_result;
 
 #endif

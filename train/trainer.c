@@ -163,6 +163,7 @@ typedef struct train_run {
     progress prog;
     qkv_metrics metrics;              /* the last evaluation's */
     float lr;                         /* the last step's learning rate */
+    qkv_history resumed;              /* the checkpoint's history, up to its step */
     qkv_train_outputs outputs;        /* --csv, --plot, --json */
 } train_run;
 
@@ -196,6 +197,7 @@ static int resume_from_checkpoint(train_run *run) {
     if (!ckpt && qkv_checkpoint_open(run->config->resume_path, ckpt = &own) != 0) return -1;
     int rc = qkv_trainer_check_resume(ckpt, &run->description) == 0 &&
              qkv_checkpoint_restore(ckpt, run->task->params, &run->opt, &run->start, &run->tape->rng) == 0 ? 0 : -1;
+    if (rc == 0 && ckpt->history) rc = qkv_history_parse(&run->resumed, ckpt->history, run->start, ckpt->path);
     if (rc == 0 && run->start >= run->config->steps) {
         qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume", ckpt->path, run->start,
                       run->config->steps);
@@ -218,6 +220,7 @@ static int start_run(train_run *run) {
     if (!bad && config->resume_path && resume_from_checkpoint(run) != 0) bad = 1;
     if (qkv_dist_any(bad)) {
         if (!bad) qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
+        qkv_history_free(&run->resumed);
         qkv_step_free(&run->parallel);
         qkv_tape_free(run->tape);
         qkv_optimizer_free(&run->opt);
@@ -228,6 +231,8 @@ static int start_run(train_run *run) {
     run->last_path = config->resume_path;
     qkv_train_outputs_open(&run->outputs, config->csv_path, config->plot_path, config->json_path,
                            config->log_every);
+    run->outputs.history = run->resumed; /* the run so far, when resumed: the files cover all of it */
+    memset(&run->resumed, 0, sizeof run->resumed);
     run->prog = progress_make(config, task, run->start);
     return 0;
 }
@@ -380,14 +385,34 @@ static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m
     return config->lower_is_better ? *v <= config->target : *v >= config->target;
 }
 
+/* The checkpoint just written: its size in the result, and a line saying what
+ * makes it up (the optimizer state is usually most of it). */
+static void report_checkpoint(train_run *run) {
+    struct stat st;
+    if (stat(run->config->save_path, &st) != 0) return;
+    run->result->checkpoint_bytes = (long)st.st_size;
+    if (run->config->quiet) return;
+    size_t params = qkv_params_count(run->task->params) * sizeof(float);
+    size_t state = run->config->save_weights_only ? 0 : (size_t)run->opt.n_slots * params;
+    if (run->prog.tty) putchar('\n');
+    printf("checkpoint %s (step %ld): %.2f MB: parameters %.2f MB, optimizer state %.2f MB%s\n",
+           run->config->save_path, run->step, st.st_size / 1e6, params / 1e6, state / 1e6,
+           state ? " (--save-weights-only leaves it out)" : "");
+    fflush(stdout);
+}
+
 static int save_checkpoint(train_run *run) {
     qkv_trainer_config config = *run->config;
     config.micro_batch = run->parallel.micro_batch; /* the default, resolved */
     qkv_config_kv *settings = qkv_malloc(sizeof *settings, "the run's settings");
     qkv_trainer_settings(&config, settings);
-    int rc = qkv_checkpoint_save(run->config->save_path, run->task->params, &run->opt, run->step, &run->tape->rng,
-                                 &run->description, settings);
+    char *history = qkv_history_csv(&run->outputs.history, 0);
+    int rc = qkv_checkpoint_save(run->config->save_path, run->task->params,
+                                 run->config->save_weights_only ? NULL : &run->opt, run->step, &run->tape->rng,
+                                 &run->description, settings, history);
+    free(history);
     free(settings);
+    if (rc == 0) report_checkpoint(run);
     return rc;
 }
 
@@ -416,13 +441,17 @@ static int after_step(train_run *run, float lr) {
     const qkv_trainer_config *config = run->config;
     long step = run->step;
     float loss = run->result->final_loss;
-    int log_now = config->log_every > 0 && (step % config->log_every == 0 || step == run->start + 1);
+    /* Logged: every log_every steps and the first, which is also what the history
+     * keeps; the first step of a resumed run is shown, not kept (a history must not
+     * depend on where a run was interrupted). */
+    int keep_now = config->log_every > 0 && (step % config->log_every == 0 || step == 1);
+    int log_now = keep_now || (config->log_every > 0 && step == run->start + 1);
     int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
     if (eval_now && qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0)
         eval_now = 0; /* cut short by a signal: the loop ends the run after this step */
     run->lr = lr;
     const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
-    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, fresh, log_now);
+    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, fresh, keep_now);
     if (log_now || eval_now) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
     if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
     if (save_periodic(run) != 0) return -1;

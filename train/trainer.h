@@ -75,6 +75,7 @@ typedef struct qkv_trainer_config {
     int print_tape;             /* print the first step's tape (teaching, debugging) */
     const char *json_path, *csv_path;
     const char *save_path;      /* checkpoint at the end (and every save_every steps) */
+    int save_weights_only;      /* --save writes the parameters only: no optimizer state */
     int save_every;
     const char *resume_path;
     const char *plot_path;      /* PNG of the loss and metric curves, written at the end */

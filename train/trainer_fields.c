@@ -33,6 +33,8 @@ const qkv_field qkv_trainer_fields[] = {
     QKV_FLOAT_FIELD("--target", NULL, T, target, 0, 1e9, 0, "stop early when the target metric reaches this"),
     QKV_TEXT_FIELD("--save", NULL, T, save_path, NULL, "write a checkpoint (safetensors) here"),
     QKV_INT_FIELD("--save-every", NULL, T, save_every, 0, 1e9, 0, "also checkpoint every N steps"),
+    QKV_FLAG_FIELD("--save-weights-only", T, save_weights_only,
+                   "--save writes the parameters only, no optimizer state: smaller, evaluates, cannot resume"),
     QKV_TEXT_FIELD("--resume", NULL, T, resume_path, NULL, "continue from this checkpoint"),
     QKV_TEXT_FIELD("--json", NULL, T, json_path, NULL, "write a JSON summary here"),
     QKV_TEXT_FIELD("--csv", NULL, T, csv_path, NULL, "write the run's history here: a row per logged step, a column per metric"),

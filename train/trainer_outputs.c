@@ -25,7 +25,12 @@ void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, flo
 
 void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
                                     const qkv_metrics *metrics) {
-    qkv_history_add(&out->history, step, loss, lr, seconds, metrics);
+    out->has_final = 1;
+    out->final_step = step;
+    out->final_loss = loss;
+    out->final_lr = lr;
+    out->final_seconds = seconds;
+    out->final_metrics = *metrics;
 }
 
 /* ---- the --json summary ---------------------------------------------------------- */
@@ -78,8 +83,11 @@ static int write_summary_json(const char *path, const qkv_task *task, const qkv_
 int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *task,
                              const qkv_config_kv *description, const qkv_train_result *result) {
     int rc = 0;
+    if (out->has_final)
+        qkv_history_add(&out->history, out->final_step, out->final_loss, out->final_lr, out->final_seconds,
+                        &out->final_metrics);
     if (write && out->csv_path) {
-        char *csv = qkv_history_csv(&out->history);
+        char *csv = qkv_history_csv(&out->history, 1);
         rc = qkv_write_file_atomic(out->csv_path, csv, strlen(csv));
         free(csv);
     }

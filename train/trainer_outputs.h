@@ -21,7 +21,14 @@
 typedef struct qkv_train_outputs {
     const char *csv_path, *plot_path, *json_path;
     int log_every;       /* <= 0: a row for every step */
-    qkv_history history;
+    qkv_history history; /* the logged and evaluated steps: what a checkpoint keeps */
+    /* The final evaluation, added to the files only: a checkpoint's history is the
+     * same whether its run ended there or went on (a resumed run is bitwise the
+     * uninterrupted one). */
+    int has_final;
+    long final_step;
+    double final_loss, final_lr, final_seconds;
+    qkv_metrics final_metrics;
 } qkv_train_outputs;
 
 /* The outputs of a run (its --csv, --plot and --json paths, each NULL when off,
@@ -35,8 +42,8 @@ void qkv_train_outputs_open(qkv_train_outputs *out, const char *csv_path, const 
 void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
                               const qkv_metrics *metrics, int log_now);
 
-/* The final evaluation, after `step` steps: its metrics in the last row when
- * that row is this step's, else in a new row. */
+/* The final evaluation, after `step` steps: in the files, its metrics go in the
+ * last row when that row is this step's, else in a new row; not in the history. */
 void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
                                     const qkv_metrics *metrics);
 

@@ -24,7 +24,9 @@ void qkv_common_finish(qkv_trainer_config *t) {
 void qkv_print_final(const char *task, const qkv_train_result *r) {
     printf("final: task=%s steps=%ld loss=%.4f", task, r->steps_done, r->final_loss);
     for (int i = 0; i < r->metrics.n; i++) printf(" %s=%.4f", r->metrics.key[i], r->metrics.value[i]);
-    printf(" seconds=%.2f steps_per_s=%.1f\n", r->seconds, r->steps_per_second);
+    printf(" seconds=%.2f steps_per_s=%.1f", r->seconds, r->steps_per_second);
+    if (r->checkpoint_bytes > 0) printf(" checkpoint_mb=%.2f", r->checkpoint_bytes / 1e6);
+    putchar('\n');
 }
 
 int qkv_train_exit(int rc, const char *task, const qkv_train_result *result) {
