@@ -123,7 +123,8 @@ START_TEST(resumed_history_covers_the_whole_run) {
     snprintf(whole_ck, sizeof whole_ck, "%s", scratch_file("whole.st"));
     snprintf(whole, sizeof whole, "%s", scratch_file("whole.csv"));
     snprintf(resumed, sizeof resumed, "%s", scratch_file("resumed.csv"));
-#define RUN SMALL_SPIRALS " --log-every 3 --eval-every 4"
+#define RUN "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 --target 0 " \
+            "--threads 1 --quiet --log-every 3 --eval-every 4"
     snprintf(args, sizeof args, RUN " --steps 10 --save %s", ck);
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
     snprintf(args, sizeof args, RUN " --steps 20 --resume %s --save %s --csv %s", ck, ck, resumed);
