@@ -524,7 +524,10 @@ int qkv_lengthgen_run(const qkv_lengthgen_options *o) {
     int rc = 0;
     if (!o->resume) set_provenance(&g);
     else if (qkv_dist_rank() == 0 && qkv_lg_resume(&g) != 0) rc = -1;
-    if (qkv_dist_size() > 1 && qkv_dist_any(rc)) rc = -1;
+    if (qkv_dist_size() > 1 && qkv_dist_any(rc) && rc == 0) {
+        qkv_set_error("--resume: rank 0 could not read %s", o->json);
+        rc = -1;
+    }
     if (rc == 0 && qkv_dist_size() > 1) {
         if (o->resume && qkv_dist_rank() != 0) set_provenance(&g); /* only rank 0 writes it */
         for (int r = 0; r < g.n_runs; r++) exchange_record(&g, (size_t)r); /* rank 0's finished models */
