@@ -14,7 +14,12 @@
 #      checkpoint;
 #   5. a rank that dies mid-run (test hook QKV_TEST_RANK_EXIT in
 #      qkv_dist_allgather) ends the job with a non-zero status and a clear message
-#      instead of hanging (the `timeout` is a hang detector, not a speed limit).
+#      instead of hanging (the `timeout` is a hang detector, not a speed limit);
+#   6. `qkv experiment lengthgen` spreads its models over 2 and 3 ranks (3 does
+#      not divide the 6 models' rounds evenly) and rank 0 writes the CSV and JSON of
+#      one process, byte for byte apart from the measured training times; a run
+#      interrupted after its first round (test hook QKV_TEST_LENGTHGEN_INTERRUPT)
+#      and resumed on 2 ranks writes them too.
 # The MPI build's ./qkv started without mpirun is a plain single process.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -128,6 +133,35 @@ if [ $rc = 130 ] && [ "$lines" = 2 ] && grep -q "^qkv: stopped by SIGINT after s
     pass "a signal on rank 1: both ranks stop after step 2, exit 130, one line, a loadable checkpoint"
 else
     fail "a signal on rank 1: exit $rc; stderr: $(grep '^qkv' "$T/err" | head -4)"
+fi
+
+# 7. lengthgen over ranks: the tables of one process.
+LENGTHGEN=(experiment lengthgen --steps 4 --train-max 2 --test-max 4 --seeds 2 --test-size 4 --dim 8 --heads 2
+           --ff 16 --layers 1 --batch 8 --pos none,rope,alibi --threads 1 --quiet)
+export SOURCE_DATE_EPOCH=0
+same_tables() {   # name: its csv and json equal those of 1 process (training times left out)
+    cmp -s <(tail -n +3 "$T/lg.1.csv") <(tail -n +3 "$T/lg.$1.csv") &&
+        cmp -s <(sed 's/"train_seconds": [^,]*//g; s/"command": "[^"]*"//' "$T/lg.1.json") \
+               <(sed 's/"train_seconds": [^,]*//g; s/"command": "[^"]*"//' "$T/lg.$1.json")
+}
+"$QKV" "${LENGTHGEN[@]}" --csv "$T/lg.1.csv" --json "$T/lg.1.json" --plot "$T/lg.1.png" > /dev/null ||
+    fail "lengthgen: 1 process"
+for ranks in 2 3; do
+    "${MPIRUN[@]}" -np $ranks "$QKV" "${LENGTHGEN[@]}" --csv "$T/lg.$ranks.csv" --json "$T/lg.$ranks.json" \
+        --plot "$T/lg.$ranks.png" > /dev/null || fail "lengthgen: $ranks ranks"
+    same_tables $ranks && pass "lengthgen: $ranks ranks write the CSV and JSON of 1 process" ||
+        fail "lengthgen: $ranks ranks write other tables than 1 process"
+done
+RESUMED=("${LENGTHGEN[@]}" --csv "$T/lg.r.csv" --json "$T/lg.r.json" --plot "$T/lg.r.png")
+QKV_TEST_LENGTHGEN_INTERRUPT=1 "${MPIRUN[@]}" -x QKV_TEST_LENGTHGEN_INTERRUPT -np 2 "$QKV" "${RESUMED[@]}" \
+    > /dev/null 2> "$T/err"
+rc=$?
+finished=$(grep -o '"finished": [0-9]*' "$T/lg.r.json" 2>/dev/null)
+"${MPIRUN[@]}" -np 2 "$QKV" "${RESUMED[@]}" --resume > /dev/null || fail "lengthgen: resume on 2 ranks"
+if [ $rc = 130 ] && [ "$finished" = '"finished": 2' ] && grep -q -- "--resume" "$T/err" && same_tables r; then
+    pass "lengthgen: interrupted on 2 ranks after a round (exit 130, 2 models kept), resumed: the tables of 1 process"
+else
+    fail "lengthgen: interrupted on 2 ranks: exit $rc, $finished, stderr: $(head -2 "$T/err")"
 fi
 
 [ $failures -eq 0 ] && echo "mpi_test: all passed" || echo "mpi_test: $failures failed"

@@ -16,9 +16,11 @@
 #endif
 
 static int dist_rank = 0, dist_size = 1;
+static int dist_solo = 0; /* qkv_dist_solo: act as rank 0 of 1 */
 
-int qkv_dist_rank(void) { return dist_rank; }
-int qkv_dist_size(void) { return dist_size; }
+int qkv_dist_rank(void) { return dist_solo ? 0 : dist_rank; }
+int qkv_dist_size(void) { return dist_solo ? 1 : dist_size; }
+void qkv_dist_solo(int on) { dist_solo = on != 0; }
 
 #ifndef QKV_MPI
 
@@ -41,6 +43,9 @@ void qkv_dist_sum_doubles(double *x, int n) { (void)x; (void)n; }
 
 static int dist_active = 0;
 static int failure_agreed = 0; /* every rank already knows the run failed: finish cleanly */
+
+/* One process, or one rank in solo mode: no collective. */
+static int alone(void) { return dist_size == 1 || dist_solo; }
 
 /* Started by a process manager? (Open MPI's mpirun, or a PMI/PMIx launcher.) Run
  * directly, the MPI build is an ordinary single process and never calls MPI. */
@@ -92,7 +97,7 @@ int qkv_dist_finish(int rc) {
 }
 
 int qkv_dist_threads(int requested) {
-    if (requested > 0 || dist_size == 1) return requested;
+    if (requested > 0 || alone()) return requested;
     const char *env = getenv("OMP_NUM_THREADS");
     if (env && atoi(env) > 0) return atoi(env);
     MPI_Comm node;   /* the ranks sharing this machine's cores */
@@ -105,7 +110,7 @@ int qkv_dist_threads(int requested) {
 }
 
 int qkv_dist_any(int failed) {
-    if (dist_size == 1) return failed != 0;
+    if (alone()) return failed != 0;
     int any = failed != 0;
     MPI_Request request;
     MPI_Iallreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request);
@@ -124,7 +129,7 @@ int qkv_dist_max(int value) {
 }
 
 int qkv_dist_root_flag(int flag) {
-    if (dist_size == 1) return flag;
+    if (alone()) return flag;
     MPI_Request request;   /* the others wait here while rank 0 evaluates */
     MPI_Ibcast(&flag, 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
     wait_for(&request);
@@ -132,7 +137,7 @@ int qkv_dist_root_flag(int flag) {
 }
 
 void qkv_dist_share_state(const qkv_params *params, qkv_optimizer *opt, long *step, qkv_tape *tape) {
-    if (dist_size == 1) return;
+    if (alone()) return;
     for (int i = 0; i < params->n; i++)
         MPI_Bcast(params->items[i]->data, (int)params->items[i]->size, MPI_FLOAT, 0, MPI_COMM_WORLD);
     for (int s = 0; s < opt->n_slots; s++)
@@ -157,7 +162,7 @@ static void maybe_exit_for_test(long step) {
 }
 
 void qkv_dist_allgather(const float *mine, size_t n, float *all, long step) {
-    if (dist_size == 1) {
+    if (alone()) {
         if (all != mine) memcpy(all, mine, n * sizeof *all);
         return;
     }
@@ -169,7 +174,7 @@ void qkv_dist_allgather(const float *mine, size_t n, float *all, long step) {
 }
 
 void qkv_dist_sum_doubles(double *x, int n) {
-    if (dist_size == 1) return;
+    if (alone()) return;
     MPI_Request request;   /* one nonzero term per element: the sum is exact in any order */
     MPI_Iallreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
     wait_for(&request);

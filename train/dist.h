@@ -41,6 +41,14 @@ int qkv_dist_finish(int rc);
 int qkv_dist_rank(void);
 int qkv_dist_size(void);
 
+/* Solo mode, for runs whose ranks train different models (train/experiments/
+ * lengthgen.c spreads its models over the ranks): while on, this rank acts as a
+ * single process, rank 0 of 1, and every function here is the single-process
+ * one (no collective), so qkv_train trains this rank's model alone. Read the
+ * rank and size before turning it on; turn it off (on every rank) before the next
+ * collective. Not while a training run is in progress. */
+void qkv_dist_solo(int on);
+
 /* The OpenMP thread count for --threads requested: requested if > 0; else, under
  * MPI, OMP_NUM_THREADS if set, or the cores divided by the ranks on this machine
  * (at least 1); single-process, 0 (all cores). */

@@ -3,9 +3,16 @@
  * its flags into the experiment's options, sets the thread count and runs it;
  * any error is one line "qkv experiment NAME: <qkv_last_error()>" and exit 2.
  * permutation exits 1 when a measurement disagrees with the theory (one between
- * the thresholds is inconclusive: exit 0). */
+ * the thresholds is inconclusive: exit 0). lengthgen answers Ctrl-C, SIGTERM and
+ * SIGHUP (train/interrupt.h): the finished models stay in --csv and --json, one
+ * line says how to resume, exit 128 + the signal; under mpirun it is one rank of
+ * a run that spreads its models over the ranks (train/dist.h). Its provenance:
+ * the command line as given, and the date now (or SOURCE_DATE_EPOCH's, the
+ * reproducible-builds convention, so that tests can compare bytes). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/kernels/parallel.h"
@@ -14,7 +21,9 @@
 #include "train/cli/args.h"
 #include "train/cli/commands.h"
 #include "train/cli/suggest.h"
+#include "train/dist.h"
 #include "train/experiments/experiments.h"
+#include "train/interrupt.h"
 
 #define COUNT(table) ((int)(sizeof table / sizeof table[0]))
 #define QKV_MAX_EXPERIMENT_ARGS 40
@@ -38,7 +47,31 @@ static int cmd_permutation(int argc, char **argv) {
     return all_agree ? 0 : 1;
 }
 
-static int cmd_lengthgen(int argc, char **argv) {
+/* "qkv experiment lengthgen ARGS", each argument with a character a shell would
+ * read specially in single quotes; malloc'd. */
+static char *command_line(int argc, char **argv) {
+    size_t len = 32;
+    for (int i = 0; i < argc; i++) len += 4 * strlen(argv[i]) + 3;
+    char *text = malloc(len), *p = text;
+    if (!text) return NULL;
+    p += sprintf(p, "qkv experiment lengthgen");
+    for (int i = 0; i < argc; i++) {
+        int plain = argv[i][0] != '\0' && strspn(argv[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                            "0123456789_./,=:+-@%") == strlen(argv[i]);
+        *p++ = ' ';
+        if (plain) {
+            p += sprintf(p, "%s", argv[i]);
+            continue;
+        }
+        *p++ = '\'';
+        for (const char *c = argv[i]; *c; c++) p += *c == '\'' ? sprintf(p, "'\\''") : sprintf(p, "%c", *c);
+        *p++ = '\'';
+    }
+    *p = '\0';
+    return text;
+}
+
+static int run_lengthgen(int argc, char **argv) {
     qkv_lengthgen_options o;
     qkv_lengthgen_default_options(&o);
     /* --preset first, wherever it stands, so that the other flags override it */
@@ -59,7 +92,26 @@ static int cmd_lengthgen(int argc, char **argv) {
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (qkv_lengthgen_check(&o) != 0) return fail("lengthgen");
     qkv_set_threads(o.threads);
-    return qkv_lengthgen_run(&o) == 0 ? 0 : fail("lengthgen");
+    char *command = command_line(argc, argv), date[40];
+    const char *epoch = getenv("SOURCE_DATE_EPOCH");
+    if (epoch && *epoch) {
+        time_t t = (time_t)strtoll(epoch, NULL, 10);
+        strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+        o.date = date;
+    }
+    o.command = command;
+    qkv_interrupt_install(); /* Ctrl-C: the models finished so far stay written */
+    int rc = qkv_lengthgen_run(&o);
+    free(command);
+    if (rc == 0) return 0;
+    fail("lengthgen");
+    return rc > 0 ? 128 + rc : 2;
+}
+
+/* Under mpirun, one rank of a run whose models are spread over the ranks. */
+static int cmd_lengthgen(int argc, char **argv) {
+    qkv_dist_init(&argc, &argv);
+    return qkv_dist_finish(run_lengthgen(argc, argv));
 }
 
 /* The experiments: the dispatcher, the usage and the error message read this table. */

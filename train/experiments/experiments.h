@@ -98,6 +98,8 @@ typedef struct qkv_lengthgen_options {
     int seeds, seed;              /* models per scheme, seeded seed, seed + 1, ... */
     int steps, batch, warmup;     /* per model; warmup steps of the cosine schedule */
     float lr;                     /* AdamW */
+    float weight_decay, clip;     /* AdamW's decay (not on biases, norms, tables); global-norm clip, 0: off */
+    int schedule;                 /* qkv_schedule_kind (optim/optimizer.h); step: x0.1 every steps/3 */
     int dim, heads, layers, ff, vocab;
     int test_size;                /* test sequences per length */
     const char *schemes;          /* comma-separated position schemes: "none,rope", and
@@ -106,9 +108,13 @@ typedef struct qkv_lengthgen_options {
     int quiet;                    /* print only the tables */
     int jobs;                     /* models trained at once, one thread each; <= 1: one at a time */
     const char *csv, *json, *plot;  /* outputs, NULL: none */
+    const char *distance_plot;    /* PNG of the attention-distance histograms, NULL: none */
     int plot_metric;              /* qkv_lengthgen_metric */
     int threads;                  /* the command's --threads (default 1); the run leaves threads to its caller */
     const char *preset;           /* the preset the command applied first (qkv_lengthgen_preset), or NULL */
+    int resume;                   /* continue the experiment whose finished models json holds */
+    const char *command;          /* provenance: the command line (NULL: "(C API)") */
+    const char *date;             /* provenance: when the experiment started (NULL: now, UTC ISO 8601) */
 } qkv_lengthgen_options;
 
 extern const qkv_field qkv_lengthgen_fields[];
@@ -133,6 +139,16 @@ extern const char *const qkv_lengthgen_preset_names[];   /* NULL-terminated */
  * score [task * n_schemes + scheme] -> mrr [scheme]. */
 void qkv_lengthgen_mrr(const double *score, int n_tasks, int n_schemes, double *mrr);
 
+/* A scheme fits a task when its exact match averaged over the trained lengths
+ * 1..L (mean over seeds) reaches this: the issue's bar; below it an extrapolation
+ * score measures under-training, not the scheme. */
+#define QKV_LENGTHGEN_FIT 0.99
+/* The MRR among the schemes that fit: on each task only the schemes whose
+ * trained[task * n_schemes + scheme] >= QKV_LENGTHGEN_FIT are ranked (among
+ * themselves); a scheme that does not fit every task gets no MRR: mrr[s] = NAN
+ * (it is left out, never ranked last). */
+void qkv_lengthgen_mrr_fitted(const double *score, const double *trained, int n_tasks, int n_schemes, double *mrr);
+
 /* 0, or -1 with qkv_last_error(): an unknown or repeated scheme in schemes,
  * test_max < train_max, a model config qkv_seq_model_check refuses, an
  * unwritable or repeated output path. */
@@ -140,9 +156,17 @@ int qkv_lengthgen_check(const qkv_lengthgen_options *options);
 /* Checks the options, trains every (task, scheme, seed) model, prints its line
  * (unless quiet), then per task the two tables by length and the summary (exact
  * match over the extrapolation lengths L+1..K with a 95% t-interval over seeds,
- * and over the trained lengths), then the MRR next to the paper's, and writes
- * csv, json and plot (one panel per task). 0, or -1 with
- * qkv_last_error() (a training run's error included). */
+ * and over the trained lengths), the attention distances, then the MRR among the
+ * schemes that fit next to the paper's, and writes csv, json, plot and
+ * distance_plot. csv and json are rewritten (atomically) after every finished
+ * model (with jobs > 1 or MPI ranks: after every round of models trained at
+ * once), so they always hold every finished model; options->resume reads json
+ * back and trains only the models it lacks (the same final bytes as one run).
+ * Under mpirun (train/dist.h) the models are spread over the ranks and rank 0
+ * writes. Returns 0; -1 with qkv_last_error() (a training run's error included);
+ * or, stopped by a signal (train/interrupt.h; the caller installs the handler),
+ * that signal's number, after writing the finished models, with
+ * qkv_last_error() saying how to resume. */
 int qkv_lengthgen_run(const qkv_lengthgen_options *options);
 
 /* ---- shared ---------------------------------------------------------------------- */

@@ -24,15 +24,20 @@
  * draw per length, from the test seed): the test uses the training scheme, so
  * the model never meets the unseen dense spacing 0..n-1 of short streams.
  *
- * Outputs, per task: two tables (exact match, token accuracy; rows: length,
- * columns: scheme, mean over seeds; trained lengths marked *) and a summary (exact
- * match averaged over the extrapolation lengths L+1..K, mean over seeds with a 95%
- * Student-t interval, and over the trained lengths 1..L); then the mean reciprocal
- * rank over tasks (qkv_lengthgen_mrr) next to the paper's. csv (one row per task,
- * scheme, seed and length), json (the config, per-seed curves, training times and
- * losses, the summaries) and a PNG (plot), one panel per task, of the chosen
- * metric against length, one line per scheme, the training range shaded. All paths are checked before training starts; files are
- * written atomically at the end.
+ * Outputs (lengthgen_report.c, lengthgen_distance.c): per task two tables by
+ * length, a summary with the fit verdict, the attention distances, the MRR among
+ * the schemes that fit; csv, json, plot, distance_plot. All paths are checked
+ * before training starts. csv and json are rewritten atomically after every
+ * finished model (or round of models, below), so an interrupted run keeps every
+ * model it finished and --resume (lengthgen_resume.c) trains only the others.
+ *
+ * The loop runs in rounds of ranks x jobs models: under mpirun (train/dist.h)
+ * rank r trains the round's models r*jobs .. r*jobs + jobs - 1 in solo mode
+ * (qkv_dist_solo: each rank trains its own model alone), then the round's
+ * records are summed over ranks (each is nonzero on its one rank: exact), rank 0
+ * writes csv and json, and a signal or an error on any rank ends the loop. Each
+ * model's bits do not depend on which rank or thread trained it, so one process
+ * and any number of ranks write the same tables.
  *
  * Threads: the caller's (the command's default is 1: the models are small, dim
  * 64, streams of at most 2L+1 tokens, and on a shared machine a second thread
@@ -40,19 +45,21 @@
  * trains that many models at once instead, one thread each: the same results.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/io/json.h"
 #include "core/kernels/parallel.h"
-#include "train/experiments/experiments.h"
-#include "train/viz/plot.h"
-#include "train/tasks/sequence.h"
-
-#define TEST_SEED 0x1e96e11ULL
+#include "core/kernels/isa.h"
+#include "core/version.h"
+#include "train/dist.h"
+#include "train/experiments/lengthgen_internal.h"
+#include "train/interrupt.h"
 
 /* The kazemnejad preset's budget, from the sweep in docs/lengthgen.md. */
 #define KAZEMNEJAD_STEPS 1500
@@ -62,23 +69,8 @@
 #define KAZEMNEJAD_LAYERS 2
 #define KAZEMNEJAD_TEST_SIZE 100
 
-/* A scheme: a position kind, with randomized positions or not. */
-typedef struct lg_scheme {
-    qkv_pos_kind kind;
-    int randomized;
-    char name[24];   /* "rope", "rope-rand" */
-} lg_scheme;
-
-/* One run: its options, the tasks and schemes they name, and the results. */
-typedef struct lengthgen {
-    const qkv_lengthgen_options *o;
-    int n_tasks, n_schemes, randomize;   /* randomize: the M of the -rand schemes */
-    int tasks[QKV_LENGTHGEN_MAX_TASKS];
-    lg_scheme schemes[QKV_LENGTHGEN_MAX_SCHEMES];
-    /* results [task][scheme][seed][length-1] */
-    double *exact, *token;
-    double *train_seconds, *train_loss;   /* [task][scheme][seed] */
-} lengthgen;
+typedef qkv_lengthgen lengthgen;
+typedef qkv_lg_scheme lg_scheme;
 
 const char *const qkv_lengthgen_metric_names[] = {"exact", "token", NULL};
 const char *const qkv_lengthgen_preset_names[] = {"kazemnejad", NULL};
@@ -102,8 +94,13 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_INT_FIELD("--seed", "seed", T, seed, 0, 2147483647, 1, "first seed (data, init)"),
     QKV_INT_FIELD("--steps", "steps", T, steps, 1, 1e7, 2000, "training steps per model"),
     QKV_INT_FIELD("--batch", "batch", T, batch, 1, 65536, 64, "batch size"),
-    QKV_FLOAT_FIELD("--lr", "lr", T, lr, 0, 10, 3e-3, "AdamW learning rate (cosine schedule)"),
-    QKV_INT_FIELD("--warmup", "warmup", T, warmup, 0, 1e7, 100, "linear warmup steps"),
+    QKV_FLOAT_FIELD("--lr", "lr", T, lr, 0, 10, 3e-3, "AdamW learning rate"),
+    QKV_FLOAT_FIELD("--weight-decay", "weight_decay", T, weight_decay, 0, 10, 0.01,
+                    "AdamW weight decay (not on biases, norms, position tables)"),
+    QKV_FLOAT_FIELD("--clip", "clip", T, clip, 0, 1e9, 1, "clip gradients to this global norm; 0: off"),
+    QKV_CHOICE_FIELD("--schedule", "schedule", T, schedule, qkv_schedule_kind_names, QKV_SCHED_COSINE,
+                     "learning-rate schedule (step: x0.1 every steps/3, as qkv train)"),
+    QKV_INT_FIELD("--warmup", "warmup", T, warmup, 0, 1e7, 100, "cosine: linear warmup steps"),
     QKV_INT_FIELD("--layers", "layers", T, layers, 1, 64, 2, "decoder layers"),
     QKV_INT_FIELD("--heads", "heads", T, heads, 1, 64, 4, "attention heads"),
     QKV_INT_FIELD("--dim", "dim", T, dim, 2, 8192, 64, "model width"),
@@ -113,11 +110,16 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_TEXT_FIELD("--csv", NULL, T, csv, NULL, "write one row per scheme, seed and length"),
     QKV_TEXT_FIELD("--json", NULL, T, json, NULL, "write the config and every curve"),
     QKV_TEXT_DEFAULT_FIELD("--plot", NULL, T, plot, "lengthgen.png", "PNG of accuracy against length"),
+    QKV_TEXT_FIELD("--distance-plot", NULL, T, distance_plot, NULL,
+                   "PNG of the attention-distance histograms at lengths L and K"),
+    QKV_FLAG_FIELD("--resume", T, resume, "continue the experiment whose finished models --json holds"),
     QKV_CHOICE_FIELD("--plot-metric", NULL, T, plot_metric, qkv_lengthgen_metric_names, QKV_LENGTHGEN_EXACT,
                      "what the plot shows"),
     QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 1,
                   QKV_THREADS_HELP "; these models are too small to gain from more than 1"),
     QKV_FLAG_FIELD("--quiet", T, quiet, "print only the tables"),
+    QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, command, "provenance: the command line, filled by the command"),
+    QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, date, "provenance: the start date, filled by the run (or its caller)"),
 };
 #undef T
 const int qkv_lengthgen_n_fields = (int)(sizeof qkv_lengthgen_fields / sizeof qkv_lengthgen_fields[0]);
@@ -217,8 +219,20 @@ static int parse_tasks(lengthgen *g) {
     return 0;
 }
 
-static size_t run_at(const lengthgen *g, int task, int scheme, int seed_index) {
+size_t qkv_lg_run_at(const lengthgen *g, int task, int scheme, int seed_index) {
     return ((size_t)task * g->n_schemes + scheme) * g->o->seeds + seed_index;
+}
+
+int qkv_lg_finished(const lengthgen *g) {
+    int n = 0;
+    for (int r = 0; r < g->n_runs; r++) n += g->done[r] != 0;
+    return n;
+}
+
+int qkv_lg_complete(const lengthgen *g, int task, int scheme) {
+    for (int k = 0; k < g->o->seeds; k++)
+        if (!g->done[qkv_lg_run_at(g, task, scheme, k)]) return 0;
+    return 1;
 }
 
 static void model_config(const lengthgen *g, int task, int scheme, int seed_index, qkv_seq_model_config *c) {
@@ -250,7 +264,7 @@ static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *e
     for (int n = 1; n <= o->test_max; n++) {
         qkv_seq_config at_n = trained;
         at_n.min_len = at_n.max_len = n;
-        qkv_seq_make_batch(&at_n, TEST_SEED ^ model->config.seed, 0, o->test_size, &batch);
+        qkv_seq_make_batch(&at_n, QKV_LG_TEST_SEED ^ model->config.seed, 0, o->test_size, &batch);
         model->config.data = at_n;   /* predict decodes up to config.data.max_len tokens */
         qkv_seq_model_predict(model, tape, &batch, pred);
         model->config.data = trained;
@@ -274,323 +288,45 @@ static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *e
     qkv_tape_free(tape);
 }
 
-static int train_one(const lengthgen *g, int task, int scheme, int seed_index) {
+/* Trains and tests one model into its record: 0; -1 with qkv_last_error(); or
+ * the signal that stopped its training (the record stays empty). */
+static int train_one(lengthgen *g, size_t run) {
     const qkv_lengthgen_options *o = g->o;
+    int task = (int)(run / ((size_t)g->n_schemes * o->seeds)), scheme = (int)(run / o->seeds % g->n_schemes);
     qkv_seq_model_config c;
-    model_config(g, g->tasks[task], scheme, seed_index, &c);
+    model_config(g, g->tasks[task], scheme, (int)(run % o->seeds), &c);
     qkv_seq_model model;
     qkv_seq_model_init(&model, &c);
-    qkv_trainer_config t = {.steps = o->steps, .log_every = 0, .quiet = 1, .clip = 1.0f, .seed = c.seed};
-    t.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = o->lr, .weight_decay = 0.01f};
-    t.schedule = (qkv_schedule){.kind = QKV_SCHED_COSINE, .warmup = o->warmup < o->steps ? o->warmup : 0,
-                                .total = o->steps};
+    qkv_trainer_config t = {.steps = o->steps, .log_every = 0, .quiet = 1, .clip = o->clip, .seed = c.seed};
+    t.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = o->lr, .weight_decay = o->weight_decay};
+    t.schedule = (qkv_schedule){.kind = (qkv_schedule_kind)o->schedule,
+                                .warmup = o->warmup < o->steps ? o->warmup : 0, .total = o->steps,
+                                .step_size = o->steps / 3 > 0 ? o->steps / 3 : 1, .gamma = 0.1f};
     qkv_train_result result;
     int rc = qkv_train(&t, &model.task, &result);
+    if (rc != 0 && result.interrupted) rc = result.interrupted;
     if (rc == 0) {
-        size_t at = run_at(g, task, scheme, seed_index);
-        g->train_seconds[at] = result.seconds;
-        g->train_loss[at] = result.final_loss;
-        evaluate_lengths(g, &model, g->exact + at * o->test_max, g->token + at * o->test_max);
-        if (!o->quiet) {
-            #pragma omp critical(lengthgen_output)
-            printf("  %-8s %-16s seed %d: %d steps in %.1f s, final train loss %.4f, exact match at L=%d: %.3f, "
-                   "at K=%d: %.3f\n",
-                   qkv_seq_task_name((qkv_seq_task)g->tasks[task]), g->schemes[scheme].name, (int)c.seed, o->steps,
-                   result.seconds, result.final_loss, o->train_max, g->exact[at * o->test_max + o->train_max - 1],
-                   o->test_max, g->exact[at * o->test_max + o->test_max - 1]);
-            fflush(stdout);
-        }
+        g->train_seconds[run] = result.seconds;
+        g->train_loss[run] = result.final_loss;
+        evaluate_lengths(g, &model, g->exact + run * o->test_max, g->token + run * o->test_max);
+        qkv_lg_measure_distance(g, &model, run);
+        g->done[run] = 1;
     }
     qkv_seq_model_free(&model);
     return rc;
 }
 
-/* Mean over seeds of metric (exact or token) for a task and scheme, at length index n. */
-static double seed_mean(const lengthgen *g, const double *metric, int task, int scheme, int n) {
+/* The progress line of a finished model. */
+static void report_model(const lengthgen *g, size_t run) {
     const qkv_lengthgen_options *o = g->o;
-    double s = 0;
-    for (int k = 0; k < o->seeds; k++) s += metric[run_at(g, task, scheme, k) * o->test_max + n];
-    return s / o->seeds;
-}
-
-/* Student's t quantile t_{0.975, df}: the 95% two-sided interval's factor. */
-static double t975(int df) {
-    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                               2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-    return df < 1 ? NAN : df <= 30 ? t[df] : 1.96;
-}
-
-/* A seed's exact match averaged over lengths [from, to) (0-based). */
-static double range_mean(const lengthgen *g, int task, int scheme, int seed_index, int from, int to) {
-    const double *e = g->exact + run_at(g, task, scheme, seed_index) * g->o->test_max;
-    double s = 0;
-    for (int n = from; n < to; n++) s += e[n];
-    return to > from ? s / (to - from) : NAN;
-}
-
-/* Over seeds: the mean of range_mean and the half-width of its 95% t-interval
- * (NAN for one seed). */
-static void range_summary(const lengthgen *g, int task, int scheme, int from, int to, double *mean, double *half) {
-    int k = g->o->seeds;
-    double s = 0, ss = 0;
-    for (int i = 0; i < k; i++) s += range_mean(g, task, scheme, i, from, to);
-    *mean = s / k;
-    for (int i = 0; i < k; i++) {
-        double d = range_mean(g, task, scheme, i, from, to) - *mean;
-        ss += d * d;
-    }
-    *half = k > 1 ? t975(k - 1) * sqrt(ss / (k - 1)) / sqrt((double)k) : NAN;
-}
-
-void qkv_lengthgen_mrr(const double *score, int n_tasks, int n_schemes, double *mrr) {
-    for (int s = 0; s < n_schemes; s++) mrr[s] = 0;
-    for (int t = 0; t < n_tasks; t++) {
-        const double *row = score + (size_t)t * n_schemes;
-        for (int s = 0; s < n_schemes; s++) {
-            int better = 0, same = 0;   /* rank = better + (1 + same) / 2: ties share their mean rank */
-            for (int r = 0; r < n_schemes; r++) {
-                better += row[r] > row[s];
-                same += row[r] == row[s];
-            }
-            mrr[s] += 1.0 / (better + (1.0 + same) / 2.0) / n_tasks;
-        }
-    }
-}
-
-static void print_table(const lengthgen *g, int task, const double *metric, const char *title) {
-    const qkv_lengthgen_options *o = g->o;
-    printf("\n%s: %s, mean over %d seed%s (* = trained length)\n%-7s", qkv_seq_task_name((qkv_seq_task)g->tasks[task]),
-           title, o->seeds, o->seeds > 1 ? "s" : "", "length");
-    for (int s = 0; s < g->n_schemes; s++) printf(" %*s", s < g->n_schemes ? 10 > (int)strlen(g->schemes[s].name) ? 10 : (int)strlen(g->schemes[s].name) : 10, g->schemes[s].name);
-    putchar('\n');
-    for (int n = 0; n < o->test_max; n++) {
-        printf("%5d%c ", n + 1, n < o->train_max ? '*' : ' ');
-        for (int s = 0; s < g->n_schemes; s++) {
-            int w = 10 > (int)strlen(g->schemes[s].name) ? 10 : (int)strlen(g->schemes[s].name);
-            printf(" %*.3f", w, seed_mean(g, metric, task, s, n));
-        }
-        putchar('\n');
-    }
-}
-
-/* Per task: each scheme's exact match over the extrapolation and trained lengths. */
-static void print_summary(const lengthgen *g, int task) {
-    const qkv_lengthgen_options *o = g->o;
-    printf("\n%s: exact match over the extrapolation lengths %d..%d and the trained lengths 1..%d\n"
-           "(per seed the mean over those lengths; then the mean over %d seed%s, 95%% t-interval)\n"
-           "%-16s %-22s %-22s %s\n",
-           qkv_seq_task_name((qkv_seq_task)g->tasks[task]), o->train_max + 1, o->test_max, o->train_max, o->seeds,
-           o->seeds > 1 ? "s" : "", "scheme", "extrapolation", "trained", "fits (>= 0.99 trained)");
-    for (int s = 0; s < g->n_schemes; s++) {
-        double em, eh, tm, th;
-        range_summary(g, task, s, o->train_max, o->test_max, &em, &eh);
-        range_summary(g, task, s, 0, o->train_max, &tm, &th);
-        char ext[32], tr[32];
-        snprintf(ext, sizeof ext, isnan(eh) ? "%.3f" : "%.3f +- %.3f", em, eh);
-        snprintf(tr, sizeof tr, isnan(th) ? "%.3f" : "%.3f +- %.3f", tm, th);
-        printf("%-16s %-22s %-22s %s\n", g->schemes[s].name, ext, tr, tm >= 0.99 ? "yes" : "NO");
-    }
-}
-
-/* The paper's five schemes and its MRR (Kazemnejad et al. 2023, over its tasks). */
-static const struct { qkv_pos_kind kind; const char *label; double paper; } paper_schemes[] = {
-    {QKV_POS_NONE, "NoPE", 0.69}, {QKV_POS_T5, "T5", 0.55}, {QKV_POS_ALIBI, "ALiBi", 0.50},
-    {QKV_POS_ROPE, "RoPE", 0.33}, {QKV_POS_SINUSOIDAL, "APE (sinusoidal)", 0.22},
-};
-#define N_PAPER ((int)(sizeof paper_schemes / sizeof paper_schemes[0]))
-
-/* The scheme index of kind without randomization, or -1. */
-static int plain_scheme(const lengthgen *g, qkv_pos_kind kind) {
-    for (int s = 0; s < g->n_schemes; s++)
-        if (g->schemes[s].kind == kind && !g->schemes[s].randomized) return s;
-    return -1;
-}
-
-/* MRR over tasks among the paper's schemes (all present, else not printed) and
- * among all of the run's schemes. mrr_paper [N_PAPER] and mrr_all [n_schemes]
- * are filled; returns whether the paper's ranking could be computed. */
-static int compute_mrr(const lengthgen *g, double *mrr_paper, double *mrr_all) {
-    const qkv_lengthgen_options *o = g->o;
-    double score_all[QKV_LENGTHGEN_MAX_TASKS * QKV_LENGTHGEN_MAX_SCHEMES] = {0}, score_paper[QKV_LENGTHGEN_MAX_TASKS * N_PAPER] = {0};
-    int have_paper = 1, at[N_PAPER];
-    for (int p = 0; p < N_PAPER; p++) have_paper &= (at[p] = plain_scheme(g, paper_schemes[p].kind)) >= 0;
-    for (int t = 0; t < g->n_tasks; t++) {
-        for (int s = 0; s < g->n_schemes; s++) {
-            double half;
-            range_summary(g, t, s, o->train_max, o->test_max, &score_all[t * g->n_schemes + s], &half);
-        }
-        for (int p = 0; have_paper && p < N_PAPER; p++) score_paper[t * N_PAPER + p] = score_all[t * g->n_schemes + at[p]];
-    }
-    qkv_lengthgen_mrr(score_all, g->n_tasks, g->n_schemes, mrr_all);
-    if (have_paper) qkv_lengthgen_mrr(score_paper, g->n_tasks, N_PAPER, mrr_paper);
-    return have_paper;
-}
-
-static void print_mrr(const lengthgen *g) {
-    const qkv_lengthgen_options *o = g->o;
-    double mrr_paper[N_PAPER], mrr_all[QKV_LENGTHGEN_MAX_SCHEMES];
-    int have_paper = compute_mrr(g, mrr_paper, mrr_all);
-    printf("\nmean reciprocal rank over %d task%s (rank by mean exact match over lengths %d..%d; ties share ranks)\n",
-           g->n_tasks, g->n_tasks > 1 ? "s" : "", o->train_max + 1, o->test_max);
-    if (have_paper) {
-        printf("%-18s %8s %8s\n", "the paper's five", "here", "paper");
-        for (int p = 0; p < N_PAPER; p++)
-            printf("%-18s %8.3f %8.2f\n", paper_schemes[p].label, mrr_paper[p], paper_schemes[p].paper);
-    } else {
-        printf("(the paper's comparison needs none, t5, alibi, rope and sinusoidal in --pos)\n");
-    }
-    printf("%-18s %8s\n", "all schemes", "here");
-    for (int s = 0; s < g->n_schemes; s++) printf("%-18s %8.3f\n", g->schemes[s].name, mrr_all[s]);
-}
-
-static int write_csv(const lengthgen *g) {
-    const qkv_lengthgen_options *o = g->o;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    QKV_CHECK(f, "experiment lengthgen: out of memory");
-    fputs("task,pos,seed,length,trained,exact_match,token_acc\n", f);
-    for (int t = 0; t < g->n_tasks; t++)
-        for (int s = 0; s < g->n_schemes; s++)
-            for (int k = 0; k < o->seeds; k++)
-                for (int n = 0; n < o->test_max; n++) {
-                    size_t at = run_at(g, t, s, k) * o->test_max + n;
-                    fprintf(f, "%s,%s,%d,%d,%d,%.6g,%.6g\n", qkv_seq_task_name((qkv_seq_task)g->tasks[t]),
-                            g->schemes[s].name, o->seed + k, n + 1, n < o->train_max, g->exact[at], g->token[at]);
-                }
-    fclose(f);
-    int rc = qkv_write_file_atomic(o->csv, text, len);
-    free(text);
-    return rc;
-}
-
-static void json_curve(qkv_json_out *out, const char *key, const double *values, int n) {
-    char number[48];
-    qkv_json_out_string(out, key);
-    qkv_json_out_text(out, ": [");
-    for (int i = 0; i < n; i++) {
-        snprintf(number, sizeof number, i ? ", %.6g" : "%.6g", values[i]);
-        qkv_json_out_text(out, number);
-    }
-    qkv_json_out_text(out, "]");
-}
-
-/* A number for JSON: null when not finite (one seed has no interval). */
-static void json_number(qkv_json_out *out, const char *key, double v) {
-    char text[64];
-    qkv_json_out_text(out, ", ");
-    qkv_json_out_string(out, key);
-    snprintf(text, sizeof text, isfinite(v) ? ": %.6g" : ": null", v);
-    qkv_json_out_text(out, text);
-}
-
-static int write_json(const lengthgen *g) {
-    const qkv_lengthgen_options *o = g->o;
-    qkv_json_out out = {0};
-    char text[640];
-    qkv_json_out_text(&out, "{\"experiment\": \"lengthgen\", \"arch\": \"decoder\", \"decoding\": \"greedy\"");
-    qkv_fields_json(qkv_lengthgen_fields, qkv_lengthgen_n_fields, o, 0, &out);
-    snprintf(text, sizeof text, ", \"learned_table_rows\": %d, \"randomize_max\": %d,\n\"tasks\": [",
-             2 * o->test_max + 1, g->randomize);
-    qkv_json_out_text(&out, text);
-    double *mean = malloc((size_t)o->test_max * sizeof(double));
-    QKV_CHECK(mean, "experiment lengthgen: out of memory");
-    for (int t = 0; t < g->n_tasks; t++) {
-        qkv_json_out_text(&out, t ? ",\n {\"task\": " : "\n {\"task\": ");
-        qkv_json_out_string(&out, qkv_seq_task_name((qkv_seq_task)g->tasks[t]));
-        qkv_json_out_text(&out, ", \"schemes\": [");
-        for (int s = 0; s < g->n_schemes; s++) {
-            qkv_json_out_text(&out, s ? ",\n  {\"pos\": " : "\n  {\"pos\": ");
-            qkv_json_out_string(&out, g->schemes[s].name);
-            double em, eh, tm, th;
-            range_summary(g, t, s, o->train_max, o->test_max, &em, &eh);
-            range_summary(g, t, s, 0, o->train_max, &tm, &th);
-            json_number(&out, "extrapolation_exact", em);
-            json_number(&out, "extrapolation_exact_ci95", eh);
-            json_number(&out, "trained_exact", tm);
-            json_number(&out, "trained_exact_ci95", th);
-            const double *metrics[2] = {g->exact, g->token};
-            const char *keys[2] = {"exact_match", "token_acc"};
-            for (int m = 0; m < 2; m++) {
-                for (int n = 0; n < o->test_max; n++) mean[n] = seed_mean(g, metrics[m], t, s, n);
-                qkv_json_out_text(&out, ", ");
-                json_curve(&out, keys[m], mean, o->test_max);
-            }
-            qkv_json_out_text(&out, ", \"runs\": [");
-            for (int k = 0; k < o->seeds; k++) {
-                size_t at = run_at(g, t, s, k);
-                snprintf(text, sizeof text, "%s{\"seed\": %d, \"train_seconds\": %.3f, \"final_train_loss\": %.6g, ",
-                         k ? ", " : "", o->seed + k, g->train_seconds[at], g->train_loss[at]);
-                qkv_json_out_text(&out, text);
-                json_curve(&out, "exact_match", g->exact + at * o->test_max, o->test_max);
-                qkv_json_out_text(&out, ", ");
-                json_curve(&out, "token_acc", g->token + at * o->test_max, o->test_max);
-                qkv_json_out_text(&out, "}");
-            }
-            qkv_json_out_text(&out, "]}");
-        }
-        qkv_json_out_text(&out, "]}");
-    }
-    double mrr_paper[N_PAPER], mrr_all[QKV_LENGTHGEN_MAX_SCHEMES];
-    int have_paper = compute_mrr(g, mrr_paper, mrr_all);
-    qkv_json_out_text(&out, "],\n\"mrr\": {");
-    for (int s = 0; s < g->n_schemes; s++) {
-        snprintf(text, sizeof text, "%s\"%s\": %.6g", s ? ", " : "", g->schemes[s].name, mrr_all[s]);
-        qkv_json_out_text(&out, text);
-    }
-    qkv_json_out_text(&out, "},\n\"mrr_paper_schemes\": ");
-    if (!have_paper) qkv_json_out_text(&out, "null");
-    for (int p = 0; have_paper && p < N_PAPER; p++) {
-        snprintf(text, sizeof text, "%s\"%s\": {\"here\": %.6g, \"paper\": %.2f}", p ? ", " : "{",
-                 qkv_pos_kind_name(paper_schemes[p].kind), mrr_paper[p], paper_schemes[p].paper);
-        qkv_json_out_text(&out, text);
-    }
-    qkv_json_out_text(&out, have_paper ? "}}\n" : "}\n");
-    free(mean);
-    int rc = out.failed ? (qkv_set_error("%s: out of memory", o->json), -1) : qkv_write_file_atomic(o->json, out.data, out.len);
-    qkv_json_out_free(&out);
-    return rc;
-}
-
-#define PANEL_W 800
-#define PANEL_H 500
-
-/* One panel per task, side by side. */
-static int write_plot(const lengthgen *g) {
-    const qkv_lengthgen_options *o = g->o;
-    int k = o->test_max;
-    double *x = malloc((size_t)k * sizeof(double)), *y = malloc((size_t)g->n_schemes * k * sizeof(double));
-    QKV_CHECK(x && y, "experiment lengthgen: out of memory");
-    qkv_plot_series series[QKV_LENGTHGEN_MAX_SCHEMES];
-    const double *metric = o->plot_metric == QKV_LENGTHGEN_EXACT ? g->exact : g->token;
-    const char *y_label =
-        o->plot_metric == QKV_LENGTHGEN_EXACT ? "exact-match accuracy (greedy)" : "token accuracy (greedy)";
-    for (int n = 0; n < k; n++) x[n] = n + 1;
-    qkv_canvas canvas;
-    if (qkv_canvas_init(&canvas, PANEL_W * g->n_tasks, PANEL_H, (qkv_rgb){255, 255, 255}) != 0) {
-        free(x);
-        free(y);
-        return -1;
-    }
-    int rc = 0;
-    for (int t = 0; t < g->n_tasks && rc == 0; t++) {
-        for (int s = 0; s < g->n_schemes; s++) {
-            for (int n = 0; n < k; n++) y[(size_t)s * k + n] = seed_mean(g, metric, t, s, n);
-            series[s] = (qkv_plot_series){g->schemes[s].name, x, y + (size_t)s * k, k};
-        }
-        char title[128];
-        snprintf(title, sizeof title, "%s: trained on 1..%d (shaded), %d seed%s",
-                 qkv_seq_task_name((qkv_seq_task)g->tasks[t]), o->train_max, o->seeds, o->seeds > 1 ? "s" : "");
-        qkv_plot_options options = {.title = title, .x_label = "sequence length", .y_label = y_label,
-                                    .shade_x0 = 1.0, .shade_x1 = (double)o->train_max};
-        rc = qkv_plot_lines_draw(&canvas, PANEL_W * t, 0, PANEL_W, PANEL_H, series, g->n_schemes, &options);
-    }
-    if (rc == 0) rc = qkv_canvas_write_png(&canvas, o->plot);
-    qkv_canvas_free(&canvas);
-    free(x);
-    free(y);
-    return rc;
+    int task = (int)(run / ((size_t)g->n_schemes * o->seeds)), scheme = (int)(run / o->seeds % g->n_schemes);
+    const double *exact = g->exact + run * o->test_max;
+    printf("  %-8s %-16s seed %d: %d steps in %.1f s, final train loss %.4f, exact match at L=%d: %.3f, "
+           "at K=%d: %.3f\n",
+           qkv_seq_task_name((qkv_seq_task)g->tasks[task]), g->schemes[scheme].name, o->seed + (int)(run % o->seeds),
+           o->steps, g->train_seconds[run], g->train_loss[run], o->train_max, exact[o->train_max - 1], o->test_max,
+           exact[o->test_max - 1]);
+    fflush(stdout);
 }
 
 static int count_names(const char *const *names) {
@@ -625,9 +361,17 @@ static int check(lengthgen *g) {
         model_config(g, g->tasks[0], s, 0, &c);
         if (qkv_seq_model_check(&c) != 0) return -1;
     }
-    const char *outputs[3] = {o->csv, o->json, o->plot};
+    if (!(o->weight_decay >= 0 && isfinite(o->weight_decay)) || !(o->clip >= 0 && isfinite(o->clip)))
+        return qkv_set_error("--weight-decay %g / --clip %g: expected finite values >= 0", o->weight_decay, o->clip),
+               -1;
+    if (o->schedule < 0 || o->schedule >= count_names(qkv_schedule_kind_names))
+        return qkv_set_error("--schedule %d: not a schedule", o->schedule), -1;
+    if (o->resume && !o->json)
+        return qkv_set_error("--resume: needs --json, the file that holds the finished models"), -1;
+    const char *outputs[4] = {o->csv, o->json, o->plot, o->distance_plot};
     if (o->plot && qkv_check_png_path(o->plot) != 0) return -1;
-    return qkv_exp_check_outputs(outputs, 3);
+    if (o->distance_plot && qkv_check_png_path(o->distance_plot) != 0) return -1;
+    return qkv_exp_check_outputs(outputs, 4);
 }
 
 int qkv_lengthgen_check(const qkv_lengthgen_options *o) {
@@ -635,56 +379,185 @@ int qkv_lengthgen_check(const qkv_lengthgen_options *o) {
     return check(&g);
 }
 
+static void alloc_records(lengthgen *g) {
+    const qkv_lengthgen_options *o = g->o;
+    size_t runs = (size_t)g->n_tasks * g->n_schemes * o->seeds;
+    g->n_runs = (int)runs;
+    g->bins = 2 * o->test_max + 1;
+    g->exact = calloc(runs * o->test_max, sizeof(double));
+    g->token = calloc(runs * o->test_max, sizeof(double));
+    g->train_seconds = calloc(runs, sizeof(double));
+    g->train_loss = calloc(runs, sizeof(double));
+    g->distance = calloc(runs * QKV_LG_DISTANCE_AT * g->bins, sizeof(double));
+    g->distance_mean = calloc(runs * QKV_LG_DISTANCE_AT, sizeof(double));
+    g->done = calloc(runs, sizeof(double));
+    QKV_CHECK(g->exact && g->token && g->train_seconds && g->train_loss && g->distance && g->distance_mean && g->done,
+              "experiment lengthgen: out of memory");
+}
+
+static void free_records(lengthgen *g) {
+    free(g->exact);
+    free(g->token);
+    free(g->train_seconds);
+    free(g->train_loss);
+    free(g->distance);
+    free(g->distance_mean);
+    free(g->done);
+    free(g->command);
+}
+
+/* The provenance of a new experiment: this qkv, this ISA path, the command, now. */
+static void set_provenance(lengthgen *g) {
+    const qkv_lengthgen_options *o = g->o;
+    snprintf(g->version, sizeof g->version, "%s", QKV_VERSION);
+    snprintf(g->isa, sizeof g->isa, "%s", qkv_isa_name());
+    g->command = strdup(o->command ? o->command : "(C API)");
+    QKV_CHECK(g->command, "experiment lengthgen: out of memory");
+    if (o->date) {
+        snprintf(g->date, sizeof g->date, "%s", o->date);
+    } else {
+        time_t now = time(NULL);
+        strftime(g->date, sizeof g->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    }
+}
+
+/* Every rank gets run's record (from the one rank that holds it; the others hold zeros). */
+static void exchange_record(lengthgen *g, size_t run) {
+    int k = g->o->test_max, d = QKV_LG_DISTANCE_AT;
+    qkv_dist_sum_doubles(g->exact + run * k, k);
+    qkv_dist_sum_doubles(g->token + run * k, k);
+    qkv_dist_sum_doubles(g->train_seconds + run, 1);
+    qkv_dist_sum_doubles(g->train_loss + run, 1);
+    qkv_dist_sum_doubles(g->distance + run * d * g->bins, d * g->bins);
+    qkv_dist_sum_doubles(g->distance_mean + run * d, d);
+    qkv_dist_sum_doubles(g->done + run, 1);
+}
+
+/* Rank 0 rewrites csv and json with every finished model; an error on rank 0 is every rank's. */
+static int save_progress(const lengthgen *g) {
+    const qkv_lengthgen_options *o = g->o;
+    int rc = 0;
+    if (qkv_dist_rank() == 0) rc = (o->csv && qkv_lg_write_csv(g) != 0) || (o->json && qkv_lg_write_json(g) != 0);
+    char message[512];
+    snprintf(message, sizeof message, "%s", qkv_last_error());
+    if (qkv_dist_any(rc)) {
+        qkv_set_error("%s", qkv_dist_rank() == 0 ? message : "rank 0 could not write the results");
+        return -1;
+    }
+    return 0;
+}
+
+/* Test hook: QKV_TEST_LENGTHGEN_INTERRUPT=n raises SIGINT (through the handler of
+ * train/interrupt.h) once this process has finished n models, as a Ctrl-C
+ * between two models would: tests interrupt at a known point, not on a timer. */
+static void maybe_interrupt_for_test(int finished_here) {
+    const char *at = getenv("QKV_TEST_LENGTHGEN_INTERRUPT");
+    if (!at || finished_here < atoi(at) || qkv_interrupt_signal()) return;
+    qkv_interrupt_install();
+    raise(SIGINT);
+}
+
+/* Trains the models g does not hold yet, in rounds of ranks x jobs. 0, -1 with
+ * qkv_last_error(), or a signal's number. */
+static int train_missing(lengthgen *g) {
+    const qkv_lengthgen_options *o = g->o;
+    int rank = qkv_dist_rank(), ranks = qkv_dist_size(), jobs = o->jobs > 1 ? o->jobs : 1, per_round = ranks * jobs;
+    int *todo = malloc((size_t)g->n_runs * sizeof(int)), n_todo = 0, finished_here = 0, stop = 0;
+    QKV_CHECK(todo, "experiment lengthgen: out of memory");
+    for (int r = 0; r < g->n_runs; r++)
+        if (!g->done[r]) todo[n_todo++] = r;
+    char failure[512] = "";
+    for (int first = 0; first < n_todo && !stop; first += per_round) {
+        int failed = 0, signal = 0;
+        qkv_dist_solo(1);
+        #pragma omp parallel for schedule(static, 1) num_threads(jobs) if (jobs > 1) reduction(max : signal)
+        for (int j = 0; j < jobs; j++) {
+            int slot = first + rank * jobs + j;
+            if (slot >= n_todo) continue;
+            if (jobs > 1) qkv_set_threads(1); /* this worker's own setting */
+            int rc = train_one(g, (size_t)todo[slot]);
+            if (rc > 0) signal = rc;
+            if (rc < 0) {
+                #pragma omp critical(lengthgen_failure)
+                if (!failure[0]) snprintf(failure, sizeof failure, "%s", qkv_last_error()); /* thread-local */
+                #pragma omp atomic write
+                failed = 1;
+            }
+        }
+        qkv_dist_solo(0);
+        for (int slot = first; slot < first + per_round && slot < n_todo; slot++) {
+            exchange_record(g, (size_t)todo[slot]);
+            if (g->done[todo[slot]] && !o->quiet) report_model(g, (size_t)todo[slot]);
+            if (g->done[todo[slot]] && slot / jobs % ranks == rank) finished_here++;
+        }
+        if (qkv_dist_any(failed)) {
+            qkv_set_error("%s", failed ? failure : "another rank failed");
+            stop = -1;
+        } else if (save_progress(g) != 0) {
+            stop = -1;
+        } else {
+            maybe_interrupt_for_test(finished_here);
+            if (!signal) signal = qkv_interrupt_signal();
+            if (qkv_dist_any(signal)) stop = signal ? signal : SIGTERM; /* another rank's */
+        }
+    }
+    free(todo);
+    return stop;
+}
+
+/* The message of a run stopped by sig, with where its finished models are. */
+static void interrupted_message(const lengthgen *g, int sig) {
+    const qkv_lengthgen_options *o = g->o;
+    if (o->json)
+        qkv_set_error("stopped by %s after %d of %d models; %s holds them: continue with the same command and "
+                      "--resume", qkv_signal_name(sig), qkv_lg_finished(g), g->n_runs, o->json);
+    else
+        qkv_set_error("stopped by %s after %d of %d models; %s (no --json: nothing to resume from)",
+                      qkv_signal_name(sig), qkv_lg_finished(g), g->n_runs,
+                      o->csv ? "the csv holds them" : "nothing was written");
+}
+
 int qkv_lengthgen_run(const qkv_lengthgen_options *o) {
     lengthgen g = {.o = o};
     if (check(&g) != 0) return -1;
-    size_t runs = (size_t)g.n_tasks * g.n_schemes * o->seeds;
-    g.exact = calloc(runs * o->test_max, sizeof(double));
-    g.token = calloc(runs * o->test_max, sizeof(double));
-    g.train_seconds = calloc(runs, sizeof(double));
-    g.train_loss = calloc(runs, sizeof(double));
-    QKV_CHECK(g.exact && g.token && g.train_seconds && g.train_loss, "experiment lengthgen: out of memory");
-    int threads = qkv_threads();
-    if (!o->quiet)
+    alloc_records(&g);
+    int rc = 0;
+    if (!o->resume) set_provenance(&g);
+    else if (qkv_dist_rank() == 0 && qkv_lg_resume(&g) != 0) rc = -1;
+    if (qkv_dist_size() > 1 && qkv_dist_any(rc) && rc == 0) {
+        qkv_set_error("--resume: rank 0 could not read %s", o->json);
+        rc = -1;
+    }
+    if (rc == 0 && qkv_dist_size() > 1) {
+        if (o->resume && qkv_dist_rank() != 0) set_provenance(&g); /* only rank 0 writes it */
+        for (int r = 0; r < g.n_runs; r++) exchange_record(&g, (size_t)r); /* rank 0's finished models */
+    }
+    if (rc == 0 && !o->quiet)
         printf("lengthgen: %s, decoder-only, %d layers x %d heads, dim %d; train on lengths 1..%d for %d steps "
-               "(batch %d, AdamW lr %g); test greedy at 1..%d, %d sequences each; randomized positions from "
-               "[0, %d); %d thread%s, %d model%s at once\n",
+               "(batch %d, AdamW lr %g, weight decay %g, clip %g, %s schedule); test greedy at 1..%d, %d sequences "
+               "each; randomized positions from [0, %d); %d thread%s, %d model%s at once%s; %d of %d models "
+               "already done\n",
                o->tasks ? o->tasks : qkv_seq_task_name((qkv_seq_task)o->task), o->layers, o->heads, o->dim,
-               o->train_max, o->steps, o->batch, o->lr, o->test_max, o->test_size, g.randomize, threads,
-               threads == 1 ? "" : "s", o->jobs > 1 ? o->jobs : 1, o->jobs > 1 ? "s" : "");
-    /* jobs > 1: that many models at once, each on one thread. Every model's run is
-     * the same as alone; only the order of the progress lines changes. */
-    int rc = 0, jobs = o->jobs > 1 ? o->jobs : 1, n_runs = (int)runs;
-    char failure[512] = "";
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(jobs) if (jobs > 1)
-    for (int r = 0; r < n_runs; r++) {
-        int failed;
-        #pragma omp atomic read
-        failed = rc;
-        if (failed) continue;
-        if (jobs > 1) qkv_set_threads(1);   /* this worker's own setting */
-        int t = r / (g.n_schemes * o->seeds), s = r / o->seeds % g.n_schemes, k = r % o->seeds;
-        if (train_one(&g, t, s, k) != 0) {
-            #pragma omp critical(lengthgen_failure)
-            if (!failure[0]) snprintf(failure, sizeof failure, "%s", qkv_last_error());  /* thread-local */
-            #pragma omp atomic write
+               o->train_max, o->steps, o->batch, o->lr, o->weight_decay, o->clip, qkv_schedule_kind_names[o->schedule],
+               o->test_max, o->test_size, g.randomize, qkv_threads(), qkv_threads() == 1 ? "" : "s",
+               o->jobs > 1 ? o->jobs : 1, o->jobs > 1 ? "s" : "",
+               qkv_dist_size() > 1 ? " per rank" : "", qkv_lg_finished(&g), g.n_runs);
+    if (rc == 0) rc = train_missing(&g);
+    if (rc > 0) {
+        if (qkv_dist_rank() == 0 && o->plot && qkv_lg_write_plot(&g) != 0) rc = -1;
+        else interrupted_message(&g, rc);
+    } else if (rc == 0) {
+        if (qkv_dist_rank() == 0) {
+            qkv_lg_print_results(&g);
+            if ((o->csv && qkv_lg_write_csv(&g) != 0) || (o->json && qkv_lg_write_json(&g) != 0) ||
+                (o->plot && qkv_lg_write_plot(&g) != 0) || (o->distance_plot && qkv_lg_write_distance_plot(&g) != 0))
+                rc = -1;
+        }
+        if (qkv_dist_size() > 1 && qkv_dist_any(rc)) {
+            if (rc == 0) qkv_set_error("rank 0 could not write the results");
             rc = -1;
         }
     }
-    if (rc != 0) qkv_set_error("%s", failure);
-    if (rc == 0) {
-        for (int t = 0; t < g.n_tasks; t++) {
-            print_table(&g, t, g.exact, "exact-match accuracy (greedy decoding)");
-            print_table(&g, t, g.token, "token accuracy (greedy decoding)");
-            print_summary(&g, t);
-        }
-        print_mrr(&g);
-        if ((o->csv && write_csv(&g) != 0) || (o->json && write_json(&g) != 0) || (o->plot && write_plot(&g) != 0))
-            rc = -1;
-    }
-    free(g.exact);
-    free(g.token);
-    free(g.train_seconds);
-    free(g.train_loss);
+    free_records(&g);
     return rc;
 }

@@ -88,8 +88,8 @@ static void tick_label(const axis *a, double t, char *buf, size_t len) {
 }
 
 /* Data range over the valid points; 0 if there is none. */
-static int data_range(const qkv_plot_series *series, int n_series, int log_y, double *x0, double *x1,
-                      double *y0, double *y1) {
+static int data_range(const qkv_plot_series *series, const qkv_plot_band *bands, int n_series, int log_y,
+                      double *x0, double *x1, double *y0, double *y1) {
     int any = 0;
     for (int s = 0; s < n_series; s++)
         for (int i = 0; i < series[s].n; i++) {
@@ -99,6 +99,11 @@ static int data_range(const qkv_plot_series *series, int n_series, int log_y, do
             if (!any) { *x0 = *x1 = x; *y0 = *y1 = y; any = 1; continue; }
             *x0 = fmin(*x0, x); *x1 = fmax(*x1, x);
             *y0 = fmin(*y0, y); *y1 = fmax(*y1, y);
+            for (int b = 0; bands && bands[s].lo && bands[s].hi && b < 2; b++) {
+                double v = b ? bands[s].hi[i] : bands[s].lo[i];
+                if (!point_ok(v, log_y)) continue;
+                *y0 = fmin(*y0, to_axis(v, log_y)); *y1 = fmax(*y1, to_axis(v, log_y));
+            }
         }
     return any;
 }
@@ -171,6 +176,29 @@ static void draw_legend(qkv_canvas *c, const qkv_plot_series *series, int n_seri
     }
 }
 
+/* The band y_lo..y_hi of a series: each pixel column between two valid points
+ * filled from the interpolated low to the interpolated high, translucent. */
+static void draw_band(qkv_canvas *c, const qkv_plot_series *s, const qkv_plot_band *band, qkv_rgb color, int log_y, const axis *ax,
+                      const axis *ay, int left, int right, int top, int bottom) {
+    (void)top;
+    for (int i = 0; i + 1 < s->n; i++) {
+        const double xs[2] = {s->x[i], s->x[i + 1]}, lo[2] = {band->lo[i], band->lo[i + 1]},
+                     hi[2] = {band->hi[i], band->hi[i + 1]};
+        int ok = 1;
+        for (int e = 0; e < 2; e++) ok &= point_ok(xs[e], 0) && point_ok(lo[e], log_y) && point_ok(hi[e], log_y);
+        if (!ok) continue;
+        int p0 = to_pixel(ax, xs[0], left, right), p1 = to_pixel(ax, xs[1], left, right);
+        for (int px = p0; px <= p1 && p1 > p0; px++) {
+            double f = (double)(px - p0) / (p1 - p0);
+            double l = to_axis(lo[0], log_y) + f * (to_axis(lo[1], log_y) - to_axis(lo[0], log_y));
+            double h = to_axis(hi[0], log_y) + f * (to_axis(hi[1], log_y) - to_axis(hi[0], log_y));
+            int y_hi = to_pixel(ay, h, bottom, top), y_lo = to_pixel(ay, l, bottom, top);
+            if (px == p1 && i + 2 < s->n) continue; /* the next pair starts here */
+            qkv_canvas_blend_rect(c, px, y_hi, 1, y_lo - y_hi + 1, color, 0.22);
+        }
+    }
+}
+
 static void draw_series(qkv_canvas *c, const qkv_plot_series *s, qkv_rgb color, int log_y, const axis *ax,
                         const axis *ay, int left, int right, int top, int bottom) {
     int have_prev = 0, prev_x = 0, prev_y = 0;
@@ -202,7 +230,7 @@ int qkv_plot_lines_draw(qkv_canvas *c, int x, int y, int w, int h, const qkv_plo
     }
     axis ax = {0}, ay = {0};
     double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-    int any = data_range(series, n_series, o->log_y, &x0, &x1, &y0, &y1);
+    int any = data_range(series, o->bands, n_series, o->log_y, &x0, &x1, &y0, &y1);
     if (!any && o->shade_x1 > o->shade_x0 && isfinite(o->shade_x0) && isfinite(o->shade_x1)) {
         x0 = o->shade_x0;
         x1 = o->shade_x1;
@@ -213,6 +241,14 @@ int qkv_plot_lines_draw(qkv_canvas *c, int x, int y, int w, int h, const qkv_plo
     }
     ay.log = o->log_y;
     linear_axis(&ax, x0, x1);
+    if (o->x_exact && o->x_max > o->x_min && isfinite(o->x_min) && isfinite(o->x_max)) {
+        ax.lo = o->x_min; /* the ticks of the widened axis that lie inside */
+        ax.hi = o->x_max;
+        int n = 0;
+        for (int i = 0; i < ax.n_ticks; i++)
+            if (ax.tick[i] >= ax.lo - ax.step * 1e-9 && ax.tick[i] <= ax.hi + ax.step * 1e-9) ax.tick[n++] = ax.tick[i];
+        ax.n_ticks = n;
+    }
     if (o->log_y) log_axis(&ay, any ? y0 : 0, any ? y1 : 1);
     else linear_axis(&ay, y0, y1);
 
@@ -264,6 +300,9 @@ int qkv_plot_lines_draw(qkv_canvas *c, int x, int y, int w, int h, const qkv_plo
         qkv_canvas_text_up(c, x + 8, (top + bottom + qkv_text_width(o->y_label, 1)) / 2, o->y_label, TEXT, 1);
 
     qkv_canvas_clip(c, left + 1, top, right - left, bottom - top);
+    for (int s = 0; s < n_series; s++)
+        if (o->bands && o->bands[s].lo && o->bands[s].hi)
+            draw_band(c, &series[s], &o->bands[s], qkv_palette(s), o->log_y, &ax, &ay, left, right, top, bottom);
     for (int s = 0; s < n_series; s++)
         draw_series(c, &series[s], qkv_palette(s), o->log_y, &ax, &ay, left, right, top, bottom);
     qkv_canvas_clip(c, x, y, w, h);

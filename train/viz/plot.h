@@ -6,7 +6,8 @@
  * dot, and every point gets a small marker when a series has at most 40. Empty
  * series are fine (they still get a legend entry); with no valid point at all the
  * axes span [0, 1]. Axis ranges are the data's, widened to round tick values.
- * Series i is drawn in qkv_palette(i); series with a NULL or empty label are left
+ * A series' band (options->bands) counts in the y range and is filled at each x
+ * between its points' pixels. Series i is drawn in qkv_palette(i); series with a NULL or empty label are left
  * out of the legend.
  *
  * qkv_plot_lines_png returns 0, or -1 with qkv_last_error() (one line: a bad path,
@@ -20,6 +21,9 @@
 #include "train/viz/canvas.h"
 
 typedef struct qkv_plot_series { const char *label; const double *x; const double *y; int n; } qkv_plot_series;
+/* A band around series i: lo and hi (both or neither, n values each: e.g. the
+ * min and max over seeds), drawn under the line in its color, translucent. */
+typedef struct qkv_plot_band { const double *lo, *hi; } qkv_plot_band;
 typedef struct qkv_plot_options {
     const char *title, *x_label, *y_label;
     double shade_x0, shade_x1;   /* shaded x-range when shade_x1 > shade_x0 (e.g. the training lengths) */
@@ -27,6 +31,9 @@ typedef struct qkv_plot_options {
     int width, height;           /* 0: defaults (e.g. 640x400) */
     double x_min, x_max;         /* when x_max > x_min, the x axis spans at least [x_min, x_max]
                                   * (panels side by side share their steps) */
+    int x_exact;                 /* with x_max > x_min: the x axis is exactly [x_min, x_max]
+                                  * (not widened to round ticks; the data must lie inside) */
+    const qkv_plot_band *bands;  /* NULL, or one per series (lo = NULL: none) */
 } qkv_plot_options;
 
 #define QKV_PLOT_DEFAULT_WIDTH 640
