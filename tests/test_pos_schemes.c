@@ -4,8 +4,12 @@
  * causal), the T5 bias read from its table with its gradient; randomized
  * positions (draws sorted, distinct, in range, reproducible; a causal stack fed a
  * sample decodes incrementally exactly as its full pass; a sequence model with
- * --pos-randomize is bitwise reproducible, checkpoints M, refuses a bad M); the
- * mean reciprocal rank of the lengthgen experiment. */
+ * --pos-randomize is bitwise reproducible, checkpoints M, refuses a bad M; per-row
+ * samples: each row reads its own, decoding equals the full pass, a model's rows
+ * draw sorted, distinct, reproducible and different samples); fire's bias and
+ * gradients and p-rope's rotation against torch (ref/fire_*.npy, ref/prope_*.npy
+ * from make_pos_reference.py); the mean reciprocal rank of the lengthgen
+ * experiment. */
 #include "tests/test_util.h"
 
 #include <stdlib.h>
@@ -211,6 +215,105 @@ START_TEST(randomized_model_is_reproducible_and_described) {
 }
 END_TEST
 
+/* Rows [0, B) of a causal stack's output: the full pass, then prompt + one-by-one
+ * decoding through KV caches; the two must agree (1e-5). */
+static void check_decoding_matches(qkv_tape *tape, qkv_encoder *enc, qkv_tensor *x, const qkv_tensor *full) {
+    int b = x->shape[0], t_len = x->shape[1], d = x->shape[2], prompt = 3;
+    qkv_kv_cache caches[2];
+    qkv_stack_caches_init(caches, 2, &enc->blocks[0].attn, b, t_len);
+    qkv_tensor *first = qkv_encoder_decode(tape, enc, qkv_slice(tape, x, 1, 0, prompt), caches);
+    for (int r = 0; r < b; r++)
+        for (int t = 0; t < prompt; t++)
+            for (int c = 0; c < d; c++)
+                ck_assert_close(first->data[((size_t)r * prompt + t) * d + c],
+                                full->data[((size_t)r * t_len + t) * d + c], 1e-5);
+    for (int t = prompt; t < t_len; t++) {
+        qkv_tensor *y = qkv_encoder_decode(tape, enc, qkv_slice(tape, x, 1, t, t + 1), caches);
+        for (int r = 0; r < b; r++)
+            for (int c = 0; c < d; c++)
+                ck_assert_close(y->data[(size_t)r * d + c], full->data[((size_t)r * t_len + t) * d + c], 1e-5);
+    }
+    qkv_stack_caches_free(caches, 2);
+}
+
+/* Per-row samples (one draw per sequence): every row of a batched causal pass
+ * equals that row run alone with its own sample, the rows' draws differ, and
+ * cached decoding equals the full pass; fire and p-rope (no sample) decode like
+ * their full pass too. */
+START_TEST(per_row_samples_read_their_own_row_and_decode_like_the_full_pass) {
+    static const qkv_pos_kind kinds[] = {QKV_POS_LEARNED, QKV_POS_SINUSOIDAL, QKV_POS_ROPE, QKV_POS_PROPE,
+                                         QKV_POS_FIRE};
+    enum { B = 3, T = 6, D = 8, M = 50 };
+    for (int k = 0; k < 5; k++) {
+        int randomized = qkv_pos_randomizable(kinds[k]);
+        qkv_params params = {0};
+        qkv_rng rng = qkv_rng_make(21);
+        qkv_stack_config cfg = {.block = {.d_model = D, .n_heads = 2, .d_ff = 16, .activation = QKV_ACT_GELU},
+                                .n_layers = 2, .positions = kinds[k], .max_len = M,
+                                .pos_opts = {.randomize = randomized ? M : 0, .fire_l = 4.0f}};
+        qkv_encoder enc;
+        qkv_encoder_init(&enc, &params, "enc", &cfg, 1, &rng);
+        int32_t samples[B * T];
+        for (int r = 0; r < B; r++) {
+            qkv_rng draw = qkv_rng_split_at(qkv_rng_make(22), (uint64_t)r);
+            qkv_positions_draw(samples + r * T, T, M, &draw);
+        }
+        ck_assert_msg(memcmp(samples, samples + T, T * sizeof(int32_t)) != 0, "rows 0 and 1 drew the same");
+        if (randomized) qkv_positions_set_samples(&enc.pos, samples, B, T);
+        qkv_tape *tape = qkv_tape_create_inference(1);
+        qkv_tensor *x = random_tensor_from(&rng, 3, (int[]){B, T, D}, 0);
+        qkv_tensor *full = qkv_encoder_forward(tape, &enc, x, NULL);
+        check_decoding_matches(tape, &enc, x, full);
+        for (int r = 0; randomized && r < B; r++) {   /* row r alone, with its own sample */
+            qkv_positions_set_sample(&enc.pos, samples + r * T, T);
+            qkv_tensor *alone = qkv_encoder_forward(tape, &enc, qkv_slice(tape, x, 0, r, r + 1), NULL);
+            for (int i = 0; i < T * D; i++) ck_assert_close(alone->data[i], full->data[(size_t)r * T * D + i], 1e-5);
+        }
+        if (randomized) {   /* the wrong number of rows is a programmer error */
+            qkv_positions_set_samples(&enc.pos, samples, B, T);
+            EXPECT_FATAL(qkv_encoder_forward(tape, &enc, qkv_slice(tape, x, 0, 0, 2), NULL), "samples of 3 rows");
+        }
+        qkv_tensor_free(x);
+        qkv_tape_free(tape);
+        qkv_encoder_free(&enc);
+        qkv_params_free(&params);
+    }
+}
+END_TEST
+
+/* A sequence model's training batch: each row its own draw, sorted, distinct, in
+ * [0, M); the same step of another model of the same seed draws the same bits;
+ * the next step draws others. */
+START_TEST(per_row_draws_of_a_model_are_sorted_distinct_reproducible) {
+    qkv_seq_model_config c = randomized_config(QKV_POS_ROPE);
+    qkv_seq_model m1, m2;
+    qkv_seq_model_init(&m1, &c);
+    qkv_seq_model_init(&m2, &c);
+    m1.task.prepare(m1.task.self, 3);
+    m2.task.prepare(m2.task.self, 3);
+    int n = m1.pos_sample_len, rows = c.batch;
+    ck_assert_int_ge(n, 3);
+    ck_assert_int_eq(m2.pos_sample_len, n);
+    ck_assert_mem_eq(m1.pos_sample, m2.pos_sample, (size_t)rows * n * sizeof(int32_t));
+    int differing = 0;
+    for (int r = 0; r < rows; r++) {
+        const int32_t *row = m1.pos_sample + (size_t)r * n;
+        ck_assert_int_ge(row[0], 0);
+        ck_assert_int_lt(row[n - 1], c.pos_randomize);
+        for (int i = 1; i < n; i++) ck_assert_int_lt(row[i - 1], row[i]);   /* sorted and distinct */
+        if (r && memcmp(row, m1.pos_sample, (size_t)n * sizeof(int32_t)) != 0) differing++;
+    }
+    ck_assert_int_ge(differing, rows - 2);   /* rows draw apart (a chance tie aside) */
+    int32_t *step3 = malloc((size_t)rows * n * sizeof(int32_t));
+    memcpy(step3, m1.pos_sample, (size_t)rows * n * sizeof(int32_t));
+    m1.task.prepare(m1.task.self, 4);
+    ck_assert_int_ne(memcmp(step3, m1.pos_sample, (size_t)n * sizeof(int32_t)), 0);
+    free(step3);
+    qkv_seq_model_free(&m1);
+    qkv_seq_model_free(&m2);
+}
+END_TEST
+
 START_TEST(randomized_bad_m_is_refused_in_one_line) {
     char line[512];
     ck_assert_int_eq(run_qkv("train copy --arch decoder --min-len 1 --max-len 8 --pos rope --pos-randomize 10 "
@@ -253,6 +356,8 @@ Suite *suite_pos_schemes(void) {
     tcase_add_test(rnd, randomized_stack_decodes_like_its_full_pass);
     tcase_add_test(rnd, randomized_model_is_reproducible_and_described);
     tcase_add_test(rnd, randomized_bad_m_is_refused_in_one_line);
+    tcase_add_test(rnd, per_row_samples_read_their_own_row_and_decode_like_the_full_pass);
+    tcase_add_test(rnd, per_row_draws_of_a_model_are_sorted_distinct_reproducible);
     tcase_add_test(rnd, lengthgen_mrr_hand_values);
     suite_add_tcase(s, rnd);
     return s;
