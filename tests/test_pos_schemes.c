@@ -90,6 +90,94 @@ START_TEST(t5_bias_reads_its_table_with_gradient) {
 }
 END_TEST
 
+/* A reference file ref/<prefix>_<name>.npy (stops the test when missing). */
+static qkv_tensor *load_ref_grad(const char *prefix, const char *name, int requires_grad) {
+    char path[128];
+    snprintf(path, sizeof path, "ref/%s_%s.npy", prefix, name);
+    qkv_tensor *t = qkv_npy_load(path, requires_grad);
+    ck_assert_msg(t != NULL, "%s: missing", path);
+    return t;
+}
+static qkv_tensor *load_ref(const char *prefix, const char *name) { return load_ref_grad(prefix, name, 0); }
+
+/* |a - b| <= tol * max(1, |b|) for every element (measured: at most 7.2e-7). */
+static void compare_ref(const char *what, const float *got, const qkv_tensor *want, double tol) {
+    for (size_t i = 0; i < want->size; i++) {
+        double d = fabs((double)got[i] - want->data[i]), scale = fabs(want->data[i]) > 1 ? fabs(want->data[i]) : 1;
+        ck_assert_msg(d <= tol * scale, "%s[%zu]: %g, torch %g", what, i, (double)got[i], (double)want->data[i]);
+    }
+}
+
+/* FIRE's bias and the gradients of sum(bias * r) to W1, b1, W2, b2, c and
+ * l_scale against torch (make_pos_reference.py): a square case with L within
+ * reach of the queries (both branches of the max) and cached queries with L 512. */
+START_TEST(fire_matches_reference) {
+    static const struct { const char *name; int tq, tk, heads, width; float l_init; } cases[] = {
+        {"fire_square", 6, 6, 3, 5, 4.0f}, {"fire_cached", 2, 7, 2, 4, 512.0f}};
+    for (int k = 0; k < 2; k++) {
+        qkv_params params = {0};
+        qkv_rng rng = qkv_rng_make(5);
+        qkv_positions pos;
+        qkv_pos_opts opts = {.fire_width = cases[k].width, .fire_l = cases[k].l_init};
+        qkv_positions_init_opts(&pos, &params, "pos", QKV_POS_FIRE, 8, 0, cases[k].heads, &opts, &rng);
+        ck_assert_ptr_nonnull(qkv_params_find(&params, "pos.fire.fc1.weight"));
+        ck_assert_ptr_nonnull(qkv_params_find(&params, "pos.fire.l_scale"));
+        qkv_tensor *mine[6] = {pos.fire_fc1.weight, pos.fire_fc1.bias, pos.fire_fc2.weight, pos.fire_fc2.bias,
+                               pos.fire_c, pos.fire_l_scale};
+        static const char *const names[6] = {"w1", "b1", "w2", "b2", "c", "l_scale"};
+        for (int i = 0; i < 6; i++) {
+            qkv_tensor *ref = load_ref(cases[k].name, names[i]);
+            ck_assert_uint_eq(ref->size, mine[i]->size);
+            memcpy(mine[i]->data, ref->data, ref->size * sizeof(float));
+            qkv_tensor_zero_grad(mine[i]);
+            qkv_tensor_free(ref);
+        }
+        qkv_tape *tape = qkv_tape_create(1);
+        qkv_tensor *bias = qkv_positions_bias(tape, &pos, cases[k].tq, cases[k].tk, 0);
+        qkv_tensor *r = load_ref(cases[k].name, "r"), *out = load_ref(cases[k].name, "out");
+        ck_assert_uint_eq(bias->size, out->size);
+        compare_ref("fire bias", bias->data, out, 1e-5);
+        qkv_backward(tape, qkv_sum_all(tape, qkv_mul(tape, bias, qkv_reshape(tape, r, 4, bias->shape))));
+        for (int i = 0; i < 6; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "d%s", names[i]);
+            qkv_tensor *d = load_ref(cases[k].name, name);
+            compare_ref(name, mine[i]->grad, d, 1e-4);
+            qkv_tensor_free(d);
+        }
+        qkv_tensor_free(r);
+        qkv_tensor_free(out);
+        qkv_tape_free(tape);
+        qkv_params_free(&params);
+    }
+}
+END_TEST
+
+/* p-RoPE's rotated x and its gradient against torch (frequencies of the whole
+ * head, the lowest (1 - p) of them set to zero), both pair layouts. */
+START_TEST(prope_matches_reference) {
+    static const struct { const char *name; float p; int halves, offset; float base; } cases[] = {
+        {"prope_interleaved", 0.75f, 0, 0, 10000.0f}, {"prope_halves", 0.5f, 1, 3, 100.0f}};
+    for (int k = 0; k < 2; k++) {
+        qkv_tensor *x = load_ref_grad(cases[k].name, "x", 1);
+        qkv_tensor *r = load_ref(cases[k].name, "r");
+        qkv_tensor *out = load_ref(cases[k].name, "out"), *dx = load_ref(cases[k].name, "dx");
+        qkv_tape *tape = qkv_tape_create(1);
+        qkv_rope_opts opts = {.keep_fraction = cases[k].p, .split_halves = cases[k].halves,
+                              .offset = cases[k].offset, .base = cases[k].base};
+        qkv_tensor *y = qkv_rope(tape, x, &opts);
+        compare_ref("p-rope y", y->data, out, 1e-5);
+        qkv_backward(tape, qkv_sum_all(tape, qkv_mul(tape, y, r)));
+        compare_ref("p-rope dx", x->grad, dx, 1e-5);
+        qkv_tape_free(tape);
+        qkv_tensor_free(x);
+        qkv_tensor_free(r);
+        qkv_tensor_free(out);
+        qkv_tensor_free(dx);
+    }
+}
+END_TEST
+
 START_TEST(randomized_draws_are_sorted_distinct_in_range_reproducible) {
     int32_t a[64], b[64];
     int seen[100] = {0};
@@ -350,6 +438,8 @@ Suite *suite_pos_schemes(void) {
     tcase_add_test(t5, t5_buckets_match_reference);
     tcase_add_test(t5, t5_bucket_hand_values);
     tcase_add_test(t5, t5_bias_reads_its_table_with_gradient);
+    tcase_add_test(t5, fire_matches_reference);
+    tcase_add_test(t5, prope_matches_reference);
     suite_add_tcase(s, t5);
     TCase *rnd = tcase_create("randomized");
     tcase_add_test(rnd, randomized_draws_are_sorted_distinct_in_range_reproducible);
