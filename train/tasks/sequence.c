@@ -35,7 +35,7 @@ typedef qkv_seq_task_config C;
         QKV_INT_FIELD("--max-pos", "max_pos", C, model.max_pos, 0, 1e6, 0,                                       \
                       "rows of a learned position table; 0: the longest stream"),                                \
         {"--pos-randomize", "pos_randomize", QKV_FIELD_INT, offsetof(C, model.pos_randomize), 0, 1e6, 0, NULL, NULL,  \
-         "randomized positions: sorted samples from [0, M) (learned, sinusoidal, rope); 0: off",                  \
+         "randomized positions: sorted samples from [0, M) (learned, sinusoidal, rope, p-rope); 0: off",                  \
          QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
         {"--t5-buckets", "t5_buckets", QKV_FIELD_INT, offsetof(C, model.t5_buckets), 4, 1024,                      \
          QKV_T5_DEFAULT_BUCKETS, NULL, NULL, "--pos t5: relative-distance buckets", QKV_FIELD_OPTIONAL, 0, NULL},           \
@@ -90,9 +90,12 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
     if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
-    if (c->pos_randomize && !qkv_pos_randomizable(c->pos))
-        return qkv_set_error("--pos-randomize applies to --pos learned, sinusoidal or rope, not %s",
+    if (c->pos_randomize && !qkv_pos_randomizable(c->pos)) {
+        char names[96];
+        return qkv_set_error("--pos-randomize applies to --pos %s, not %s",
+                             qkv_pos_scheme_list(names, sizeof names, ", ", "", qkv_pos_keep_randomizable),
                              qkv_pos_kind_name(c->pos)), -1;
+    }
     if (c->pos_randomize && c->pos_randomize < sample_len(c))
         return qkv_set_error("--pos-randomize %d: smaller than the longest stream, %d positions (--max-len %d)",
                              c->pos_randomize, sample_len(c), d->max_len), -1;
