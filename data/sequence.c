@@ -203,6 +203,7 @@ void qkv_seq_make_batch_wrapped(const qkv_seq_config *config, uint64_t seed, uin
      * straight into its row before the padded length is known. */
     int width_max = stream_len(config->arch, config->max_len);
     reserve_batch(batch, n, width_max, config->arch == QKV_ARCH_SEQ2SEQ);
+    batch->first = first;
 
     /* Draw each example at a stride of width_max, remembering the longest. */
     int longest = 0;

@@ -50,6 +50,7 @@ typedef struct qkv_seq_batch {
     int32_t *src, *tgt_in, *tgt_out;   /* tgt_in NULL unless seq2seq */
     float *src_mask, *tgt_mask;        /* tgt_mask NULL unless seq2seq */
     int32_t *lengths;
+    uint64_t first;                    /* the global index of row 0 (row b is first + b) */
     int capacity_batch, capacity_len;  /* allocation, reused across batches */
 } qkv_seq_batch;
 

@@ -50,6 +50,28 @@ void qkv_positions_init(qkv_positions *pos, qkv_params *params, const char *name
     qkv_positions_init_opts(pos, params, name, kind, d_model, max_len, n_heads, NULL, rng);
 }
 
+/* FIRE's MLP 1 -> width -> heads (PyTorch's Linear init), c and l_scale. */
+static void fire_init(qkv_positions *pos, qkv_params *params, const char *name, const qkv_pos_opts *opts,
+                      qkv_rng *rng) {
+    char full[QKV_NAME_MAX];
+    int width = opts->fire_width ? opts->fire_width : QKV_FIRE_DEFAULT_WIDTH;
+    float c = opts->fire_c ? opts->fire_c : QKV_FIRE_DEFAULT_C;
+    pos->fire_l_init = opts->fire_l ? opts->fire_l : QKV_FIRE_DEFAULT_L;
+    QKV_CHECK(width >= 1 && pos->n_heads >= 1 && c > 0.0f && pos->fire_l_init > 0.0f,
+              "positions %s: fire needs width >= 1, heads >= 1, c > 0 and L > 0, got %d, %d, %g, %g", name, width,
+              pos->n_heads, (double)c, (double)pos->fire_l_init);
+    qkv_name_join(full, name, "fire.fc1");
+    qkv_linear_init(&pos->fire_fc1, params, full, 1, width, 1, rng);
+    qkv_name_join(full, name, "fire.fc2");
+    qkv_linear_init(&pos->fire_fc2, params, full, width, pos->n_heads, 1, rng);
+    qkv_name_join(full, name, "fire.c");
+    pos->fire_c = qkv_params_new(params, full, 1, (int[]){1});
+    pos->fire_c->data[0] = c;
+    qkv_name_join(full, name, "fire.l_scale");
+    pos->fire_l_scale = qkv_params_new(params, full, 1, (int[]){1});
+    pos->fire_l_scale->data[0] = 1.0f;
+}
+
 void qkv_positions_init_opts(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
                              int d_model, int max_len, int n_heads, const qkv_pos_opts *opts, qkv_rng *rng) {
     qkv_pos_opts none = {0};
@@ -82,9 +104,17 @@ void qkv_positions_init_opts(qkv_positions *pos, qkv_params *params, const char 
         pos->t5 = qkv_params_new(params, full, 2, (int[]){pos->t5_buckets, n_heads});
         qkv_fill_normal(pos->t5->data, pos->t5->size, rng, 0.0f, 0.02f);
     }
+    if (kind == QKV_POS_PROPE) {
+        pos->rope.keep_fraction = opts->prope ? opts->prope : QKV_PROPE_DEFAULT;
+        QKV_CHECK(pos->rope.keep_fraction > 0.0f && pos->rope.keep_fraction <= 1.0f,
+                  "positions %s: p-rope's fraction %g outside (0, 1]", name, (double)pos->rope.keep_fraction);
+    }
+    if (kind == QKV_POS_FIRE) fire_init(pos, params, name, opts, rng);
     if (opts->randomize) {
-        QKV_CHECK(qkv_pos_randomizable(kind), "positions %s: randomize applies to learned, sinusoidal and rope, not %s",
-                  name, qkv_pos_kind_name(kind));
+        char names[96];
+        QKV_CHECK(qkv_pos_randomizable(kind), "positions %s: randomize applies to %s, not %s", name,
+                  qkv_pos_scheme_list(names, sizeof names, ", ", "", qkv_pos_keep_randomizable),
+                  qkv_pos_kind_name(kind));
         QKV_CHECK(opts->randomize > 0 && (kind != QKV_POS_LEARNED || opts->randomize <= max_len),
                   "positions %s: randomize %d must be in 1..%d (the table's rows)", name, opts->randomize,
                   max_len);
@@ -127,15 +157,29 @@ void qkv_positions_draw(int32_t *out, int n, int m, qkv_rng *rng) {
     qsort(out, (size_t)n, sizeof *out, compare_int32);
 }
 
-void qkv_positions_set_sample(qkv_positions *pos, const int32_t *sample, int n) {
-    QKV_CHECK(!sample || pos->randomize > 0, "positions: a sample for %s positions without randomize",
+void qkv_positions_set_samples(qkv_positions *pos, const int32_t *samples, int rows, int n) {
+    QKV_CHECK(!samples || pos->randomize > 0, "positions: a sample for %s positions without randomize",
               qkv_pos_kind_name(pos->kind));
-    for (int i = 0; sample && i < n; i++)
-        QKV_CHECK(sample[i] >= 0 && sample[i] < pos->randomize, "positions: sample[%d] = %d outside [0, %d)", i,
-                  sample[i], pos->randomize);
-    pos->sample = sample;
-    pos->sample_len = sample ? n : 0;
-    pos->rope.positions = pos->kind == QKV_POS_ROPE ? sample : NULL;
+    QKV_CHECK(rows >= 0 && n >= 0, "positions: samples [%d,%d]", rows, n);
+    size_t count = (size_t)(rows ? rows : 1) * (size_t)n;
+    for (size_t i = 0; samples && i < count; i++)
+        QKV_CHECK(samples[i] >= 0 && samples[i] < pos->randomize, "positions: sample[%zu] = %d outside [0, %d)", i,
+                  samples[i], pos->randomize);
+    int rotates = (qkv_pos_schemes[pos->kind].needs & QKV_POS_ROTATION) != 0;
+    pos->sample = samples;
+    pos->sample_len = samples ? n : 0;
+    pos->sample_rows = samples ? rows : 0;
+    pos->rope.positions = rotates ? samples : NULL;
+    pos->rope.positions_stride = rotates && samples && rows ? n : 0;
+}
+
+void qkv_positions_set_sample(qkv_positions *pos, const int32_t *sample, int n) {
+    qkv_positions_set_samples(pos, sample, 0, n);
+}
+
+/* The sampled position of index t of batch row b. */
+static int32_t sampled(const qkv_positions *pos, int b, int t) {
+    return pos->sample[(size_t)(pos->sample_rows ? b : 0) * (size_t)pos->sample_len + (size_t)t];
 }
 
 qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tensor *x, int offset) {
@@ -143,15 +187,20 @@ qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tens
     QKV_CHECK(!pos->sample || (offset >= 0 && offset + x->shape[1] <= pos->sample_len),
               "positions: indices %d..%d beyond the sample's %d", offset, offset + x->shape[1] - 1,
               pos->sample_len);
+    QKV_CHECK(!pos->sample_rows || (x->ndim == 3 && x->shape[0] == pos->sample_rows),
+              "positions: input %s for samples of %d rows", qkv_shape_str(x, shape, sizeof shape),
+              pos->sample_rows);
     if (pos->kind != QKV_POS_LEARNED && pos->kind != QKV_POS_SINUSOIDAL) return x;
     QKV_CHECK(x->ndim == 3 && x->shape[2] == pos->d_model, "positions: input %s must be [B,T,%d]",
               qkv_shape_str(x, shape, sizeof shape), pos->d_model);
-    int t = x->shape[1];
+    int t = x->shape[1], lists = pos->sample_rows ? pos->sample_rows : 1;
     if (pos->sample && pos->kind == QKV_POS_SINUSOIDAL) {   /* one row per sampled position */
-        qkv_tensor *table = qkv_tape_tensor(tape, 2, (int[]){t, pos->d_model});
-        for (int i = 0; i < t; i++)
-            qkv_sinusoidal_table(table->data + (size_t)i * pos->d_model, 1, pos->d_model, pos->sample[offset + i],
-                                 0.0f);
+        qkv_tensor *table = pos->sample_rows ? qkv_tape_tensor(tape, 3, (int[]){lists, t, pos->d_model})
+                                             : qkv_tape_tensor(tape, 2, (int[]){t, pos->d_model});
+        for (int b = 0; b < lists; b++)
+            for (int i = 0; i < t; i++)
+                qkv_sinusoidal_table(table->data + ((size_t)b * t + i) * pos->d_model, 1, pos->d_model,
+                                     sampled(pos, b, offset + i), 0.0f);
         return qkv_add(tape, x, table);
     }
     if (pos->kind == QKV_POS_SINUSOIDAL) {
@@ -161,16 +210,30 @@ qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tens
     }
     qkv_position_check_length("learned positions", offset + t, pos->max_len);
     QKV_CHECK(offset >= 0, "learned positions: negative offset %d", offset);
-    int32_t *ids = qkv_tape_alloc(tape, (size_t)t * sizeof(int32_t));
-    for (int i = 0; i < t; i++) ids[i] = pos->sample ? pos->sample[offset + i] : offset + i;
+    int32_t *ids = qkv_tape_alloc(tape, (size_t)lists * t * sizeof(int32_t));
+    for (int b = 0; b < lists; b++)
+        for (int i = 0; i < t; i++) ids[(size_t)b * t + i] = pos->sample ? sampled(pos, b, offset + i) : offset + i;
+    if (pos->sample_rows) return qkv_add(tape, x, qkv_embedding(tape, pos->table, ids, 2, (int[]){lists, t}));
     return qkv_add(tape, x, qkv_embedding(tape, pos->table, ids, 1, (int[]){t}));
 }
 
 const qkv_rope_opts *qkv_positions_rope(const qkv_positions *pos) {
-    return pos->kind == QKV_POS_ROPE ? &pos->rope : NULL;
+    return qkv_pos_schemes[pos->kind].needs & QKV_POS_ROTATION ? &pos->rope : NULL;
+}
+
+/* FIRE: bias[h][i][j] = fc2(relu(fc1(u[i][j])))_h, u from qkv_fire_distance. */
+static qkv_tensor *fire_bias(qkv_tape *tape, const qkv_positions *pos, int tq, int tk) {
+    qkv_tensor *u = qkv_fire_distance(tape, pos->fire_c, pos->fire_l_scale, tq, tk, pos->fire_l_init);
+    qkv_tensor *column = qkv_reshape(tape, u, 2, (int[]){tq * tk, 1});
+    qkv_tensor *hidden = qkv_relu(tape, qkv_linear_forward(tape, &pos->fire_fc1, column));
+    qkv_tensor *per_head = qkv_linear_forward(tape, &pos->fire_fc2, hidden);   /* [Tq*Tk, H] */
+    qkv_tensor *heads = qkv_permute(tape, qkv_reshape(tape, per_head, 3, (int[]){tq, tk, pos->n_heads}),
+                                    (int[]){2, 0, 1});
+    return qkv_reshape(tape, heads, 4, (int[]){1, pos->n_heads, tq, tk});
 }
 
 qkv_tensor *qkv_positions_bias(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int symmetric) {
+    if (pos->kind == QKV_POS_FIRE) return fire_bias(tape, pos, tq, tk);
     if (pos->kind == QKV_POS_T5) {   /* bias[h][i][j] = table[bucket(j - qi)][h] */
         int32_t *ids = qkv_tape_alloc(tape, (size_t)tq * tk * sizeof(int32_t));
         for (int i = 0; i < tq; i++)

@@ -16,6 +16,28 @@
  *               distances, the rest log-spaced up to max_distance, beyond which
  *               all distances share the last bucket; bidirectional stacks give
  *               keys before and after the query separate halves.
+ *   p-rope      RoPE with the lowest frequencies removed (Barbero et al. 2025,
+ *               arXiv 2410.06205): of the r/2 pairs only the first
+ *               floor(p * r/2), the highest frequencies base^(-2i/r), turn; the
+ *               rest keep angle 0. p = opts.prope (0: 0.75, the paper's). Not
+ *               --rope-fraction: that rotates the first r = fraction * d dims of
+ *               a head with the whole spectrum base^(-2i/r) recomputed over r, so
+ *               it keeps the lowest frequency base^(-(r-2)/r) ~ 1/base; p-RoPE
+ *               keeps the head's own frequencies base^(-2i/d) and drops the
+ *               slowest ones. With interleaved pairs both turn the same dims
+ *               (pairs 0..k-1, dims 0..2k-1) at different speeds; with split
+ *               halves they turn different dims too: pairs (i, i + r/2) of the
+ *               first r dims against pairs (i, i + d/2), i < p d/2.
+ *   fire        FIRE (Li et al. 2023, arXiv 2310.04418): a bias
+ *               b_h(i, j) = f(u(i, j))_h added to the scores like ALiBi and T5,
+ *               u = psi(i - j) / psi(max(i, L)), psi(x) = log(|c x| + 1)
+ *               (qkv_fire_distance), f an MLP 1 -> width -> heads with ReLU;
+ *               c (from 0.1) and L = |l_scale| * 512 (l_scale from 1) are
+ *               trained, as in the reference code. Parameters "<name>.fire.fc1",
+ *               "<name>.fire.fc2" (weight, bias), "<name>.fire.c",
+ *               "<name>.fire.l_scale". The paper defines the causal case; the
+ *               reference's |i - j| makes a bidirectional stack read keys after
+ *               the query at the distance j - i, with the same normalizer.
  *
  * Randomized positions (Ruoss et al. 2023), for learned, sinusoidal and rope:
  * with opts.randomize = M, a stack reads the position of index t from a sample
@@ -27,6 +49,7 @@
 #define QKV_POSITIONS_LAYER_H
 
 #include "core/ops/params.h"
+#include "layers/linear.h"
 #include "core/ops/ops_position.h"
 #include "core/rng.h"
 #include "core/ops/tape.h"
@@ -40,7 +63,8 @@
  *                 input embedding), QKV_POS_ROTATION (queries and keys rotated
  *                 inside attention), QKV_POS_BIAS (an additive score bias)
  *   table         its trained table: QKV_POS_TABLE_NONE, _ROWS ([max_len, d_model],
- *                 max_len rows), _BUCKETS ([buckets, heads])
+ *                 max_len rows), _BUCKETS ([buckets, heads]), _MLP (FIRE's
+ *                 MLP and its c and L)
  *   randomizable  1 if it reads positions by index, so a sample can replace them */
 #define QKV_POS_SCHEMES(X)                                                                \
     X(NONE, "none", 0, QKV_POS_TABLE_NONE, 0)                                             \
@@ -48,14 +72,18 @@
     X(SINUSOIDAL, "sinusoidal", QKV_POS_INPUT, QKV_POS_TABLE_NONE, 1)                     \
     X(ROPE, "rope", QKV_POS_ROTATION, QKV_POS_TABLE_NONE, 1)                              \
     X(ALIBI, "alibi", QKV_POS_BIAS, QKV_POS_TABLE_NONE, 0)                                \
-    X(T5, "t5", QKV_POS_BIAS, QKV_POS_TABLE_BUCKETS, 0)
+    X(T5, "t5", QKV_POS_BIAS, QKV_POS_TABLE_BUCKETS, 0)                                   \
+    X(PROPE, "p-rope", QKV_POS_ROTATION, QKV_POS_TABLE_NONE, 1)                           \
+    X(FIRE, "fire", QKV_POS_BIAS, QKV_POS_TABLE_MLP, 0)
 
 #define QKV_POS_ENUM_(KIND, name, needs, table, randomizable) QKV_POS_##KIND,
 typedef enum qkv_pos_kind { QKV_POS_SCHEMES(QKV_POS_ENUM_) QKV_POS_COUNT } qkv_pos_kind;
 #undef QKV_POS_ENUM_
 
 enum { QKV_POS_INPUT = 1, QKV_POS_ROTATION = 2, QKV_POS_BIAS = 4 };
-typedef enum qkv_pos_table { QKV_POS_TABLE_NONE, QKV_POS_TABLE_ROWS, QKV_POS_TABLE_BUCKETS } qkv_pos_table;
+typedef enum qkv_pos_table {
+    QKV_POS_TABLE_NONE, QKV_POS_TABLE_ROWS, QKV_POS_TABLE_BUCKETS, QKV_POS_TABLE_MLP
+} qkv_pos_table;
 
 typedef struct qkv_pos_scheme {
     qkv_pos_kind kind;
@@ -80,23 +108,35 @@ char *qkv_pos_scheme_list(char *out, size_t size, const char *sep, const char *s
 typedef struct qkv_pos_opts {
     int t5_buckets;          /* t5: 0 = 32 */
     int t5_max_distance;     /* t5: 0 = 128 */
-    int randomize;           /* learned, sinusoidal, rope: M > 0 allows a sample from [0, M) */
+    int randomize;           /* learned, sinusoidal, rope, p-rope: M > 0 allows a sample from [0, M) */
+    float prope;             /* p-rope: the fraction p of pairs that turn; 0 = 0.75 */
+    int fire_width;          /* fire: the MLP's hidden width; 0 = 32 */
+    float fire_c;            /* fire: c's initial value; 0 = 0.1 */
+    float fire_l;            /* fire: L's initial value (l_init); 0 = 512 */
 } qkv_pos_opts;
 
 #define QKV_T5_DEFAULT_BUCKETS 32
 #define QKV_T5_DEFAULT_MAX_DISTANCE 128
+#define QKV_PROPE_DEFAULT 0.75f
+#define QKV_FIRE_DEFAULT_WIDTH 32
+#define QKV_FIRE_DEFAULT_C 0.1f
+#define QKV_FIRE_DEFAULT_L 512.0f
 
 typedef struct qkv_positions {
     qkv_pos_kind kind;
     int d_model, max_len, n_heads;
     qkv_tensor *table;       /* learned: [max_len, d_model] */
-    qkv_rope_opts rope;      /* rope: defaults (base 10000, interleaved, whole head) */
+    qkv_rope_opts rope;      /* rope, p-rope: defaults (base 10000, interleaved, whole head) */
     float slopes[64];        /* alibi: one per head */
     qkv_tensor *t5;          /* t5: [buckets, n_heads] */
     int t5_buckets, t5_max_distance;
+    qkv_linear fire_fc1, fire_fc2;   /* fire: 1 -> width, width -> n_heads */
+    qkv_tensor *fire_c, *fire_l_scale;   /* fire: [1] each */
+    float fire_l_init;
     int randomize;           /* M, 0: off */
     const int32_t *sample;   /* the positions of indices 0.., or NULL (set_sample) */
-    int sample_len;
+    int sample_len;          /* entries per row */
+    int sample_rows;         /* 0: one list for every row; B: row b's at sample + b * sample_len */
 } qkv_positions;
 
 /* Name <-> kind, from the table above. Returns -1 for an unknown name. */
@@ -129,18 +169,24 @@ void qkv_positions_draw(int32_t *out, int n, int m, qkv_rng *rng);
  * Stops unless pos randomizes and every value lies in [0, M). The sample is
  * borrowed: it must outlive the passes that read it. */
 void qkv_positions_set_sample(qkv_positions *pos, const int32_t *sample, int n);
+/* Per-row samples (Ruoss et al.'s draw per sequence): samples [rows, n], row b's
+ * positions at samples + b * n; every pass then needs exactly rows batch rows
+ * (a KV cache's decoding too). Stops as set_sample does. */
+void qkv_positions_set_samples(qkv_positions *pos, const int32_t *samples, int rows, int n);
 
 /* x [B,T,d_model] at positions offset..offset+T-1: x + p for learned and
  * sinusoidal, x itself for the others. */
 qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tensor *x, int offset);
 
-/* rope: the options for attention; NULL for other kinds. */
+/* rope and p-rope: the options for attention; NULL for other kinds. */
 const qkv_rope_opts *qkv_positions_rope(const qkv_positions *pos);
 
-/* alibi and t5: the bias [1,H,Tq,Tk] for queries at the last Tq of Tk positions;
- * NULL for other kinds. symmetric 0 penalizes j < i by slope*(i-j) (causal use);
- * for t5 it picks the one-sided buckets, symmetric 1 the bidirectional ones. The
- * t5 bias is the table read through qkv_embedding, so it carries a gradient. */
+/* alibi, t5 and fire: the bias [1,H,Tq,Tk] for queries at the last Tq of Tk
+ * positions; NULL for other kinds. symmetric 0 penalizes j < i by slope*(i-j)
+ * (causal use); for t5 it picks the one-sided buckets, symmetric 1 the
+ * bidirectional ones; fire reads |i - j| either way. The t5 bias is the table
+ * read through qkv_embedding, fire's the MLP over qkv_fire_distance: both carry
+ * gradients. */
 qkv_tensor *qkv_positions_bias(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int symmetric);
 
 #endif

@@ -146,7 +146,11 @@ static void stack_common_init(const qkv_stack_config *cfg, qkv_positions *pos, q
                             cfg->block.n_heads, &cfg->pos_opts, rng);
     QKV_CHECK(cfg->rope.offset == 0 && !cfg->rope.positions, "%s: the stack's rope options set an offset",
               name);
-    if (cfg->positions == QKV_POS_ROPE) pos->rope = cfg->rope;
+    if (qkv_positions_rope(pos)) {   /* rope, p-rope: the stack's layout, base and fraction */
+        float keep = pos->rope.keep_fraction;   /* p-rope's p, from pos_opts */
+        pos->rope = cfg->rope;
+        pos->rope.keep_fraction = keep;
+    }
     if (!cfg->block.post_ln) {
         qkv_name_join(full, name, "ln_final");
         block_ln_init(final_ln, params, full, &cfg->block);

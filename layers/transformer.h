@@ -14,7 +14,7 @@
  *   decoder-only    qkv_encoder with causal 1 (GPT-style: causal self-attention only)
  *   encoder-decoder qkv_encoder for the source + qkv_decoder for the target
  * A stack owns its positions (positions.h): learned and sinusoidal are added to the
- * input, RoPE rotates q and k in every layer, ALiBi and T5 bias every layer's scores
+ * input, RoPE and p-RoPE rotate q and k in every layer, ALiBi, T5 and FIRE bias every layer's scores
  * (T5: one table shared by the layers, as in T5's decoder-only use here).
  * Pre-LN stacks end with a final LayerNorm, as in GPT-2 and PyTorch's norm_first.
  * Residual dropout (p = dropout) is applied to each sublayer's output while

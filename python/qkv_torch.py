@@ -7,7 +7,7 @@ otherwise the small reader and writer below).
     from_torch(model, "back.safetensors")        # ./qkv eval / attn / sample read it
 
 Supported: the checkpoints of the sequence tasks (reverse, copy, sort; arch
-encoder, seq2seq, decoder; positions none, learned, sinusoidal, rope, alibi), of
+encoder, seq2seq, decoder; positions none, learned, sinusoidal, rope, alibi, p-rope, fire), of
 text, of the set tasks (points, maxreg: isab, sab, deepsets-*, attnpool) and of
 detect. The modules are in qkv_torch_models.py; this file holds the safetensors
 reader and writer, the name map, and to_torch / from_torch. docs/torch.md says
@@ -195,12 +195,12 @@ SET_TASKS = {"points": 3, "maxreg": 1}
 
 
 OPTION_DEFAULTS = {"activation": "gelu", "ln_eps": 1e-5, "rope_layout": "interleaved", "rope_base": 10000.0,
-                   "rope_fraction": 1.0, "attn_scale": 0.0}
+                   "rope_fraction": 1.0, "attn_scale": 0.0, "p_rope": 0.75}
 
 SEQUENCE_TASKS = ("reverse", "copy", "sort")
 INT_KEYS = ("classes", "points", "width", "inducing", "layer_norm", "min_size", "max_size", "size", "patch", "ff", "enc_layers", "dec_layers",
             "queries", "vocab", "min_len", "max_len", "layers", "heads", "dim", "ff", "max_pos", "context")
-FLOAT_KEYS = ("ln_eps", "rope_base", "rope_fraction", "attn_scale", "dropout")
+FLOAT_KEYS = ("ln_eps", "rope_base", "rope_fraction", "attn_scale", "dropout", "p_rope")
 
 
 def read_config(meta):

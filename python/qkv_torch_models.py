@@ -1,5 +1,5 @@
 """qkv_torch_models.py - the PyTorch modules qkv_torch.to_torch builds: positions
-(learned, sinusoidal, RoPE in both layouts, ALiBi, 2-D patches), transformer
+(learned, sinusoidal, RoPE in both layouts, p-RoPE, ALiBi, FIRE, 2-D patches), transformer
 stacks of nn.TransformerEncoderLayer / DecoderLayer (or small same-named layers
 where RoPE or a chosen attention scale is needed), and the models of the tasks:
 sequence, text, the set models (MAB, SAB, ISAB, PMA, DeepSets, attention
@@ -48,11 +48,12 @@ def alibi_bias(slopes, tq, tk, symmetric):
 
 class Rope(nn.Module):
     """qkv_rope on [B,H,T,d]: pairs (2i, 2i+1) (interleaved) or (i, i+r/2) (halves) of
-    the first r dims rotate by p * base^(-2i/r); angles in double, rounded once."""
+    the first r dims rotate by p * base^(-2i/r); angles in double, rounded once.
+    keep < 1 is p-RoPE: pairs from floor(keep * r/2) on do not turn."""
 
-    def __init__(self, base=10000.0, halves=False, fraction=1.0):
+    def __init__(self, base=10000.0, halves=False, fraction=1.0, keep=1.0):
         super().__init__()
-        self.base, self.halves, self.fraction = base or 10000.0, halves, fraction
+        self.base, self.halves, self.fraction, self.keep = base or 10000.0, halves, fraction, keep
 
     def rotated(self, d):
         if self.fraction in (0.0, 1.0):
@@ -65,6 +66,8 @@ class Rope(nn.Module):
         pos = torch.arange(offset, offset + t, dtype=torch.float64)[:, None]
         inv = torch.pow(torch.tensor(self.base, dtype=torch.float64),
                         -torch.arange(0, r, 2, dtype=torch.float64) / r)
+        if self.keep not in (0.0, 1.0):
+            inv[int(math.floor(self.keep * (r // 2))):] = 0.0
         ang = pos * inv
         cos, sin = torch.cos(ang).float(), torch.sin(ang).float()
         rot, rest = x[..., :r], x[..., r:]
@@ -77,17 +80,43 @@ class Rope(nn.Module):
         return torch.cat([y, rest], -1)
 
 
+class Fire(nn.Module):
+    """FIRE's bias [H, Tq, Tk] (positions.h): the MLP fc1 -> relu -> fc2 over
+    u = log(|c (qi - j)| + 1) / (log(|c max(qi, |l_scale| l_init)| + 1) + 1e-6)."""
+
+    def __init__(self, heads, width=32, l_init=512.0):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(1, width), nn.Linear(width, heads)
+        self.c = nn.Parameter(torch.tensor([0.1]))
+        self.l_scale = nn.Parameter(torch.tensor([1.0]))
+        self.l_init = l_init
+
+    def forward(self, tq, tk):
+        qi = torch.arange(tq, dtype=torch.float32)[:, None] + (tk - tq)
+        j = torch.arange(tk, dtype=torch.float32)[None, :]
+        num = torch.log(torch.abs(self.c * (qi - j)) + 1)
+        norm = torch.log(torch.abs(self.c * torch.maximum(qi, torch.abs(self.l_scale * self.l_init))) + 1) + 1e-6
+        return self.fc2(torch.relu(self.fc1((num / norm)[..., None]))).permute(2, 0, 1)
+
+
 class Positions(nn.Module):
     """A stack's positions: learned (parameter `table`) and sinusoidal are added to the
-    input; rope and alibi act inside attention (rope, slopes)."""
+    input; rope, p-rope, alibi and fire act inside attention (rope, slopes, fire)."""
 
     def __init__(self, scheme, d, max_len, heads, rope=None):
         super().__init__()
         self.scheme, self.d = scheme, d
         if scheme == "learned":
             self.table = nn.Parameter(torch.zeros(max_len, d))
-        self.rope = rope if scheme == "rope" else None
+        self.rope = rope if scheme in ("rope", "p-rope") else None
         self.slopes = alibi_slopes(heads) if scheme == "alibi" else None
+        self.fire = Fire(heads) if scheme == "fire" else None
+
+    def bias(self, tq, tk, symmetric):
+        """The scores' bias [H, Tq, Tk] (alibi, fire), or None."""
+        if self.slopes is not None:
+            return alibi_bias(self.slopes, tq, tk, symmetric)
+        return self.fire(tq, tk) if self.fire is not None else None
 
     def forward(self, x):
         if self.scheme == "learned":
@@ -176,9 +205,10 @@ class Stack(nn.Module):
         super().__init__()
         d, h, ff = cfg["dim"], cfg["heads"], cfg["ff"]
         self.heads, self.causal, self.decoder = h, causal or decoder, decoder
-        rope = Rope(cfg["rope_base"], cfg["rope_layout"] == "halves", cfg["rope_fraction"])
+        keep = cfg["p_rope"] if cfg["pos"] == "p-rope" else 1.0
+        rope = Rope(cfg["rope_base"], cfg["rope_layout"] == "halves", cfg["rope_fraction"], keep)
         self.pos = Positions(cfg["pos"], d, cfg["max_len"], h, rope)
-        standard = cfg["pos"] != "rope" and cfg["attn_scale"] == 0
+        standard = self.pos.rope is None and cfg["attn_scale"] == 0
         act = ACTIVATIONS[cfg["activation"]] if cfg["activation"] != "gelu-exact" else "gelu"
         layers = []
         for _ in range(cfg["layers"]):
@@ -198,9 +228,7 @@ class Stack(nn.Module):
     def forward(self, x, key_padding=None, memory=None, memory_padding=None):
         b, t = x.shape[:2]
         x = self.pos(x)
-        bias = None
-        if self.pos.slopes is not None:
-            bias = alibi_bias(self.pos.slopes, t, t, symmetric=not self.causal)
+        bias = self.pos.bias(t, t, symmetric=not self.causal)
         mask = additive_mask(b, self.heads, t, t, self.causal, key_padding, bias)
         if self.decoder:
             cross = additive_mask(b, self.heads, t, memory.shape[1], False, memory_padding)

@@ -4,8 +4,12 @@
  * causal), the T5 bias read from its table with its gradient; randomized
  * positions (draws sorted, distinct, in range, reproducible; a causal stack fed a
  * sample decodes incrementally exactly as its full pass; a sequence model with
- * --pos-randomize is bitwise reproducible, checkpoints M, refuses a bad M); the
- * mean reciprocal rank of the lengthgen experiment. */
+ * --pos-randomize is bitwise reproducible, checkpoints M, refuses a bad M; per-row
+ * samples: each row reads its own, decoding equals the full pass, a model's rows
+ * draw sorted, distinct, reproducible and different samples); fire's bias and
+ * gradients and p-rope's rotation against torch (ref/fire_*.npy, ref/prope_*.npy
+ * from make_pos_reference.py); the mean reciprocal rank of the lengthgen
+ * experiment. */
 #include "tests/test_util.h"
 
 #include <stdlib.h>
@@ -83,6 +87,94 @@ START_TEST(t5_bias_reads_its_table_with_gradient) {
         qkv_tape_free(tape);
     }
     qkv_params_free(&params);
+}
+END_TEST
+
+/* A reference file ref/<prefix>_<name>.npy (stops the test when missing). */
+static qkv_tensor *load_ref_grad(const char *prefix, const char *name, int requires_grad) {
+    char path[128];
+    snprintf(path, sizeof path, "ref/%s_%s.npy", prefix, name);
+    qkv_tensor *t = qkv_npy_load(path, requires_grad);
+    ck_assert_msg(t != NULL, "%s: missing", path);
+    return t;
+}
+static qkv_tensor *load_ref(const char *prefix, const char *name) { return load_ref_grad(prefix, name, 0); }
+
+/* |a - b| <= tol * max(1, |b|) for every element (measured: at most 7.2e-7). */
+static void compare_ref(const char *what, const float *got, const qkv_tensor *want, double tol) {
+    for (size_t i = 0; i < want->size; i++) {
+        double d = fabs((double)got[i] - want->data[i]), scale = fabs(want->data[i]) > 1 ? fabs(want->data[i]) : 1;
+        ck_assert_msg(d <= tol * scale, "%s[%zu]: %g, torch %g", what, i, (double)got[i], (double)want->data[i]);
+    }
+}
+
+/* FIRE's bias and the gradients of sum(bias * r) to W1, b1, W2, b2, c and
+ * l_scale against torch (make_pos_reference.py): a square case with L within
+ * reach of the queries (both branches of the max) and cached queries with L 512. */
+START_TEST(fire_matches_reference) {
+    static const struct { const char *name; int tq, tk, heads, width; float l_init; } cases[] = {
+        {"fire_square", 6, 6, 3, 5, 4.0f}, {"fire_cached", 2, 7, 2, 4, 512.0f}};
+    for (int k = 0; k < 2; k++) {
+        qkv_params params = {0};
+        qkv_rng rng = qkv_rng_make(5);
+        qkv_positions pos;
+        qkv_pos_opts opts = {.fire_width = cases[k].width, .fire_l = cases[k].l_init};
+        qkv_positions_init_opts(&pos, &params, "pos", QKV_POS_FIRE, 8, 0, cases[k].heads, &opts, &rng);
+        ck_assert_ptr_nonnull(qkv_params_find(&params, "pos.fire.fc1.weight"));
+        ck_assert_ptr_nonnull(qkv_params_find(&params, "pos.fire.l_scale"));
+        qkv_tensor *mine[6] = {pos.fire_fc1.weight, pos.fire_fc1.bias, pos.fire_fc2.weight, pos.fire_fc2.bias,
+                               pos.fire_c, pos.fire_l_scale};
+        static const char *const names[6] = {"w1", "b1", "w2", "b2", "c", "l_scale"};
+        for (int i = 0; i < 6; i++) {
+            qkv_tensor *ref = load_ref(cases[k].name, names[i]);
+            ck_assert_uint_eq(ref->size, mine[i]->size);
+            memcpy(mine[i]->data, ref->data, ref->size * sizeof(float));
+            qkv_tensor_zero_grad(mine[i]);
+            qkv_tensor_free(ref);
+        }
+        qkv_tape *tape = qkv_tape_create(1);
+        qkv_tensor *bias = qkv_positions_bias(tape, &pos, cases[k].tq, cases[k].tk, 0);
+        qkv_tensor *r = load_ref(cases[k].name, "r"), *out = load_ref(cases[k].name, "out");
+        ck_assert_uint_eq(bias->size, out->size);
+        compare_ref("fire bias", bias->data, out, 1e-5);
+        qkv_backward(tape, qkv_sum_all(tape, qkv_mul(tape, bias, qkv_reshape(tape, r, 4, bias->shape))));
+        for (int i = 0; i < 6; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "d%s", names[i]);
+            qkv_tensor *d = load_ref(cases[k].name, name);
+            compare_ref(name, mine[i]->grad, d, 1e-4);
+            qkv_tensor_free(d);
+        }
+        qkv_tensor_free(r);
+        qkv_tensor_free(out);
+        qkv_tape_free(tape);
+        qkv_params_free(&params);
+    }
+}
+END_TEST
+
+/* p-RoPE's rotated x and its gradient against torch (frequencies of the whole
+ * head, the lowest (1 - p) of them set to zero), both pair layouts. */
+START_TEST(prope_matches_reference) {
+    static const struct { const char *name; float p; int halves, offset; float base; } cases[] = {
+        {"prope_interleaved", 0.75f, 0, 0, 10000.0f}, {"prope_halves", 0.5f, 1, 3, 100.0f}};
+    for (int k = 0; k < 2; k++) {
+        qkv_tensor *x = load_ref_grad(cases[k].name, "x", 1);
+        qkv_tensor *r = load_ref(cases[k].name, "r");
+        qkv_tensor *out = load_ref(cases[k].name, "out"), *dx = load_ref(cases[k].name, "dx");
+        qkv_tape *tape = qkv_tape_create(1);
+        qkv_rope_opts opts = {.keep_fraction = cases[k].p, .split_halves = cases[k].halves,
+                              .offset = cases[k].offset, .base = cases[k].base};
+        qkv_tensor *y = qkv_rope(tape, x, &opts);
+        compare_ref("p-rope y", y->data, out, 1e-5);
+        qkv_backward(tape, qkv_sum_all(tape, qkv_mul(tape, y, r)));
+        compare_ref("p-rope dx", x->grad, dx, 1e-5);
+        qkv_tape_free(tape);
+        qkv_tensor_free(x);
+        qkv_tensor_free(r);
+        qkv_tensor_free(out);
+        qkv_tensor_free(dx);
+    }
 }
 END_TEST
 
@@ -211,6 +303,105 @@ START_TEST(randomized_model_is_reproducible_and_described) {
 }
 END_TEST
 
+/* Rows [0, B) of a causal stack's output: the full pass, then prompt + one-by-one
+ * decoding through KV caches; the two must agree (1e-5). */
+static void check_decoding_matches(qkv_tape *tape, qkv_encoder *enc, qkv_tensor *x, const qkv_tensor *full) {
+    int b = x->shape[0], t_len = x->shape[1], d = x->shape[2], prompt = 3;
+    qkv_kv_cache caches[2];
+    qkv_stack_caches_init(caches, 2, &enc->blocks[0].attn, b, t_len);
+    qkv_tensor *first = qkv_encoder_decode(tape, enc, qkv_slice(tape, x, 1, 0, prompt), caches);
+    for (int r = 0; r < b; r++)
+        for (int t = 0; t < prompt; t++)
+            for (int c = 0; c < d; c++)
+                ck_assert_close(first->data[((size_t)r * prompt + t) * d + c],
+                                full->data[((size_t)r * t_len + t) * d + c], 1e-5);
+    for (int t = prompt; t < t_len; t++) {
+        qkv_tensor *y = qkv_encoder_decode(tape, enc, qkv_slice(tape, x, 1, t, t + 1), caches);
+        for (int r = 0; r < b; r++)
+            for (int c = 0; c < d; c++)
+                ck_assert_close(y->data[(size_t)r * d + c], full->data[((size_t)r * t_len + t) * d + c], 1e-5);
+    }
+    qkv_stack_caches_free(caches, 2);
+}
+
+/* Per-row samples (one draw per sequence): every row of a batched causal pass
+ * equals that row run alone with its own sample, the rows' draws differ, and
+ * cached decoding equals the full pass; fire and p-rope (no sample) decode like
+ * their full pass too. */
+START_TEST(per_row_samples_read_their_own_row_and_decode_like_the_full_pass) {
+    static const qkv_pos_kind kinds[] = {QKV_POS_LEARNED, QKV_POS_SINUSOIDAL, QKV_POS_ROPE, QKV_POS_PROPE,
+                                         QKV_POS_FIRE};
+    enum { B = 3, T = 6, D = 8, M = 50 };
+    for (int k = 0; k < 5; k++) {
+        int randomized = qkv_pos_randomizable(kinds[k]);
+        qkv_params params = {0};
+        qkv_rng rng = qkv_rng_make(21);
+        qkv_stack_config cfg = {.block = {.d_model = D, .n_heads = 2, .d_ff = 16, .activation = QKV_ACT_GELU},
+                                .n_layers = 2, .positions = kinds[k], .max_len = M,
+                                .pos_opts = {.randomize = randomized ? M : 0, .fire_l = 4.0f}};
+        qkv_encoder enc;
+        qkv_encoder_init(&enc, &params, "enc", &cfg, 1, &rng);
+        int32_t samples[B * T];
+        for (int r = 0; r < B; r++) {
+            qkv_rng draw = qkv_rng_split_at(qkv_rng_make(22), (uint64_t)r);
+            qkv_positions_draw(samples + r * T, T, M, &draw);
+        }
+        ck_assert_msg(memcmp(samples, samples + T, T * sizeof(int32_t)) != 0, "rows 0 and 1 drew the same");
+        if (randomized) qkv_positions_set_samples(&enc.pos, samples, B, T);
+        qkv_tape *tape = qkv_tape_create_inference(1);
+        qkv_tensor *x = random_tensor_from(&rng, 3, (int[]){B, T, D}, 0);
+        qkv_tensor *full = qkv_encoder_forward(tape, &enc, x, NULL);
+        check_decoding_matches(tape, &enc, x, full);
+        for (int r = 0; randomized && r < B; r++) {   /* row r alone, with its own sample */
+            qkv_positions_set_sample(&enc.pos, samples + r * T, T);
+            qkv_tensor *alone = qkv_encoder_forward(tape, &enc, qkv_slice(tape, x, 0, r, r + 1), NULL);
+            for (int i = 0; i < T * D; i++) ck_assert_close(alone->data[i], full->data[(size_t)r * T * D + i], 1e-5);
+        }
+        if (randomized) {   /* the wrong number of rows is a programmer error */
+            qkv_positions_set_samples(&enc.pos, samples, B, T);
+            EXPECT_FATAL(qkv_encoder_forward(tape, &enc, qkv_slice(tape, x, 0, 0, 2), NULL), "samples of 3 rows");
+        }
+        qkv_tensor_free(x);
+        qkv_tape_free(tape);
+        qkv_encoder_free(&enc);
+        qkv_params_free(&params);
+    }
+}
+END_TEST
+
+/* A sequence model's training batch: each row its own draw, sorted, distinct, in
+ * [0, M); the same step of another model of the same seed draws the same bits;
+ * the next step draws others. */
+START_TEST(per_row_draws_of_a_model_are_sorted_distinct_reproducible) {
+    qkv_seq_model_config c = randomized_config(QKV_POS_ROPE);
+    qkv_seq_model m1, m2;
+    qkv_seq_model_init(&m1, &c);
+    qkv_seq_model_init(&m2, &c);
+    m1.task.prepare(m1.task.self, 3);
+    m2.task.prepare(m2.task.self, 3);
+    int n = m1.pos_sample_len, rows = c.batch;
+    ck_assert_int_ge(n, 3);
+    ck_assert_int_eq(m2.pos_sample_len, n);
+    ck_assert_mem_eq(m1.pos_sample, m2.pos_sample, (size_t)rows * n * sizeof(int32_t));
+    int differing = 0;
+    for (int r = 0; r < rows; r++) {
+        const int32_t *row = m1.pos_sample + (size_t)r * n;
+        ck_assert_int_ge(row[0], 0);
+        ck_assert_int_lt(row[n - 1], c.pos_randomize);
+        for (int i = 1; i < n; i++) ck_assert_int_lt(row[i - 1], row[i]);   /* sorted and distinct */
+        if (r && memcmp(row, m1.pos_sample, (size_t)n * sizeof(int32_t)) != 0) differing++;
+    }
+    ck_assert_int_ge(differing, rows - 2);   /* rows draw apart (a chance tie aside) */
+    int32_t *step3 = malloc((size_t)rows * n * sizeof(int32_t));
+    memcpy(step3, m1.pos_sample, (size_t)rows * n * sizeof(int32_t));
+    m1.task.prepare(m1.task.self, 4);
+    ck_assert_int_ne(memcmp(step3, m1.pos_sample, (size_t)n * sizeof(int32_t)), 0);
+    free(step3);
+    qkv_seq_model_free(&m1);
+    qkv_seq_model_free(&m2);
+}
+END_TEST
+
 START_TEST(randomized_bad_m_is_refused_in_one_line) {
     char line[512];
     ck_assert_int_eq(run_qkv("train copy --arch decoder --min-len 1 --max-len 8 --pos rope --pos-randomize 10 "
@@ -247,12 +438,16 @@ Suite *suite_pos_schemes(void) {
     tcase_add_test(t5, t5_buckets_match_reference);
     tcase_add_test(t5, t5_bucket_hand_values);
     tcase_add_test(t5, t5_bias_reads_its_table_with_gradient);
+    tcase_add_test(t5, fire_matches_reference);
+    tcase_add_test(t5, prope_matches_reference);
     suite_add_tcase(s, t5);
     TCase *rnd = tcase_create("randomized");
     tcase_add_test(rnd, randomized_draws_are_sorted_distinct_in_range_reproducible);
     tcase_add_test(rnd, randomized_stack_decodes_like_its_full_pass);
     tcase_add_test(rnd, randomized_model_is_reproducible_and_described);
     tcase_add_test(rnd, randomized_bad_m_is_refused_in_one_line);
+    tcase_add_test(rnd, per_row_samples_read_their_own_row_and_decode_like_the_full_pass);
+    tcase_add_test(rnd, per_row_draws_of_a_model_are_sorted_distinct_reproducible);
     tcase_add_test(rnd, lengthgen_mrr_hand_values);
     suite_add_tcase(s, rnd);
     return s;

@@ -113,7 +113,10 @@ typedef struct rope_plan {
     int T, d, rotated;     /* rotated = r, the even count of leading dims that turn */
     int pair_stride;       /* pair i is (i * pair_stride, i * pair_stride + partner): */
     int partner;           /*   interleaved (2i, 2i+1) or split halves (i, i + r/2) */
-    float *cos, *sin;      /* [T, r/2]: cos and sin of position(t) * base^(-2i/r) */
+    int turning;           /* pairs i < turning rotate (p-RoPE: fewer than r/2) */
+    int lists;             /* position lists: 1, or B with per-row positions */
+    size_t rows_per_list;  /* rows of x (of d values) that read one list: T, or H*T */
+    float *cos, *sin;      /* [lists, T, r/2]: cos and sin of position(t) * base^(-2i/r) */
 } rope_plan;
 
 /* r from the fraction: 0 or 1 -> d, otherwise fraction * d rounded down to even. */
@@ -145,22 +148,36 @@ static void rope_plan_make(rope_plan *p, const qkv_tensor *x, const qkv_rope_opt
     p->rotated = rope_rotated_dims(x, o->rotary_fraction);
     p->pair_stride = o->split_halves ? 1 : 2;
     p->partner = o->split_halves ? p->rotated / 2 : 1;
+    float keep = o->keep_fraction;
+    QKV_CHECK(keep >= 0.0f && keep <= 1.0f, OP ": x %s: keep_fraction %g outside [0, 1]",
+              qkv_shape_str(x, xs, sizeof xs), (double)keep);
+    p->turning = keep == 0.0f || keep == 1.0f ? p->rotated / 2 : (int)floor((double)keep * (p->rotated / 2));
+    QKV_CHECK(p->turning >= 1, OP ": x %s: keep_fraction %g of %d pairs keeps none turning",
+              qkv_shape_str(x, xs, sizeof xs), (double)keep, p->rotated / 2);
+    QKV_CHECK(o->positions_stride == 0 || (o->positions && x->ndim >= 3 && o->positions_stride >= p->T),
+              OP ": x %s: per-row positions need [B,T,d] or [B,H,T,d], a list and a stride >= T, got stride %d",
+              qkv_shape_str(x, xs, sizeof xs), o->positions_stride);
+    p->lists = o->positions_stride ? x->shape[0] : 1;
+    p->rows_per_list = x->size / (size_t)p->d / (size_t)p->lists;
 }
 
-/* cos/sin tables [T, r/2], once per call: O(T r) trig instead of O(size). */
+/* cos/sin tables [lists, T, r/2], once per call: O(T r) trig instead of O(size).
+ * Pairs from p->turning on (p-RoPE's removed low frequencies) get cos 1, sin 0. */
 static void rope_fill_tables(qkv_tape *tape, rope_plan *p, const qkv_rope_opts *o, double base) {
-    int half = p->rotated / 2;
-    size_t n = (size_t)p->T * (size_t)half;
+    int half = p->rotated / 2, n_rows = p->lists * p->T;
+    size_t n = (size_t)n_rows * (size_t)half;
     double *freq = qkv_tape_alloc(tape, (size_t)half * sizeof(double));
     for (int i = 0; i < half; i++) freq[i] = pair_frequency(i, p->rotated, base);
     p->cos = qkv_tape_alloc(tape, n * sizeof(float));
     p->sin = qkv_tape_alloc(tape, n * sizeof(float));
-    QKV_FOR(QKV_PARALLEL(n * TRIG_WORK), schedule(static), (int t = 0; t < p->T; t++), {
-        double pos = o->positions ? (double)o->positions[t] : (double)o->offset + t;
+    QKV_FOR(QKV_PARALLEL(n * TRIG_WORK), schedule(static), (int row = 0; row < n_rows; row++), {
+        int list = row / p->T, t = row % p->T;
+        double pos = o->positions ? (double)o->positions[(size_t)list * o->positions_stride + t]
+                                  : (double)o->offset + t;
         for (int i = 0; i < half; i++) {
             double angle = pos * freq[i];
-            p->cos[(size_t)t * half + i] = (float)cos(angle);
-            p->sin[(size_t)t * half + i] = (float)sin(angle);
+            p->cos[(size_t)row * half + i] = i < p->turning ? (float)cos(angle) : 1.0f;
+            p->sin[(size_t)row * half + i] = i < p->turning ? (float)sin(angle) : 0.0f;
         }
     });
 }
@@ -187,7 +204,8 @@ static void rotate_rows(const rope_plan *p, float sign, const float *src, float 
     size_t n_rows = size / (size_t)p->d;
     QKV_FOR(QKV_PARALLEL(size * 4), schedule(static), (size_t row = 0; row < n_rows; row++), {
         size_t at = row * (size_t)p->d;
-        rotate_row(p, row % (size_t)p->T, sign, src + at, dst + at, accumulate);
+        size_t table_row = row / p->rows_per_list * (size_t)p->T + row % (size_t)p->T;
+        rotate_row(p, table_row, sign, src + at, dst + at, accumulate);
     });
 }
 
@@ -215,4 +233,81 @@ qkv_tensor *qkv_rope(qkv_tape *tape, qkv_tensor *x, const qkv_rope_opts *opts) {
     qkv_node *node = qkv_tape_record(tape, OP, y, rope_backward, 1, &x);
     if (node) node->saved = p;
     return y;
+}
+
+/* ---- FIRE's distance ------------------------------------------------------------ */
+
+#undef OP
+#define OP "fire_distance"
+
+typedef struct fire_plan {
+    int tq, tk;
+    float l_init;
+} fire_plan;
+
+/* The pieces of u at (qi, r = |qi - j|) for c and L: numerator, denominator, m. */
+typedef struct fire_terms { float num, den, m; } fire_terms;
+
+static fire_terms fire_at(float c, float l, int qi, int r) {
+    fire_terms f;
+    f.num = logf(fabsf(c * (float)r) + 1.0f);
+    f.m = fmaxf((float)qi, l);
+    f.den = logf(fabsf(c * f.m) + 1.0f) + QKV_FIRE_EPS;
+    return f;
+}
+
+static float fire_threshold(const qkv_tensor *l_scale, float l_init) { return fabsf(l_scale->data[0] * l_init); }
+
+static float sign_of(float v) { return (float)((v > 0.0f) - (v < 0.0f)); }
+
+/* u = num / den:  du = dnum / den - num dden / den^2, with
+ *   dnum/dc = sgn(c) r / (|c| r + 1),   dden/dc = sgn(c m) m / (|c m| + 1),
+ *   dden/dl_scale = sgn(c m) c / (|c m| + 1) * sgn(l_scale l_init) l_init   where L > qi. */
+static void fire_distance_backward(qkv_node *node) {
+    const fire_plan *p = node->saved;
+    qkv_tensor *c = node->inputs[0], *l_scale = node->inputs[1];
+    const float *g = node->out->grad;
+    float cv = c->data[0], l = fire_threshold(l_scale, p->l_init);
+    double dc = 0.0, dl = 0.0;
+    for (int i = 0; i < p->tq; i++) {
+        int qi = i + p->tk - p->tq;
+        for (int j = 0; j < p->tk; j++) {
+            int r = qi > j ? qi - j : j - qi;
+            fire_terms f = fire_at(cv, l, qi, r);
+            double up = g[(size_t)i * p->tk + j];
+            double dnum_dc = sign_of(cv) * (double)r / (fabs((double)cv * r) + 1.0);
+            double cm = (double)cv * f.m, dden_dm = sign_of((float)cm) * cv / (fabs(cm) + 1.0);
+            double dden_dc = sign_of((float)cm) * f.m / (fabs(cm) + 1.0);
+            double du_dden = -(double)f.num / ((double)f.den * f.den);
+            dc += up * (dnum_dc / f.den + du_dden * dden_dc);
+            if (l > (float)qi)
+                dl += up * du_dden * dden_dm * sign_of(l_scale->data[0] * p->l_init) * p->l_init;
+        }
+    }
+    if (c->requires_grad) qkv_tensor_grad(c)[0] += (float)dc;
+    if (l_scale->requires_grad) qkv_tensor_grad(l_scale)[0] += (float)dl;
+}
+
+qkv_tensor *qkv_fire_distance(qkv_tape *tape, qkv_tensor *c, qkv_tensor *l_scale, int tq, int tk, float l_init) {
+    char cs[QKV_SHAPE_STR_LEN], ls[QKV_SHAPE_STR_LEN];
+    qkv_tensor_check_live(c, OP);
+    qkv_tensor_check_live(l_scale, OP);
+    QKV_CHECK(c->size == 1 && l_scale->size == 1 && tq >= 1 && tk >= tq,
+              OP ": c %s and l_scale %s must hold one value each, 1 <= Tq %d <= Tk %d",
+              qkv_shape_str(c, cs, sizeof cs), qkv_shape_str(l_scale, ls, sizeof ls), tq, tk);
+    fire_plan *p = qkv_tape_alloc(tape, sizeof *p);
+    *p = (fire_plan){tq, tk, l_init};
+    qkv_tensor *u = qkv_tape_tensor(tape, 2, (int[]){tq, tk});
+    float cv = c->data[0], l = fire_threshold(l_scale, l_init);
+    for (int i = 0; i < tq; i++) {
+        int qi = i + tk - tq;
+        for (int j = 0; j < tk; j++) {
+            fire_terms f = fire_at(cv, l, qi, qi > j ? qi - j : j - qi);
+            u->data[(size_t)i * tk + j] = f.num / f.den;
+        }
+    }
+    qkv_tensor *inputs[2] = {c, l_scale};
+    qkv_node *node = qkv_tape_record(tape, OP, u, fire_distance_backward, 2, inputs);
+    if (node) node->saved = p;
+    return u;
 }

@@ -50,13 +50,21 @@ typedef struct qkv_rope_opts {
     int offset;              /* positions are offset + t ... */
     const int32_t *positions;/* ... or, if not NULL, positions[t] (T of them, e.g. the
                               * slots of a KV cache); offset must then be 0 */
+    float keep_fraction;     /* p-RoPE (Barbero et al. 2025): 0 or 1: every pair turns; in
+                              * (0, 1): only pairs i < floor(p * r/2), the highest
+                              * frequencies, turn, and the lower ones keep angle 0 (the
+                              * identity); their frequencies stay base^(-2i/r) */
+    int positions_stride;    /* 0: positions[t] for every batch row; > 0: per-row
+                              * positions, batch row b (x's first dim, x [B,T,d] or
+                              * [B,H,T,d]) reads positions[b * positions_stride + t] */
 } qkv_rope_opts;
 
 /* Rotary position embedding of x [T, d], [B, T, d] or [B, H, T, d] (the last two
  * dims are always T and d); opts may be NULL (all defaults). Returns y of x's shape.
  * Stops if fewer than 2 or an odd number of dims would rotate (e.g. odd d with the
- * whole width), or on a fraction outside [0, 1], a base <= 0, or offset together
- * with positions. Backward: the rotation is orthogonal, dx = R(-theta) dy. */
+ * whole width), or on a fraction outside [0, 1], a keep_fraction that keeps no
+ * pair turning, a base <= 0, offset together with positions, or per-row positions
+ * for a 2-D x. Backward: the rotation is orthogonal, dx = R(-theta) dy. */
 qkv_tensor *qkv_rope(qkv_tape *tape, qkv_tensor *x, const qkv_rope_opts *opts);
 
 /* For learned position tables: returns T if 1 <= T <= T_max, otherwise stops with
@@ -82,5 +90,18 @@ void qkv_alibi_slopes(float *slopes, int n_heads);
  * In the causal form keys after the query (j > qi) get a positive bias: the causal
  * mask must remove them. H, Tq, Tk >= 1. */
 void qkv_alibi_bias(float *bias, const float *slopes, int H, int Tq, int Tk, int symmetric);
+
+/* FIRE's progressively interpolated distance (Li et al. 2023, arXiv 2310.04418,
+ * its reference code), u [Tq, Tk], for queries at the last Tq of Tk positions
+ * (qi = i + Tk - Tq) and keys j:
+ *     L = |l_scale * l_init|,   psi(x) = log(|c x| + 1),
+ *     u[i][j] = psi(qi - j) / (psi(max(qi, L)) + 1e-6)
+ * The |.| of the reference makes u symmetric in qi - j: keys after the query (a
+ * bidirectional stack) get the value of the same distance before it. c [1] and
+ * l_scale [1] are parameters (learned in the reference: c from 0.1, l_scale from
+ * 1 with l_init = 512 fixed); backward adds dL/dc and dL/dl_scale (through L only
+ * where L > qi, the max's branch). Float32 arithmetic in the reference's order. */
+qkv_tensor *qkv_fire_distance(qkv_tape *tape, qkv_tensor *c, qkv_tensor *l_scale, int tq, int tk, float l_init);
+#define QKV_FIRE_EPS 1e-6f
 
 #endif

@@ -108,6 +108,8 @@ static qkv_tensor *decoder_block_case(qkv_tape *tape, qkv_tensor *const *in, con
 static qkv_stack_config stack_config(const layer_cfg *c) {
     qkv_stack_config s = {.block = block_config(c), .n_layers = c->n_layers, .positions = c->pos, .max_len = 8};
     if (c->portable) s.rope = (qkv_rope_opts){.base = 500.0f, .split_halves = 1, .rotary_fraction = 0.75f};
+    /* FIRE: a narrow MLP, so few ReLU inputs lie within the differences' eps of 0 */
+    if (c->pos == QKV_POS_FIRE) s.pos_opts.fire_width = 4;
     return s;
 }
 
@@ -189,6 +191,9 @@ static const layer_cfg dec_portable = {.d = 8, .heads = 2, .d_ff = 8, .n_layers 
                                        .portable = 1};
 static const layer_cfg gpt_t5 = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_T5, .causal = 1};
 static const layer_cfg enc_t5 = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_T5, .padding = 1};
+static const layer_cfg gpt_fire = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_FIRE, .causal = 1};
+static const layer_cfg enc_fire = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 1, .pos = QKV_POS_FIRE, .padding = 1};
+static const layer_cfg gpt_prope = {.d = 16, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_PROPE, .causal = 1};
 static const layer_cfg dec_cfg = {.d = 8, .heads = 2, .d_ff = 8, .n_layers = 2, .pos = QKV_POS_SINUSOIDAL};
 static const layer_cfg graph_cfg = {.d = 8, .heads = 2};
 
@@ -225,6 +230,12 @@ static const qkv_gradcheck_case cases[] = {
      .ctx = &gpt_t5, .setup = encoder_setup, .teardown = stack_teardown},
     {"encoder 1 layer t5 bias (bidirectional) + padding", encoder_case, 1, {3}, {{2, 5, 8}},
      .ctx = &enc_t5, .setup = encoder_setup, .teardown = stack_teardown},
+    {"decoder-only 2 layers fire bias (MLP, c, L)", encoder_case, 1, {3}, {{1, 6, 8}},
+     .ctx = &gpt_fire, .setup = encoder_setup, .teardown = stack_teardown},
+    {"encoder 1 layer fire bias (|i - j|) + padding", encoder_case, 1, {3}, {{2, 5, 8}},
+     .ctx = &enc_fire, .setup = encoder_setup, .teardown = stack_teardown},
+    {"decoder-only 2 layers p-rope 0.75 of 4 pairs", encoder_case, 1, {3}, {{2, 4, 16}},
+     .ctx = &gpt_prope, .setup = encoder_setup, .teardown = stack_teardown},
     {"encoder-decoder: decoder 2 layers", decoder_case, 2, {3, 3}, {{2, 3, 8}, {2, 4, 8}},
      .ctx = &dec_cfg, .setup = decoder_setup, .teardown = stack_teardown},
     {"decoder-only rope halves base 500 fraction 3/4, gelu-exact, eps, scale", encoder_case, 1, {3}, {{2, 4, 16}},

@@ -58,7 +58,8 @@ const char *const qkv_explain_mask_names[] = {"none", "causal", "padding", NULL}
 int qkv_explain_schemes(const char **names, qkv_pos_kind *kinds) {
     int n = 0;
     for (int i = 0; i < QKV_POS_COUNT; i++)
-        if (qkv_pos_keep_untrained(&qkv_pos_schemes[i])) {
+        /* p-rope keeps a share of the pairs turning; the walk-through's head has one pair */
+        if (qkv_pos_keep_untrained(&qkv_pos_schemes[i]) && qkv_pos_schemes[i].kind != QKV_POS_PROPE) {
             if (kinds) kinds[n] = qkv_pos_schemes[i].kind;
             names[n++] = qkv_pos_schemes[i].name;
         }
@@ -414,7 +415,7 @@ static void backward(problem *p, const forward_pass *f) {
 
 int qkv_explain_attention(int mask, qkv_pos_kind pos) {
     QKV_CHECK(mask >= MASK_NONE && mask <= MASK_PADDING && pos >= 0 && pos < QKV_POS_COUNT &&
-                  qkv_pos_keep_untrained(&qkv_pos_schemes[pos]),
+                  qkv_pos_keep_untrained(&qkv_pos_schemes[pos]) && pos != QKV_POS_PROPE,
               "explain: mask %d, position scheme %d: not one the walk-through explains", mask, (int)pos);
     problem p;
     build(&p, mask, pos);

@@ -36,7 +36,7 @@ typedef qkv_seq_task_config C;
         QKV_INT_FIELD("--max-pos", "max_pos", C, model.max_pos, 0, 1e6, 0,                                       \
                       "rows of a learned position table; 0: the longest stream"),                                \
         {"--pos-randomize", "pos_randomize", QKV_FIELD_INT, offsetof(C, model.pos_randomize), 0, 1e6, 0, NULL, NULL,  \
-         "randomized positions: sorted samples from [0, M) (learned, sinusoidal, rope); 0: off",                  \
+         "randomized positions: sorted samples from [0, M) (learned, sinusoidal, rope, p-rope); 0: off",                  \
          QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
         {"--t5-buckets", "t5_buckets", QKV_FIELD_INT, offsetof(C, model.t5_buckets), 4, 1024,                      \
          QKV_T5_DEFAULT_BUCKETS, NULL, NULL, "--pos t5: relative-distance buckets", QKV_FIELD_OPTIONAL, 0, NULL},           \
@@ -91,9 +91,12 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
     if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
-    if (c->pos_randomize && !qkv_pos_randomizable(c->pos))
-        return qkv_set_error("--pos-randomize applies to --pos learned, sinusoidal or rope, not %s",
+    if (c->pos_randomize && !qkv_pos_randomizable(c->pos)) {
+        char names[96];
+        return qkv_set_error("--pos-randomize applies to --pos %s, not %s",
+                             qkv_pos_scheme_list(names, sizeof names, ", ", "", qkv_pos_keep_randomizable),
                              qkv_pos_kind_name(c->pos)), -1;
+    }
     if (c->pos_randomize && c->pos_randomize < sample_len(c))
         return qkv_set_error("--pos-randomize %d: smaller than the longest stream, %d positions (--max-len %d)",
                              c->pos_randomize, sample_len(c), d->max_len), -1;
@@ -122,30 +125,55 @@ static qkv_tensor *mask_tensor(qkv_tape *tape, float *mask, int b, int len) {
     return qkv_tape_view(tape, 2, (int[]){b, len}, mask);
 }
 
-/* Randomized positions: a fresh sorted draw of n from [0, M), keyed by (key,
- * index), set as the positions of every stack (the encoder's, and the seq2seq
- * decoder's, which reads its first entries). All rows of a batch share it. */
-static void draw_positions(qkv_seq_model *t, uint64_t key, uint64_t index, int n) {
+/* Sets rows [0, n) of the current draws as the positions of a model's stacks
+ * (the encoder's, and the seq2seq decoder's, which reads its first entries). */
+static void set_draws(const qkv_seq_model *t, const int32_t *draws, int n, qkv_encoder *enc, qkv_decoder *dec) {
+    qkv_positions_set_samples(&enc->pos, draws, n, t->pos_sample_len);
+    if (t->config.data.arch == QKV_ARCH_SEQ2SEQ) qkv_positions_set_samples(&dec->pos, draws, n, t->pos_sample_len);
+}
+
+/* Randomized positions, one draw per sequence (Ruoss et al. 2023): entry r gets
+ * a fresh sorted draw of n from [0, M) keyed by (key, first + (rows ? rows[r] : r)),
+ * the global index of its example, so a row's draw does not depend on the batch
+ * it sits in; set in the model's stacks for b rows. */
+static void draw_positions(qkv_seq_model *t, uint64_t key, uint64_t first, const int32_t *rows, int b, int n) {
     if (!t->config.pos_randomize) return;
-    qkv_rng rng = qkv_rng_split_at(qkv_rng_make(key), index);
-    qkv_positions_draw(t->pos_sample, n, t->config.pos_randomize, &rng);
-    qkv_positions_set_sample(&t->encoder.pos, t->pos_sample, n);
-    if (t->config.data.arch == QKV_ARCH_SEQ2SEQ) qkv_positions_set_sample(&t->decoder.pos, t->pos_sample, n);
+    size_t need = (size_t)b * (size_t)n;
+    if (need > t->pos_sample_capacity) {
+        t->pos_sample = qkv_realloc(t->pos_sample, need * sizeof(int32_t), "the position draws");
+        t->pos_sample_capacity = need;
+    }
+    for (int r = 0; r < b; r++) {
+        qkv_rng rng = qkv_rng_split_at(qkv_rng_make(key), first + (uint64_t)(rows ? rows[r] : r));
+        qkv_positions_draw(t->pos_sample + (size_t)r * n, n, t->config.pos_randomize, &rng);
+    }
+    t->pos_sample_len = n;
+    set_draws(t, t->pos_sample, b, &t->encoder, &t->decoder);
+}
+
+/* The stacks for rows [first, first + n) of a drawn batch: copies whose positions
+ * read those rows' draws, so micro-batches that run at once on one model each
+ * read their own rows (the copies share the blocks and parameters). */
+static void row_stacks(const qkv_seq_model *t, int first, int n, qkv_encoder *enc, qkv_decoder *dec) {
+    *enc = t->encoder;
+    *dec = t->decoder;
+    if (t->config.pos_randomize) set_draws(t, t->pos_sample + (size_t)first * t->pos_sample_len, n, enc, dec);
 }
 
 /* The draw a batch needs: its source stream, or its target with BOS if longer. */
 static int batch_positions(const qkv_seq_batch *b) { return b->tgt_len > b->src_len ? b->tgt_len : b->src_len; }
 
-/* Logits [B, T, tokens] for every position of a training batch (teacher forcing). */
-static qkv_tensor *batch_logits(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch) {
+/* Logits [B, T, tokens] for every position of a training batch (teacher forcing),
+ * through the stacks enc and dec (the model's, or row_stacks' copies). */
+static qkv_tensor *batch_logits(const qkv_seq_model *t, const qkv_encoder *enc, const qkv_decoder *dec,
+                                qkv_tape *tape, const qkv_seq_batch *batch) {
     int b = batch->batch;
     qkv_tensor *src_mask = mask_tensor(tape, batch->src_mask, b, batch->src_len);
-    qkv_tensor *h = qkv_encoder_forward(tape, &t->encoder, ids_tensor_embed(tape, t, batch->src, b, batch->src_len),
-                                        src_mask);
+    qkv_tensor *h = qkv_encoder_forward(tape, enc, ids_tensor_embed(tape, t, batch->src, b, batch->src_len), src_mask);
     if (t->config.data.arch == QKV_ARCH_SEQ2SEQ) {
         qkv_tensor *tgt_mask = mask_tensor(tape, batch->tgt_mask, b, batch->tgt_len);
         qkv_tensor *y = ids_tensor_embed(tape, t, batch->tgt_in, b, batch->tgt_len);
-        h = qkv_decoder_forward(tape, &t->decoder, y, h, src_mask, tgt_mask);
+        h = qkv_decoder_forward(tape, dec, y, h, src_mask, tgt_mask);
     }
     return qkv_linear_forward(tape, &t->head, h);
 }
@@ -190,7 +218,7 @@ static void predict_decoder(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batc
         for (int r = 0; r < n; r++)
             memcpy(prompt + (size_t)r * (len + 1), batch->src + (size_t)rows[r] * batch->src_len,
                    (size_t)(len + 1) * sizeof(int32_t));
-        draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, (uint64_t)len, 2 * len + 1);
+        draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, batch->first, rows, n, 2 * len + 1);
         qkv_kv_cache *caches = qkv_calloc((size_t)layers, sizeof *caches, "the KV caches");
         qkv_stack_caches_init(caches, layers, &t->encoder.blocks[0].attn, n, 2 * len + 1);
         qkv_tensor *h = qkv_encoder_decode(tape, &t->encoder, ids_tensor_embed(tape, t, prompt, n, len + 1), caches);
@@ -208,13 +236,15 @@ static void predict_decoder(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batc
 }
 
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred) {
-    /* the same scheme as training, from the test seed (decoder: a draw per length) */
-    draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, 0, batch_positions(batch));
+    /* the same scheme as training, from the test seed (decoder: drawn per group of a length) */
+    if (t->config.data.arch != QKV_ARCH_DECODER)
+        draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, batch->first, NULL, batch->batch,
+                       batch_positions(batch));
     switch (t->config.data.arch) {
     case QKV_ARCH_SEQ2SEQ: predict_seq2seq(t, tape, batch, pred); return;
     case QKV_ARCH_DECODER: predict_decoder(t, tape, batch, pred); return;
     default: {
-        qkv_tensor *logits = batch_logits(t, tape, batch);
+        qkv_tensor *logits = batch_logits(t, &t->encoder, &t->decoder, tape, batch);
         int tokens = logits->shape[2];
         for (int i = 0; i < batch->batch; i++)
             for (int s = 0; s < batch->src_len; s++)
@@ -237,18 +267,18 @@ static qkv_seq_batch batch_rows(const qkv_seq_batch *b, int first, int n) {
     if (rows.tgt_in) rows.tgt_in += (size_t)first * b->tgt_len;
     if (rows.tgt_mask) rows.tgt_mask += (size_t)first * b->tgt_len;
     rows.lengths += first;
+    rows.first += (uint64_t)first;
     return rows;
 }
 
-/* The whole batch is made (cheap) and padded as one process would, and its
- * position draw set in the stacks; each micro-batch trains its rows
- * (train/step.h), reading them. */
+/* The whole batch is made (cheap) and padded as one process would, with its rows'
+ * position draws; each micro-batch trains its rows (train/step.h), reading them. */
 static void task_prepare(void *self, long step) {
     qkv_seq_model *t = self;
     uint64_t first = (uint64_t)step * (uint64_t)t->config.batch;
     qkv_seq_make_batch_wrapped(&t->config.data, t->config.seed, first, t->config.batch,
                                (uint64_t)t->config.train_size, &t->batch);
-    draw_positions(t, t->config.seed ^ RANDOMIZE_SALT, (uint64_t)step + 1, batch_positions(&t->batch));
+    draw_positions(t, t->config.seed ^ RANDOMIZE_SALT, first, NULL, t->config.batch, batch_positions(&t->batch));
 }
 
 /* The targets of rows [first, first+n) not ignored: the terms of their mean loss. */
@@ -267,7 +297,10 @@ static qkv_tensor *task_loss(void *self, qkv_tape *tape, long step) {
     int row, n;
     qkv_tape_batch_slice(tape, t->config.batch, &row, &n);
     qkv_seq_batch rows = batch_rows(&t->batch, row, n);
-    return qkv_cross_entropy(tape, batch_logits(t, tape, &rows), rows.tgt_out, QKV_SEQ_IGNORE, NULL);
+    qkv_encoder enc;
+    qkv_decoder dec;
+    row_stacks(t, row, n, &enc, &dec);
+    return qkv_cross_entropy(tape, batch_logits(t, &enc, &dec, tape, &rows), rows.tgt_out, QKV_SEQ_IGNORE, NULL);
 }
 
 /* Where example i's target tokens sit in the prediction buffer and in tgt_out. */
@@ -339,10 +372,6 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
                               .n_layers = config->layers, .positions = config->pos, .max_len = position_rows(config),
                               .pos_opts = {config->t5_buckets, config->t5_max_distance, config->pos_randomize}};
     qkv_stack_options_apply(&config->options, &stack);
-    if (config->pos_randomize) {
-        /* room for any draw: a test at longer lengths draws up to M entries */
-        t->pos_sample = qkv_malloc((size_t)config->pos_randomize * sizeof(int32_t), "the position sample");
-    }
     qkv_encoder_init(&t->encoder, &t->params, "enc", &stack, config->data.arch == QKV_ARCH_DECODER, &rng);
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
     qkv_linear_init(&t->head, &t->params, "head", config->dim, tokens, 1, &rng);

@@ -33,9 +33,10 @@ typedef struct qkv_seq_model_config {
     int max_pos;               /* rows of a learned position table: 0 = longest training stream
                                 * (with pos_randomize: M) */
     int pos_randomize;         /* M > 0: every pass reads its positions from a sorted sample of
-                                * distinct integers from [0, M) (layers/positions.h): per training
-                                * step one draw from (seed, step) shared by the batch; at test one
-                                * draw per decoded group from the test seed; 0: off */
+                                * distinct integers from [0, M) (layers/positions.h), one draw
+                                * per sequence (Ruoss et al.): in training from (seed, the
+                                * example's index in the training stream), at test from (test
+                                * seed, the test example's index); 0: off */
     int t5_buckets, t5_max_distance;   /* --pos t5 (32 and 128) */
     float dropout;
     qkv_stack_options options; /* activation, LayerNorm eps, RoPE layout, attention scale */
@@ -51,7 +52,9 @@ typedef struct qkv_seq_model {
     qkv_decoder decoder;       /* seq2seq only */
     qkv_linear head;           /* dim -> tokens */
     qkv_seq_batch batch;
-    int32_t *pos_sample;       /* pos_randomize: the current draw (longest stream of entries) */
+    int32_t *pos_sample;       /* pos_randomize: the current draws [rows, pos_sample_len] */
+    int pos_sample_len;        /* entries per row of the current draws */
+    size_t pos_sample_capacity;   /* int32s allocated */
     qkv_task task;             /* the trainer's view of this */
 } qkv_seq_model;
 

@@ -25,6 +25,7 @@ typedef struct qkv_stack_options {
     float rope_base;       /* 10000 */
     float rope_fraction;   /* 1: the whole head rotates */
     float attn_scale;      /* 0: 1/sqrt(d_head) */
+    float prope;           /* --pos p-rope: the fraction of pairs that turn (0.75) */
 } qkv_stack_options;
 
 static const char *const qkv_rope_layout_names[] = {"interleaved", "halves", NULL};
@@ -43,7 +44,9 @@ static const char *const qkv_rope_layout_names[] = {"interleaved", "halves", NUL
     {"--rope-fraction", "rope_fraction", QKV_FIELD_FLOAT, offsetof(T, M.rope_fraction), 0.001, 1, 1, NULL,    \
      NULL, "share of each head's dims RoPE rotates", QKV_FIELD_OPTIONAL, 0, NULL},                                     \
     {"--attn-scale", "attn_scale", QKV_FIELD_FLOAT, offsetof(T, M.attn_scale), 0, 1000, 0, NULL, NULL,        \
-     "attention scores' scale; 0: 1/sqrt(head width)", QKV_FIELD_OPTIONAL, 0, NULL}
+     "attention scores' scale; 0: 1/sqrt(head width)", QKV_FIELD_OPTIONAL, 0, NULL},                                   \
+    {"--p-rope", "p_rope", QKV_FIELD_FLOAT, offsetof(T, M.prope), 0.001, 1, QKV_PROPE_DEFAULT, NULL, NULL,     \
+     "--pos p-rope: share of RoPE's pairs that turn (the highest frequencies)", QKV_FIELD_OPTIONAL, 0, NULL}
 
 /* Puts the options into a stack's config. */
 static inline void qkv_stack_options_apply(const qkv_stack_options *o, qkv_stack_config *stack) {
@@ -53,15 +56,20 @@ static inline void qkv_stack_options_apply(const qkv_stack_options *o, qkv_stack
     stack->rope.base = o->rope_base;
     stack->rope.split_halves = o->rope_layout;
     stack->rope.rotary_fraction = o->rope_fraction;
+    stack->pos_opts.prope = o->prope;
 }
 
-/* RoPE's rotated share of a head must hold a whole pair: 0, or -1 naming the flags. */
+/* RoPE's rotated share of a head must hold a whole pair, and p-RoPE's share of
+ * those pairs at least one: 0, or -1 naming the flags. */
 static inline int qkv_stack_options_check(const qkv_stack_options *o, int dim, int heads, qkv_pos_kind pos) {
-    if (pos != QKV_POS_ROPE || heads < 1) return 0;
+    if (!(qkv_pos_schemes[pos].needs & QKV_POS_ROTATION) || heads < 1) return 0;
     int d_head = dim / heads;
     int rotated = o->rope_fraction >= 1.0f ? d_head : (int)floor((double)o->rope_fraction * d_head) / 2 * 2;
     if (rotated < 2)
         return qkv_set_error("--rope-fraction %g of a head width %d rotates fewer than 2 dims", o->rope_fraction,
+                             d_head), -1;
+    if (pos == QKV_POS_PROPE && !(o->prope > 0 && o->prope <= 1 && floor((double)o->prope * (rotated / 2)) >= 1))
+        return qkv_set_error("--p-rope %g of %d pairs keeps none turning (head width %d)", o->prope, rotated / 2,
                              d_head), -1;
     return 0;
 }
@@ -70,9 +78,9 @@ static inline int qkv_stack_options_check(const qkv_stack_options *o, int dim, i
 static inline int qkv_stack_fields_check(int dim, int heads, qkv_pos_kind pos) {
     if (dim < 1 || heads < 1 || dim % heads != 0)
         return qkv_set_error("--heads %d does not divide --dim %d", heads, dim), -1;
-    if (pos == QKV_POS_ROPE && (dim / heads) % 2 != 0)
-        return qkv_set_error("--pos rope needs an even head width, got --dim %d / --heads %d = %d", dim, heads,
-                             dim / heads), -1;
+    if ((qkv_pos_schemes[pos].needs & QKV_POS_ROTATION) && (dim / heads) % 2 != 0)
+        return qkv_set_error("--pos %s needs an even head width, got --dim %d / --heads %d = %d",
+                             qkv_pos_kind_name(pos), dim, heads, dim / heads), -1;
     if (pos == QKV_POS_ALIBI && heads > 64) return qkv_set_error("--pos alibi supports at most 64 heads"), -1;
     return 0;
 }
