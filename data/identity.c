@@ -147,8 +147,8 @@ int qkv_data_find(const char *stored, const char *anchor, const qkv_data_identit
         }
     }
     if (!first_found[0])
-        return qkv_file_fail(stored, "cannot open: %s (nor relative to the checkpoint's directory or its parents)",
-                             cannot_open[0] ? cannot_open : "no such file");
+        return qkv_file_fail(stored, "cannot open: %s%s", cannot_open[0] ? cannot_open : "no such file",
+                             stored[0] == '/' ? "" : " (nor relative to the checkpoint's directory or its parents)");
     int moved = strcmp(first_found, stored) != 0;
     qkv_set_error("%s%s%s: the data differs from the set the model was trained on (%s here; trained on %s)", stored,
                   moved ? ", found as " : "", moved ? first_found : "",

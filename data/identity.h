@@ -16,8 +16,9 @@
  *   Symlinks are followed (to at most QKV_IDENTITY_MAX_DEPTH directories deep: a
  *   loop is an error), entries that are neither files nor directories (FIFOs,
  *   sockets, devices) are skipped without being opened.
- * The whole path is read once, in 1 MiB pieces: about 1 ns a byte (the fortunes
- * corpus, 2.6 MB in 433 files: a few ms).
+ * The whole path is read once, in 1 MiB pieces; FNV-1a is one multiply per byte,
+ * about 2 ns a byte (the fortunes directory, 5.2 MB with the .u8 symlinks it
+ * follows: 12 ms, up to 37 ms on a busy machine).
  *
  * Errors are input errors: -1 with a one-line qkv_last_error() naming the path or
  * the file of it that could not be read.
