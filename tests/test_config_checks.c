@@ -56,6 +56,13 @@ static int mutations(const qkv_field *f, char values[MAX_VALUES][48]) {
         snprintf(values[n++], 48, "-1");
         snprintf(values[n++], 48, "18446744073709551615");
         break;
+    case QKV_FIELD_HASH:
+        snprintf(values[n++], 48, "%s", "0000000000000000");
+        snprintf(values[n++], 48, "%s", "ffffffffffffffff");
+        snprintf(values[n++], 48, "%s", "0123456789ABCDEF");
+        snprintf(values[n++], 48, "%s", "123");
+        snprintf(values[n++], 48, "%s", "x");
+        break;
     case QKV_FIELD_TEXT:
         snprintf(values[n++], 48, "%s", "");
         snprintf(values[n++], 48, "/nonexistent/qkv");

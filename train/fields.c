@@ -3,6 +3,7 @@
 #include "train/fields.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ void qkv_fields_defaults(const qkv_field *fields, int n, void *config) {
         case QKV_FIELD_LONG: *(long *)m = (long)f->fallback; break;
         case QKV_FIELD_FLOAT: *(float *)m = (float)f->fallback; break;
         case QKV_FIELD_SEED: *(unsigned long long *)m = (unsigned long long)f->fallback; break;
+        case QKV_FIELD_HASH: *(uint64_t *)m = 0; break;
         case QKV_FIELD_TEXT: *(const char **)m = f->text; break;
         case QKV_FIELD_POINTER: *(void **)m = NULL; break;
         }
@@ -31,6 +33,7 @@ size_t qkv_field_size(const qkv_field *f) {
     switch (f->kind) {
     case QKV_FIELD_LONG: return sizeof(long);
     case QKV_FIELD_SEED: return sizeof(unsigned long long);
+    case QKV_FIELD_HASH: return sizeof(uint64_t);
     case QKV_FIELD_TEXT: case QKV_FIELD_POINTER: return sizeof(void *);
     case QKV_FIELD_FLOAT: return sizeof(float);
     default: return sizeof(int);
@@ -46,6 +49,7 @@ static int is_default(const qkv_field *f, const void *m, const void *base) {
     case QKV_FIELD_LONG: return *(const long *)m == (b ? *(const long *)b : (long)f->fallback);
     case QKV_FIELD_SEED:
         return *(const unsigned long long *)m == (b ? *(const unsigned long long *)b : (unsigned long long)f->fallback);
+    case QKV_FIELD_HASH: return *(const uint64_t *)m == (b ? *(const uint64_t *)b : 0);
     case QKV_FIELD_TEXT: {
         const char *text = *(const char *const *)m, *other = b ? *(const char *const *)b : f->text;
         return text == other || (text && other && strcmp(text, other) == 0);
@@ -64,6 +68,7 @@ void qkv_field_format(const qkv_field *f, const void *config, char *out, size_t 
     case QKV_FIELD_FLOAT: snprintf(out, len, "%g", (double)*(const float *)m); break;
     case QKV_FIELD_CHOICE: snprintf(out, len, "%s", f->choices[*(const int *)m]); break;
     case QKV_FIELD_SEED: snprintf(out, len, "%llu", *(const unsigned long long *)m); break;
+    case QKV_FIELD_HASH: snprintf(out, len, "%016llx", (unsigned long long)*(const uint64_t *)m); break;
     case QKV_FIELD_TEXT: {
         const char *text = *(const char *const *)m;
         snprintf(out, len, "%s", text ? text : f->none ? f->none : "");
@@ -114,6 +119,9 @@ void qkv_fields_json(const qkv_field *fields, int n, const void *config, int fir
             qkv_json_out_text(out, "null");
         } else if (f->kind == QKV_FIELD_TEXT || f->kind == QKV_FIELD_CHOICE) {
             qkv_json_out_string(out, f->kind == QKV_FIELD_TEXT ? *(const char *const *)m : f->choices[*(const int *)m]);
+        } else if (f->kind == QKV_FIELD_HASH) {
+            qkv_field_format(f, config, value, sizeof value);
+            qkv_json_out_string(out, value);
         } else {
             qkv_field_format(f, config, value, sizeof value);
             qkv_json_out_text(out, value);
@@ -196,6 +204,12 @@ static int parse_one(const qkv_field *f, const char *text, void *m) {
         unsigned long long v = strtoull(text, &end, 10);
         if (errno || end == text || *end || text[0] == '-') return bad_value(f, text, "an unsigned 64-bit integer");
         *(unsigned long long *)m = v;
+        return 0;
+    }
+    case QKV_FIELD_HASH: {
+        size_t digits = strspn(text, "0123456789abcdef");
+        if (digits != 16 || text[16]) return bad_value(f, text, "16 lowercase hex digits");
+        *(uint64_t *)m = (uint64_t)strtoull(text, NULL, 16);
         return 0;
     }
     case QKV_FIELD_CHOICE:

@@ -16,7 +16,8 @@
  *   int's size), an index into `choices`, written as its name; SEED unsigned long
  *   long "%llu" (its flag takes 0..max, a description any 64-bit value);
  *   FLAG int 0/1, a flag without a value, never in a description; TEXT
- *   const char *, written as is, NULL written as `none` ("synthetic");
+ *   const char *, written as is, NULL written as `none` ("synthetic"); HASH
+ *   uint64_t written as 16 lowercase hex digits (a JSON string), never a flag;
  *   POINTER any other pointer, never a flag nor a key.
  * A row with neither flag nor key is a member that is no setting (derived from
  * the settings, or fixed by the code that fills the config): it is there so that
@@ -47,6 +48,7 @@ typedef enum {
     QKV_FIELD_SEED,
     QKV_FIELD_FLAG,
     QKV_FIELD_TEXT,
+    QKV_FIELD_HASH,
     QKV_FIELD_POINTER,
 } qkv_field_kind;
 
@@ -88,6 +90,18 @@ typedef struct qkv_field {
 /* A TEXT row whose default is the text def. */
 #define QKV_TEXT_DEFAULT_FIELD(flag, key, T, M, def, help) \
     {flag, key, QKV_FIELD_TEXT, offsetof(T, M), 0, 0, 0, NULL, NULL, help, 0, 0, def}
+/* The content identity of the data set at member M (a qkv_data_identity,
+ * data/identity.h): its size and hash, worked out when the task reads the set
+ * to train and written only when known (a synthetic set has none; checkpoints
+ * written before identities have none either, and are then not checked).
+ * Evaluation and --resume find the set by it (train/tasks/registry.h). */
+#define QKV_DATA_IDENTITY_FIELDS(T, M)                                                                          \
+    {NULL, "data_bytes", QKV_FIELD_LONG, offsetof(T, M.bytes), 0, 1e18, 0, NULL, NULL,                          \
+     "the data set's size in bytes, once read (no flag: worked out)", QKV_FIELD_OPTIONAL | QKV_FIELD_OF_DATA, 0, \
+     NULL},                                                                                                     \
+    {NULL, "data_hash", QKV_FIELD_HASH, offsetof(T, M.hash), 0, 0, 0, NULL, NULL,                               \
+     "the data set's FNV-1a 64 hash, once read (no flag: worked out)", QKV_FIELD_OPTIONAL | QKV_FIELD_OF_DATA,  \
+     0, NULL}
 /* A member that is no setting (no flag, no key), of kind K; why: the reason. */
 #define QKV_MEMBER_FIELD(K, T, M, why) {NULL, NULL, K, offsetof(T, M), 0, 0, 0, NULL, NULL, why, 0, 0, NULL}
 

@@ -169,10 +169,26 @@ typedef struct train_run {
 
 /* ---- setup and resume --------------------------------------------------------------- */
 
+/* Keys --resume leaves out of the comparison: with the data set's identity on
+ * both sides, its path; without it on one side (a checkpoint written before
+ * identities), the identity. */
+static int skipped_on_resume(const char *key, int both_identified) {
+    if (both_identified) return strcmp(key, "data") == 0;
+    return strcmp(key, "data_bytes") == 0 || strcmp(key, "data_hash") == 0;
+}
+
 int qkv_trainer_check_resume(const qkv_checkpoint *ckpt, const qkv_config_kv *now) {
     const char *path = ckpt->path;
     const qkv_config_kv *saved = ckpt->config;
+    const char *hash_there = qkv_config_get(saved, "data_hash"), *hash_here = qkv_config_get(now, "data_hash");
+    if (hash_there && hash_here && strcmp(hash_there, hash_here) != 0) {   /* the same bytes wherever they are */
+        const char *there = qkv_config_get(saved, "data"), *here = qkv_config_get(now, "data");
+        qkv_set_error("%s: a checkpoint of another run: the data differs (%s there, hash %s; %s here, hash %s)", path,
+                      there ? there : "?", hash_there, here ? here : "?", hash_here);
+        return -1;
+    }
     for (int i = 0; i < now->n; i++) {
+        if (skipped_on_resume(now->key[i], hash_there && hash_here)) continue;
         const char *value = qkv_config_get(saved, now->key[i]);
         if (!value || strcmp(value, now->value[i]) != 0) {
             qkv_set_error("%s: a checkpoint of another run: %s is %s%s%s there, %s here", path, now->key[i],
@@ -181,7 +197,7 @@ int qkv_trainer_check_resume(const qkv_checkpoint *ckpt, const qkv_config_kv *no
         }
     }
     for (int i = 0; i < saved->n; i++)   /* a setting written only when not its default (fields.h) */
-        if (!qkv_config_get(now, saved->key[i])) {
+        if (!skipped_on_resume(saved->key[i], hash_there && hash_here) && !qkv_config_get(now, saved->key[i])) {
             qkv_set_error("%s: a checkpoint of another run: %s is \"%s\" there, the default here", path,
                           saved->key[i], saved->value[i]);
             return -1;

@@ -107,7 +107,9 @@ qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared);
 /* --resume: that the opened checkpoint is one of this run (its task config the
  * same as description, the task's): 0, or -1 with one line naming the first key
  * that differs ("PATH: a checkpoint of another run: task is \"text\" there,
- * reverse here"). */
+ * reverse here"). A data set is the same by content: when both name its
+ * identity (data_hash, data/identity.h), "data", its path, may differ (the run
+ * resumed from another directory); different data is named with both paths. */
 int qkv_trainer_check_resume(const struct qkv_checkpoint *ckpt, const qkv_config_kv *description);
 
 /* Checks that path can be created or replaced: not empty, not ending in '/', its directory exists

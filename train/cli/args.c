@@ -138,7 +138,8 @@ int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *
     for (int i = 0; i < n; i++) {
         const qkv_field *f = &fields[i];
         if (!f->flag) continue;
-        QKV_CHECK(f->kind != QKV_FIELD_POINTER, "args: %s: a pointer member has no flag", f->flag);
+        QKV_CHECK(f->kind != QKV_FIELD_POINTER && f->kind != QKV_FIELD_HASH, "args: %s: a %s member has no flag",
+                  f->flag, f->kind == QKV_FIELD_HASH ? "hash" : "pointer");
         args[made++] = (qkv_arg){f->flag, arg_kind[f->kind], (char *)config + f->offset, f->min, f->max, f->help,
                                  f->choices};
     }

@@ -165,6 +165,7 @@ typedef qkv_detect_task_config C;
 static const qkv_field fields[] = {
     QKV_TEXT_FIELD("--data", "data", C, data, "generated",
                    "a detection set: DIR/train + DIR/test, or DIR whose last --test images are held out"),
+    QKV_DATA_IDENTITY_FIELDS(C, data_identity),
     QKV_INT_FIELD("--train", "train", C, n_train, 0, 10000000, 8000,
                   "training images to generate (with --data: use the first N; 0: all)"),
     QKV_INT_FIELD("--test", "test", C, n_test, 1, 1000000, 500, "held-out images"),
@@ -355,7 +356,9 @@ static qkv_task *detect_create(const void *config, int for_eval) {
      * (and a directory called "generated" is not taken for a generated set). */
     char absolute[PATH_MAX];
     const char *data = c.data && !for_eval && realpath(c.data, absolute) ? absolute : c.data;
-    if ((for_eval ? fit_eval_set(&c, &test) : fit_training_set(&c, &train, &test, data)) != 0) {
+    int bad = (for_eval ? fit_eval_set(&c, &test) : fit_training_set(&c, &train, &test, data)) != 0;
+    if (!bad && !for_eval && c.data) bad = qkv_data_identity_of(c.data, &c.data_identity) != 0;   /* what --resume and eval check */
+    if (bad) {
         qkv_detect_set_free(&train);
         qkv_detect_set_free(&test);
         return NULL;

@@ -24,6 +24,7 @@
 #ifndef QKV_TASKS_DETECT_H
 #define QKV_TASKS_DETECT_H
 
+#include "data/identity.h"
 #include "train/tasks/detect_model.h"
 
 typedef struct qkv_detect_task_config {
@@ -36,6 +37,7 @@ typedef struct qkv_detect_task_config {
      * task loaded it). n_train, n_test, min/max_objects and model.image_size
      * are the set's, once loaded. */
     const char *data;
+    qkv_data_identity data_identity;   /* the directory's, once read (data/identity.h) */
     int n_train, n_test, min_objects, max_objects;
     qkv_detect_config generate;    /* --size, --min-objects, --max-objects of a generated set */
     int classes;                   /* QKV_DETECT_CLASSES, written in the description */

@@ -26,6 +26,7 @@ typedef qkv_points_task_config C;
  * written only when it is not z, read as z when absent. */
 static const qkv_field fields[] = {
     QKV_TEXT_FIELD("--data", "data", C, data_dir, "synthetic", "a ModelNet directory: CLASS/train/*.off, CLASS/test/*.off"),
+    QKV_DATA_IDENTITY_FIELDS(C, data_identity),
     QKV_INT_FIELD("--classes", NULL, C, data.classes, 2, 1 << 16, 10, "synthetic shape classes"),
     QKV_INT_FIELD(NULL, "classes", C, model.n_outputs, 2, 1 << 16, 10, NULL),
     QKV_INT_FIELD("--points", "points", C, data.n_points, 1, 1 << 20, 256, "points per cloud"),
@@ -154,12 +155,18 @@ static int points_check(void *config, qkv_trainer_config *trainer) {
     return qkv_set_model_fields_check(&c->model);
 }
 
+/* A directory's two splits are read together; training also works out its
+ * identity (evaluation has the checkpoint's, which the registry checked). */
 static qkv_task *points_create(const void *config, int for_eval) {
-    (void)for_eval;   /* a directory's two splits are read together */
     qkv_points_task *t = qkv_malloc(sizeof *t, "the points task");
     int skipped = 0;
     char first_skipped[256] = "";
     if (qkv_points_task_init(t, config, &skipped, first_skipped, sizeof first_skipped) != 0) {
+        free(t);
+        return NULL;
+    }
+    if (!for_eval && t->config.data_dir && qkv_data_identity_of(t->config.data_dir, &t->config.data_identity) != 0) {
+        qkv_points_task_free(t);
         free(t);
         return NULL;
     }

@@ -12,6 +12,7 @@
 #ifndef QKV_TASKS_POINTS_H
 #define QKV_TASKS_POINTS_H
 
+#include "data/identity.h"
 #include "data/points.h"
 #include "layers/set_models.h"
 #include "train/trainer.h"
@@ -20,6 +21,7 @@ typedef struct qkv_points_task_config {
     qkv_set_model_config model;     /* d_in 3, n_outputs = classes */
     qkv_points_config data;         /* synthetic shapes */
     const char *data_dir;           /* NULL: synthetic; else a ModelNet layout */
+    qkv_data_identity data_identity; /* the directory's, once read (data/identity.h) */
     int skip_bad;
     int batch, test_size;
     unsigned long long seed;

@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "data/identity.h"
 #include "train/checkpoint.h"
 
 #define QKV_TASK_KIND_ENTRY(name) &qkv_task_kind_##name,
@@ -95,7 +96,33 @@ int qkv_task_checkpoint_open(const char *path, const char *data, qkv_task_checkp
     return 0;
 }
 
+/* The member of config at the field with key, or NULL when the kind has none. */
+static void *member_of(const qkv_task_kind *kind, void *config, const char *key, qkv_field_kind field_kind) {
+    const qkv_field *f = qkv_fields_find_key(kind->fields, kind->n_fields, key);
+    return f && f->kind == field_kind ? (char *)config + f->offset : NULL;
+}
+
+/* The config's data set found by its identity (registry.h): 0, or -1 with the error. */
+static int find_data(qkv_task_checkpoint *ckpt) {
+    const char **data = member_of(ckpt->kind, ckpt->config, "data", QKV_FIELD_TEXT);
+    const long *bytes = member_of(ckpt->kind, ckpt->config, "data_bytes", QKV_FIELD_LONG);
+    const uint64_t *hash = member_of(ckpt->kind, ckpt->config, "data_hash", QKV_FIELD_HASH);
+    if (!data || !*data || !bytes || !hash || *bytes == 0) return 0;   /* no set, or no identity: as before */
+    qkv_data_identity want = {*bytes, *hash};
+    char found[QKV_CONFIG_VALUE_LEN];
+    if (qkv_data_find(*data, ckpt->file.path, &want, found, sizeof found) != 0) return -1;
+    if (strcmp(found, *data) != 0) {
+        free(ckpt->data_path);
+        *data = ckpt->data_path = qkv_strdup(found, "the data set's path");
+    }
+    return 0;
+}
+
 qkv_task *qkv_task_checkpoint_create(qkv_task_checkpoint *ckpt, int for_eval) {
+    if (find_data(ckpt) != 0) {
+        fail_with_path(ckpt->file.path);
+        return NULL;
+    }
     qkv_task *task = ckpt->kind->create(ckpt->config, for_eval);
     if (!task) {
         fail_with_path(ckpt->file.path);
@@ -122,6 +149,8 @@ int qkv_task_checkpoint_of(const qkv_task_checkpoint *ckpt, const qkv_task_kind 
 
 void qkv_task_checkpoint_close(qkv_task_checkpoint *ckpt) {
     free(ckpt->config);
+    free(ckpt->data_path);
     ckpt->config = NULL;
+    ckpt->data_path = NULL;
     qkv_checkpoint_close(&ckpt->file);
 }

@@ -66,12 +66,14 @@ void qkv_task_kind_describe(const qkv_task_kind *kind, const void *config, qkv_c
 unsigned long long qkv_task_config_seed(const qkv_task_kind *kind, const void *config);
 
 /* A checkpoint opened: the file (its header: config, settings), its kind, its
- * config (TEXT fields point into file.config) and, once restored, its step. */
+ * config (TEXT fields point into file.config, or data_path) and, once
+ * restored, its step. */
 typedef struct qkv_task_checkpoint {
     qkv_checkpoint file;
     const qkv_task_kind *kind;
     void *config;
     long step;
+    char *data_path;   /* the stored data set found elsewhere (qkv_task_checkpoint_create), or NULL */
 } qkv_task_checkpoint;
 
 /* Opens path once (its header, not its tensors), finds its kind, parses the
@@ -87,7 +89,14 @@ int qkv_task_checkpoint_open(const char *path, const char *data, qkv_task_checkp
 int qkv_task_config_parse(const char *path, const qkv_config_kv *description, const char *data,
                           const qkv_task_kind **kind, void **config);
 /* Creates the task (for_eval) and restores the checkpoint's parameters into it
- * (and sets step): the task, or NULL with a one-line qkv_last_error() naming path. */
+ * (and sets step): the task, or NULL with a one-line qkv_last_error() naming path.
+ * A data set the config names and knows the identity of (the data_bytes and
+ * data_hash keys, data/identity.h) is found first with qkv_data_find: the stored
+ * path as given if it holds that set, else the path relative to the checkpoint's
+ * directory or one of its parents that does (the config's data then names it);
+ * other data there is refused ("the data differs"). A set given with --data
+ * instead (the open's data), or a checkpoint written before identities (no such
+ * keys), is read from its path as given, unchecked. */
 qkv_task *qkv_task_checkpoint_create(qkv_task_checkpoint *ckpt, int for_eval);
 /* That the checkpoint is one of kind (NULL: one of the sequence tasks, which share
  * a model): 0, or -1 with "PATH: a K checkpoint, not one of qkv train WHAT" (kind

@@ -37,6 +37,7 @@ static const qkv_field fields[] = {
                    "the text: a file, or a directory of files (default: " QKV_TEXT_DEFAULT_CORPUS ")"),
     {NULL, "corpus_bytes", QKV_FIELD_INT, offsetof(C, corpus_bytes), 1, INT_MAX, 0, NULL, NULL, NULL,
      QKV_FIELD_OF_DATA, 0, NULL},
+    QKV_DATA_IDENTITY_FIELDS(C, data_identity),
     QKV_CHOICE_FIELD("--tokenizer", "tokenizer", C, tokenizer, qkv_tokenizer_kind_names, QKV_TOKENIZER_BYTES,
                      "tokens: the corpus's bytes, or a byte-level BPE trained on its training part"),
     QKV_INT_FIELD("--vocab", "vocab", C, vocab, 0, QKV_TOKENIZER_MAX_VOCAB, 0,
@@ -257,12 +258,15 @@ static void free_task(qkv_text_task *t) {
     free(t);
 }
 
+/* Training reads the whole set (for_eval too: the training part is what the
+ * tokenizer is made of); only training works out its identity (evaluation has
+ * the checkpoint's, which the registry checked). */
 static qkv_task *text_create(const void *config, int for_eval) {
-    (void)for_eval;   /* the training part is what the tokenizer is made of */
     qkv_text_task *t = qkv_calloc(1, sizeof *t, "the text task");
     qkv_text_config c = *(const qkv_text_config *)config;
     qkv_tokenizer *tokenizer = qkv_malloc(sizeof *tokenizer, "the tokenizer");
     int rc = load_text(t, &c, tokenizer);
+    if (rc == 0 && !for_eval) rc = qkv_data_identity_of(t->data_path, &c.data_identity);
     if (rc == 0) {
         c.data = t->data_path;
         qkv_text_model_init(&t->model, &c, tokenizer);

@@ -35,6 +35,7 @@
 
 #include <stdint.h>
 
+#include "data/identity.h"
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "layers/linear.h"
@@ -49,6 +50,7 @@
 typedef struct qkv_text_config {
     const char *data;            /* file or directory; NULL: QKV_TEXT_DEFAULT_CORPUS */
     int corpus_bytes;            /* the corpus's size, once read (eval checks it is the same file) */
+    qkv_data_identity data_identity;   /* the file's or directory's, once read (data/identity.h) */
     int tokenizer;               /* qkv_tokenizer_kind */
     int vocab;                   /* BPE: tokens to train; bytes: 0. Once built: the vocabulary's size */
     const char *tokens;          /* the tokenizer as text (qkv_tokenizer_to_text), once built */
