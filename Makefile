@@ -58,8 +58,8 @@ endif
 BUILD_CFLAGS := $(subst ",,$(subst ',,$(CFLAGS)))
 $(shell mkdir -p $(B) && echo '$(CC) $(CFLAGS)' | cmp -s - $(B)/.flags || echo '$(CC) $(CFLAGS)' > $(B)/.flags)
 
-# Kernels per instruction set (core/kernels/kernels.h): core/kernel_*.c is compiled once
-# per path into $(B)/isa/<path>/ with that path's vector width and -m flags.
+# Kernels per instruction set (core/kernels/kernels.h): core/kernels/kernel_*.c is compiled once
+# per path into $(B)/isa/<path>/kernels/ with that path's vector width and -m flags.
 # w16avx2 is the 16-float source built for AVX2 (the compiler splits each vector
 # in two): only the tests link it, so a machine without AVX-512 still checks the
 # 16-wide code's results.
@@ -75,8 +75,8 @@ ISA_FLAGS_avx512   := -DQKV_VW=16 -mavx512f -mavx512vl -mavx512bw -mavx512dq -ma
 ISA_FLAGS_avx2     := -DQKV_VW=8 -mavx2 -mfma
 ISA_FLAGS_portable := -DQKV_VW=4
 ISA_FLAGS_w16avx2  := -DQKV_VW=16 -mavx2 -mfma -Wno-psabi
-KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/%.o))
-TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/%.o))
+KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/kernels/%.o))
+TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/kernels/%.o))
 
 # libqkv.a is the library a user links: everything below the command line
 # except the gradient checks. The command line (train/cli/), the bench command's
@@ -124,7 +124,7 @@ $(B)/%.o: %.c
 	$(CC) $(CFLAGS) $(STB_CFLAGS) $(DEFS) -MMD -MP -c $< -o $@
 
 define isa_rule
-$(B)/isa/$(1)/%.o: core/kernels/%.c
+$(B)/isa/$(1)/kernels/%.o: core/kernels/%.c
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(CFLAGS) $$(ISA_FLAGS_$(1)) -DQKV_ISA_SUFFIX=$(1) -MMD -MP -c $$< -o $$@
 endef

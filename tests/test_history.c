@@ -197,6 +197,34 @@ START_TEST(weights_only_checkpoints) {
 }
 END_TEST
 
+/* --resume goes on with the checkpoint's settings: a setting is named as changed
+ * only when the command line gave its flag (the warmup a shorter run clamped to 0
+ * is not), and a checkpoint of another run names every difference in one line. */
+START_TEST(resume_names_only_what_the_user_changed) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[256];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.st"));
+#define REV "train reverse --dim 16 --heads 2 --ff 32 --layers 1 --batch 16 --test-size 16 --threads 1 --quiet"
+    snprintf(args, sizeof args, REV " --steps 20 --save %s", ck); /* warmup 100 >= 20 steps: 0 in this run */
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, REV " --steps 30 --resume %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_msg(line[0] == '\0', "said: %s", line); /* nothing on stderr */
+    snprintf(args, sizeof args, REV " --steps 30 --lr 0.01 --resume %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_msg(strstr(line, "changed settings: --lr 0.01 (the checkpoint's run: 0.02); the run goes on"), "%s", line);
+    ck_assert_ptr_null(strstr(line, "--warmup"));
+    snprintf(args, sizeof args,
+             "train reverse --dim 32 --heads 4 --ff 32 --layers 1 --batch 16 --test-size 16 --threads 1 --quiet "
+             "--steps 30 --resume %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "a checkpoint of another run: heads is \"2\" there, 4 here; dim is \"16\" there, 32 here"),
+                  "%s", line);
+#undef REV
+    scratch_dir_remove();
+}
+END_TEST
+
 Suite *suite_history(void) {
     Suite *s = suite_create("history");
     TCase *tc = tcase_create("history");
@@ -205,6 +233,7 @@ Suite *suite_history(void) {
     tcase_add_test(tc, csv_has_every_metric);
     tcase_add_test(tc, resumed_history_covers_the_whole_run);
     tcase_add_test(tc, weights_only_checkpoints);
+    tcase_add_test(tc, resume_names_only_what_the_user_changed);
     suite_add_tcase(s, tc);
     return s;
 }

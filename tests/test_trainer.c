@@ -187,7 +187,8 @@ START_TEST(cached_decoding_matches_full_pass) {
             c.pos = kinds[k];
             c.dropout = 0;
             if (k == 4)
-                c.options = (qkv_stack_options){QKV_ACT_GELU_EXACT, 1e-6f, 1, 500.0f, 0.5f, 0.3f};
+                c.options = (qkv_stack_options){.activation = QKV_ACT_GELU_EXACT, .ln_eps = 1e-6f, .rope_layout = 1,
+                                                .rope_base = 500.0f, .rope_fraction = 0.5f, .attn_scale = 0.3f};
             qkv_seq_model t;
             qkv_seq_model_init(&t, &c);
             qkv_tape *tape = qkv_tape_create(1);

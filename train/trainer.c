@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <omp.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -177,32 +178,41 @@ static int skipped_on_resume(const char *key, int both_identified) {
     return strcmp(key, "data_bytes") == 0 || strcmp(key, "data_hash") == 0;
 }
 
+/* Appends "; " and one difference to list (cut short when full). */
+static void add_difference(char *list, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add_difference(char *list, size_t len, const char *fmt, ...) {
+    size_t used = strlen(list);
+    if (used + 8 >= len) return;
+    if (used) used += (size_t)snprintf(list + used, len - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(list + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
 int qkv_trainer_check_resume(const qkv_checkpoint *ckpt, const qkv_config_kv *now) {
-    const char *path = ckpt->path;
     const qkv_config_kv *saved = ckpt->config;
+    char list[768] = ""; /* every difference, in one message */
     const char *hash_there = qkv_config_get(saved, "data_hash"), *hash_here = qkv_config_get(now, "data_hash");
     if (hash_there && hash_here && strcmp(hash_there, hash_here) != 0) {   /* the same bytes wherever they are */
         const char *there = qkv_config_get(saved, "data"), *here = qkv_config_get(now, "data");
-        qkv_set_error("%s: a checkpoint of another run: the data differs (%s there, hash %s; %s here, hash %s)", path,
-                      there ? there : "?", hash_there, here ? here : "?", hash_here);
-        return -1;
+        add_difference(list, sizeof list, "the data differs (%.200s there, hash %s; %.200s here, hash %s)",
+                       there ? there : "?", hash_there, here ? here : "?", hash_here);
     }
     for (int i = 0; i < now->n; i++) {
         if (skipped_on_resume(now->key[i], hash_there && hash_here)) continue;
         const char *value = qkv_config_get(saved, now->key[i]);
-        if (!value || strcmp(value, now->value[i]) != 0) {
-            qkv_set_error("%s: a checkpoint of another run: %s is %s%s%s there, %s here", path, now->key[i],
-                          value ? "\"" : "", value ? value : "missing", value ? "\"" : "", now->value[i]);
-            return -1;
-        }
+        if (!value || strcmp(value, now->value[i]) != 0)
+            add_difference(list, sizeof list, "%s is %s%.60s%s there, %.60s here", now->key[i], value ? "\"" : "",
+                           value ? value : "missing", value ? "\"" : "", now->value[i]);
     }
     for (int i = 0; i < saved->n; i++)   /* a setting written only when not its default (fields.h) */
-        if (!skipped_on_resume(saved->key[i], hash_there && hash_here) && !qkv_config_get(now, saved->key[i])) {
-            qkv_set_error("%s: a checkpoint of another run: %s is \"%s\" there, the default here", path,
-                          saved->key[i], saved->value[i]);
-            return -1;
-        }
-    return 0;
+        if (!skipped_on_resume(saved->key[i], hash_there && hash_here) && !qkv_config_get(now, saved->key[i]))
+            add_difference(list, sizeof list, "%s is \"%.60s\" there, the default here", saved->key[i],
+                           saved->value[i]);
+    if (!list[0]) return 0;
+    qkv_set_error("%s: a checkpoint of another run: %s", ckpt->path, list);
+    return -1;
 }
 
 /* --resume: the parameters, optimizer state, step and dropout stream of a checkpoint

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/kernels/parallel.h"
+#include "train/dist.h"
 
 /* CHOICE rows write an int into these enums. */
 _Static_assert(sizeof(qkv_opt_kind) == sizeof(int), "qkv_opt_kind is not int-sized");
@@ -90,4 +91,46 @@ void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_co
             used += (size_t)snprintf(out + used, len - used, "%s%s%s %s (the checkpoint's run: %s)", used ? ", " : "",
                                      f->flag ? "" : "train.", f->flag ? f->flag : f->key, now, before);
     }
+}
+
+int qkv_trainer_adopt_settings(qkv_trainer_config *config, const qkv_config_kv *saved,
+                               int (*given)(const char *flag, const void *ctx), const void *ctx) {
+    for (int i = 0; i < qkv_trainer_n_fields; i++) {
+        const qkv_field *f = &qkv_trainer_fields[i];
+        const char *value = f->key && f->flag ? qkv_config_get(saved, f->key) : NULL;
+        if (!value || given(f->flag, ctx)) continue;
+        qkv_config_kv one = {.n = 1};
+        snprintf(one.key[0], sizeof one.key[0], "%s", f->key);
+        snprintf(one.value[0], sizeof one.value[0], "%s", value);
+        if (qkv_fields_parse(f, 1, &one, config) != 0) return -1;
+    }
+    return 0;
+}
+
+/* A recorded setting's value as a double and back: every kind a setting has
+ * (int, long, float, choice) is exact in a double. */
+static double setting_value(const qkv_field *f, const void *config) {
+    const char *at = (const char *)config + f->offset;
+    if (f->kind == QKV_FIELD_FLOAT) return *(const float *)at;
+    if (f->kind == QKV_FIELD_LONG) return (double)*(const long *)at;
+    return *(const int *)at;
+}
+
+static void set_setting(const qkv_field *f, void *config, double v) {
+    char *at = (char *)config + f->offset;
+    if (f->kind == QKV_FIELD_FLOAT) *(float *)at = (float)v;
+    else if (f->kind == QKV_FIELD_LONG) *(long *)at = (long)v;
+    else *(int *)at = (int)v;
+}
+
+void qkv_trainer_share_settings(qkv_trainer_config *config) {
+    if (qkv_dist_size() == 1) return;
+    double values[64] = {0};
+    int n = 0, root = qkv_dist_rank() == 0;
+    for (int i = 0; i < qkv_trainer_n_fields && n < 64; i++)
+        if (qkv_trainer_fields[i].key) values[n++] = root ? setting_value(&qkv_trainer_fields[i], config) : 0.0;
+    qkv_dist_sum_doubles(values, n); /* rank 0's values: the others add zeros */
+    n = 0;
+    for (int i = 0; i < qkv_trainer_n_fields && n < 64; i++)
+        if (qkv_trainer_fields[i].key) set_setting(&qkv_trainer_fields[i], config, values[n++]);
 }

@@ -31,5 +31,14 @@ void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
  * the defaults. */
 void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_config_kv *saved, char *out,
                                   size_t len);
+/* With --resume: every recorded setting whose flag the command line did not give
+ * (given(flag, ctx) says) takes the checkpoint's value, so a resumed run goes on
+ * with its own settings and only a flag the user gave can change one. 0, or -1
+ * with qkv_last_error() (a checkpoint's value out of its range). */
+int qkv_trainer_adopt_settings(qkv_trainer_config *config, const qkv_config_kv *saved,
+                               int (*given)(const char *flag, const void *ctx), const void *ctx);
+/* Under MPI: every rank takes rank 0's recorded settings (rank 0 alone reads the
+ * checkpoint). Collective; nothing without MPI. */
+void qkv_trainer_share_settings(qkv_trainer_config *config);
 
 #endif

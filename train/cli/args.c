@@ -98,8 +98,13 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
 }
 
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args) {
-    unsigned char seen[n_args > 0 ? n_args : 1]; /* a flag given twice is refused, not the last one taken */
-    memset(seen, 0, sizeof seen);
+    unsigned char given[n_args > 0 ? n_args : 1];
+    return qkv_args_parse_given(command, argc, argv, args, n_args, given);
+}
+
+int qkv_args_parse_given(const char *command, int argc, char **argv, const qkv_arg *args, int n_args,
+                         unsigned char *seen) {
+    memset(seen, 0, (size_t)n_args); /* a flag given twice is refused, not the last one taken */
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_help(command, args, n_args);

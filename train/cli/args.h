@@ -41,5 +41,9 @@ int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *
 
 /* Returns 0 on success, 1 if --help was printed, -1 on error (message printed). */
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args);
+/* The same; given[i] (n_args of them) is then 1 for each flag the command line
+ * gave (a setting the user chose, not a default). */
+int qkv_args_parse_given(const char *command, int argc, char **argv, const qkv_arg *args, int n_args,
+                         unsigned char *given);
 
 #endif

@@ -33,12 +33,27 @@ void qkv_print_task_list(FILE *out, const char *indent) {
     }
 }
 
+/* The flags the command line gave: args[0..n) and given[] of qkv_args_parse_given. */
+typedef struct given_flags {
+    const qkv_arg *args;
+    const unsigned char *given;
+    int n;
+} given_flags;
+
+static int flag_given(const char *flag, const void *ctx) {
+    const given_flags *g = ctx;
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->args[i].flag, flag) == 0) return g->given[i];
+    return 0;
+}
+
 /* --resume's checkpoint, opened once (rank 0 alone reads files: train/dist.h):
  * that it is one of this run (its task's config, checked before anything is
- * said about its settings), then the settings this run changes, said on stderr.
+ * said about its settings); the run's settings the command line did not give
+ * are then the checkpoint's, and those it changes are said on stderr.
  * 0, or -1 with qkv_last_error(); *opened tells whether ckpt is to be closed. */
 static int open_resume(const char *command, qkv_task *task, qkv_trainer_config *trainer, qkv_checkpoint *ckpt,
-                       int *opened) {
+                       int *opened, const given_flags *given) {
     *opened = 0;
     if (!trainer->resume_path || qkv_dist_rank() != 0) return 0;
     if (qkv_checkpoint_open(trainer->resume_path, ckpt) != 0) return -1;
@@ -50,6 +65,7 @@ static int open_resume(const char *command, qkv_task *task, qkv_trainer_config *
     free(description);
     if (rc != 0) return -1;
     trainer->resume = ckpt;
+    if (qkv_trainer_adopt_settings(trainer, ckpt->settings, flag_given, given) != 0) return -1;
     char changes[512];
     qkv_trainer_settings_changes(trainer, ckpt->settings, changes, sizeof changes);
     if (changes[0]) /* allowed, but the run is then another one: say so */
@@ -67,8 +83,10 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     QKV_CHECK(n + kind->n_fields <= QKV_MAX_ARGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
               QKV_MAX_ARGS);
     n += qkv_args_from_fields(kind->fields, kind->n_fields, config, args + n);
-    int parsed = qkv_args_parse(command, argc, argv, args, n);
+    unsigned char given[QKV_MAX_ARGS];
+    int parsed = qkv_args_parse_given(command, argc, argv, args, n, given);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    const given_flags flags = {args, given, n};
     if (qkv_fields_check_text(kind->fields, kind->n_fields, config) != 0 || kind->check(config, &trainer) != 0 ||
         qkv_trainer_check_outputs(&trainer) != 0) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
@@ -95,13 +113,14 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
         return 2;
     }
     if (!trainer.micro_batch) trainer.micro_batch = qkv_step_default_micro_batch(task);   /* as the checkpoint says it */
-    int bad = open_resume(command, task, &trainer, &resume, &opened) != 0;
+    int bad = open_resume(command, task, &trainer, &resume, &opened, &flags) != 0;
     if (qkv_dist_any(bad)) {
         if (bad) fprintf(stderr, "qkv: %s\n", qkv_last_error());   /* as qkv_train's errors (train_flags.h) */
         if (opened) qkv_checkpoint_close(&resume);
         kind->destroy(task);
         return 2;
     }
+    if (trainer.resume_path) qkv_trainer_share_settings(&trainer); /* rank 0 read them */
     if (!trainer.quiet) kind->banner(task, &trainer, trainer.threads);
     qkv_train_result result;
     qkv_interrupt_install(); /* Ctrl-C, SIGTERM, SIGHUP, a closed stdout: the run ends after its step */
