@@ -137,6 +137,22 @@ static void write_caption(char *caption, size_t size, const qkv_seq_model *model
     }
 }
 
+/* An input of a length the model never trained on: refused (1), or with force
+ * drawn (0) with warning filled in, said on stderr and drawn in the picture;
+ * warning is "" for a trained length. */
+static int untrained_length(const qkv_seq_model_config *c, int len, int force, char *warning, size_t size) {
+    warning[0] = '\0';
+    if (len >= c->data.min_len && len <= c->data.max_len) return 0;
+    snprintf(warning, size, "%d symbols, but this model was trained on lengths %d..%d only: "
+             "these maps show an input it never learned", len, c->data.min_len, c->data.max_len);
+    if (!force) {
+        fprintf(stderr, "qkv attn: --input: %s (--force draws them anyway, marked)\n", warning);
+        return 1;
+    }
+    fprintf(stderr, "qkv attn: warning: --input: %s\n", warning);
+    return 0;
+}
+
 static int usage_error(const char *message) {
     fprintf(stderr, "qkv attn: %s\n", message);
     return 2;
@@ -181,17 +197,11 @@ int qkv_cmd_attn(int argc, char **argv) {
         return usage_error(qkv_last_error());
     }
 
-    char warning[200] = "";
-    if (len < c->data.min_len || len > c->data.max_len) {
-        snprintf(warning, sizeof warning, "%d symbols, but this model was trained on lengths %d..%d only: "
-                 "these maps show an input it never learned", len, c->data.min_len, c->data.max_len);
-        if (!force) {
-            free(x);
-            qkv_seq_model_free(&model);
-            fprintf(stderr, "qkv attn: --input: %s (--force draws them anyway, marked)\n", warning);
-            return 2;
-        }
-        fprintf(stderr, "qkv attn: warning: --input: %s\n", warning);
+    char warning[200];
+    if (untrained_length(c, len, force, warning, sizeof warning) != 0) {
+        free(x);
+        qkv_seq_model_free(&model);
+        return 2;
     }
 
     qkv_tape *tape = qkv_tape_create_inference(c->seed);
