@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
@@ -185,6 +186,10 @@ static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
     qkv_tape_set_slice(tape, m, s->micro_batches);
     qkv_tape_redirect_grads(tape, task->params, s->grad_of + (size_t)(m - s->first) * (size_t)(task->params->n + 1));
     qkv_tensor *loss = task->loss(task->self, tape, job->step);
+    if (qkv_cancelled()) { /* a signal during the forward: its ops were cut short, no backward */
+        job->interrupted = 1;
+        return;
+    }
     if (!loss) {
         note_failure(job, m, qkv_last_error(), task->diverged);
     } else {
