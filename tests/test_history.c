@@ -82,10 +82,12 @@ END_TEST
 START_TEST(csv_has_every_metric) {
     scratch_dir_create();
     char command[1024], line[512];
-    const char *csv = scratch_file("run.csv");
+    char csv[256], json[256];
+    snprintf(csv, sizeof csv, "%s", scratch_file("run.csv"));
+    snprintf(json, sizeof json, "%s", scratch_file("run.json"));
     snprintf(command, sizeof command,
-             "%s train reverse --steps 6 --eval-every 4 --log-every 1 --test-size 16 --threads 1 --csv %s", qkv_binary(),
-             csv);
+             "%s train reverse --steps 6 --eval-every 4 --log-every 1 --test-size 16 --threads 1 --csv %s --json %s",
+             qkv_binary(), csv, json);
     FILE *p = popen(command, "r");
     ck_assert_ptr_nonnull(p);
     int lines = 0;
@@ -108,6 +110,13 @@ START_TEST(csv_has_every_metric) {
     ck_assert_msg(strstr(row5, ",,\n") == strchr(row5 + 1, '\n') - 2, "%s", text); /* not evaluated */
     ck_assert_msg(row4[strcspn(row4 + 1, "\n")] != ',', "%s", text);            /* evaluated */
     ck_assert_msg(row6[strlen(row6) - 2] != ',', "%s", text);                       /* the final evaluation */
+    free(text);
+    /* The --json summary holds the same table. */
+    text = (char *)read_file_bytes(json, &len);
+    text[len] = '\0';
+    ck_assert_msg(strstr(text, "\"history\": {\"columns\": [\"step\", \"loss\", \"lr\", \"seconds\", \"token_acc\", "
+                               "\"seq_acc\"], \"rows\": [[1, "), "%s", text);
+    ck_assert_msg(strstr(text, ", null, null], [6, "), "%s", text); /* step 5: not evaluated */
     free(text);
     scratch_dir_remove();
 }

@@ -54,8 +54,37 @@ static void json_config(qkv_json_out *out, const qkv_config_kv *config) {
     qkv_json_out_text(out, "}, ");
 }
 
+/* "history": the CSV's table as JSON: its columns, then one array per row (null
+ * where a metric was not evaluated). */
+static void json_history(qkv_json_out *out, const qkv_history *h) {
+    char *csv = qkv_history_csv(h, 1), *save = NULL;
+    qkv_json_out_text(out, "\"history\": {\"columns\": [");
+    char *line = strtok_r(csv, "\n", &save), *cell, *cells = NULL;
+    for (int c = 0; (cell = strtok_r(c ? NULL : line, ",", &cells)); c++) {
+        if (c) qkv_json_out_text(out, ", ");
+        qkv_json_out_string(out, cell);
+    }
+    qkv_json_out_text(out, "], \"rows\": [");
+    for (int r = 0; (line = strtok_r(NULL, "\n", &save)); r++) {
+        qkv_json_out_text(out, r ? ", [" : "[");
+        char *at = line;
+        for (int c = 0;; c++) { /* cells may be empty: split by hand */
+            size_t n = strcspn(at, ",");
+            char number[40];
+            snprintf(number, sizeof number, "%.*s", (int)n, at);
+            qkv_json_out_text(out, c ? ", " : "");
+            qkv_json_out_text(out, n ? number : "null");
+            if (!at[n]) break;
+            at += n + 1;
+        }
+        qkv_json_out_text(out, "]");
+    }
+    qkv_json_out_text(out, "]}");
+    free(csv);
+}
+
 static int write_summary_json(const char *path, const qkv_task *task, const qkv_config_kv *config,
-                              const qkv_train_result *r) {
+                              const qkv_train_result *r, const qkv_history *history) {
     qkv_json_out out = {0};
     qkv_json_out_text(&out, "{\"task\": ");
     qkv_json_out_string(&out, task->name);
@@ -69,6 +98,8 @@ static int write_summary_json(const char *path, const qkv_task *task, const qkv_
         json_number(&out, r->metrics.key[i], r->metrics.value[i], "%.6g");
     }
     qkv_json_out_text(&out, "}, ");
+    json_history(&out, history);
+    qkv_json_out_text(&out, ", ");
     json_number(&out, "wall_seconds", r->seconds, "%.3f");
     qkv_json_out_text(&out, ", ");
     json_number(&out, "steps_per_second", r->steps_per_second, "%.2f");
@@ -91,7 +122,8 @@ int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *
         rc = qkv_write_file_atomic(out->csv_path, csv, strlen(csv));
         free(csv);
     }
-    if (write && rc == 0 && out->json_path) rc = write_summary_json(out->json_path, task, description, result);
+    if (write && rc == 0 && out->json_path)
+        rc = write_summary_json(out->json_path, task, description, result, &out->history);
     if (write && rc == 0 && out->plot_path) rc = qkv_history_write_png(&out->history, out->plot_path, task->name);
     qkv_history_free(&out->history);
     memset(out, 0, sizeof *out);
