@@ -151,6 +151,7 @@ static int run_in(const char *dir, const char *args, char *err, size_t err_len, 
     int status = pclose(p);
     size_t len;
     unsigned char *text = read_file_bytes(err_path, &len);
+    text[len] = '\0'; /* read_file_bytes leaves room for it */
     int lines = 0;
     for (size_t i = 0; i < len; i++) lines += text[i] == '\n';
     snprintf(err, err_len, "%.*s", (int)strcspn((char *)text, "\n"), (char *)text);
