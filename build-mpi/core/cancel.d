@@ -1,2 +1,0 @@
-build-mpi/core/cancel.o: core/cancel.c core/cancel.h
-core/cancel.h:

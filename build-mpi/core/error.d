@@ -1,2 +1,0 @@
-build-mpi/core/error.o: core/error.c core/error.h
-core/error.h:

@@ -1,5 +1,0 @@
-build-mpi/isa/avx512/kernel_table.o: core/kernels/kernel_table.c \
- core/kernels/gemm_tiles.h core/kernels/kernels.h core/kernels/simd.h
-core/kernels/gemm_tiles.h:
-core/kernels/kernels.h:
-core/kernels/simd.h:
