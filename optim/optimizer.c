@@ -96,6 +96,10 @@ static qkv_optimizer_config checked_config(const qkv_optimizer_config *config) {
 }
 
 
+int qkv_optimizer_slot_count(const qkv_optimizer_config *config) {
+    return config->kind != QKV_OPT_SGD ? 2 : config->momentum > 0.0f ? 1 : 0;
+}
+
 void qkv_optimizer_init(qkv_optimizer *opt, const qkv_optimizer_config *config, const qkv_params *params) {
     qkv_optimizer_config c = checked_config(config);
     for (int i = 0; i < params->n; i++)
@@ -104,7 +108,7 @@ void qkv_optimizer_init(qkv_optimizer *opt, const qkv_optimizer_config *config, 
     memset(opt, 0, sizeof *opt);
     opt->config = c;
     opt->n_params = params->n;
-    opt->n_slots = c.kind != QKV_OPT_SGD ? 2 : c.momentum > 0.0f ? 1 : 0;
+    opt->n_slots = qkv_optimizer_slot_count(&c);
     opt->state = qkv_calloc((size_t)opt->n_slots * (size_t)params->n, sizeof *opt->state, "the optimizer state");
     for (int slot = 0; slot < opt->n_slots; slot++)
         for (int i = 0; i < params->n; i++)

@@ -46,6 +46,9 @@ typedef struct qkv_optimizer {
  * the state for these parameters, zero-filled. */
 void qkv_optimizer_init(qkv_optimizer *opt, const qkv_optimizer_config *config, const qkv_params *params);
 void qkv_optimizer_free(qkv_optimizer *opt);
+/* The state buffers per parameter a config makes (n_slots): 2 for Adam(W), 1 for
+ * SGD with momentum, else 0 (the memory budget counts them before training). */
+int qkv_optimizer_slot_count(const qkv_optimizer_config *config);
 /* One update with learning rate lr (the schedule's value for this step). */
 void qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr);
 /* "sgd", "adam", "adamw"; -1 when unknown. */

@@ -77,6 +77,25 @@ int qkv_step_check(const qkv_task *task, int micro_batch) {
     return resolve(task, &micro_batch, &m);
 }
 
+static size_t padded(size_t floats) { return (floats + PAD_FLOATS - 1) / PAD_FLOATS * PAD_FLOATS; }
+
+size_t qkv_step_buffer_floats(const qkv_params *params) {
+    size_t stride = 0;
+    for (int i = 0; i < params->n; i++) stride += padded(params->items[i]->size);
+    return stride;
+}
+
+int qkv_step_local_micro_batches(const qkv_task *task, int micro_batch) {
+    int m, rank = qkv_dist_rank(), ranks = qkv_dist_size();
+    if (resolve(task, &micro_batch, &m) != 0) return -1;
+    return (rank + 1) * m / ranks - rank * m / ranks;
+}
+
+int qkv_step_workers(int local) {
+    int threads = qkv_threads();
+    return threads < 2 || local < threads ? 1 : threads;
+}
+
 int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) {
     memset(s, 0, sizeof *s);
     int m;
@@ -91,7 +110,7 @@ int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) 
         QKV_CHECK(params->items[i]->grad, "step: parameter %s has no gradient buffer", params->items[i]->name);
     for (int i = 0; i < params->n; i++) {
         s->offset[i] = s->stride;
-        s->stride += (params->items[i]->size + PAD_FLOATS - 1) / PAD_FLOATS * PAD_FLOATS;
+        s->stride += padded(params->items[i]->size);
     }
     int local = s->last - s->first;
     size_t bytes = qkv_size_mul(qkv_size_mul((size_t)local, s->stride), sizeof(float));
@@ -213,8 +232,7 @@ static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
  * the ops threaded inside (a large model's few micro-batches). */
 static void run_micro_batches(step_job *job) {
     qkv_step *s = job->s;
-    int local = s->last - s->first, threads = qkv_threads();
-    int workers = job->inspect || threads < 2 || local < threads ? 1 : threads;
+    int workers = job->inspect ? 1 : qkv_step_workers(s->last - s->first);
     ensure_tapes(s, workers);
     if (workers == 1) {
         for (int m = s->first; m < s->last && !job->interrupted; m++) run_micro_batch(job, s->tapes[0], m);

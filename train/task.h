@@ -80,6 +80,11 @@ typedef struct qkv_task {
      * only), a few lines for the user: the text task's sample. Gradients and
      * training mode are off. */
     void (*report)(void *self, qkv_tape *tape, FILE *out);
+    /* For the memory budget (train/memory.h): the most examples one evaluation
+     * chunk holds (0: batch), and the chunks an evaluation runs at once on the
+     * worker threads (qkv_parallel_chunks, train/step.h: the chunk count; 0: the
+     * chunks run one after another on the trainer's tape). */
+    int eval_chunk, eval_chunks;
     /* loss() sets it to 1 when it returned NULL because a value went NaN/Inf (a
      * diverged run): the trainer then stops as on a NaN loss (exit status 3). */
     int diverged;

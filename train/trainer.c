@@ -23,6 +23,7 @@
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
+#include "train/memory.h"
 #include "train/step.h"
 #include "train/trainer_fields.h"
 #include "train/trainer_outputs.h"
@@ -166,6 +167,7 @@ typedef struct train_run {
     float lr;                         /* the last step's learning rate */
     qkv_history resumed;              /* the checkpoint's history, up to its step */
     qkv_train_outputs outputs;        /* --csv, --plot, --json */
+    size_t arena_budget;              /* the tape arenas' budget before this run (restored at its end) */
 } train_run;
 
 /* ---- setup and resume --------------------------------------------------------------- */
@@ -233,13 +235,19 @@ static int resume_from_checkpoint(train_run *run) {
     return rc;
 }
 
-/* Checks the outputs and the batch, makes the optimizer and the tape, resumes,
+/* Checks the outputs, the memory and the batch, makes the optimizer and the tape, resumes,
  * and makes every rank's state rank 0's. 0, or -1 with nothing left allocated. */
 static int start_run(train_run *run) {
     const qkv_trainer_config *config = run->config;
     qkv_task *task = run->task;
-    int bad = qkv_trainer_check_outputs(config) != 0 ||
-              qkv_step_init(&run->parallel, task, config->micro_batch, config->detect_nan) != 0;
+    qkv_memory_estimate memory = {0};
+    /* The memory is judged before the micro-batches' buffers are taken (memory.h);
+     * then the tape arenas grow within what the rest of the estimate leaves them
+     * (tape.h; 0, no limit, when the machine does not say what it has). */
+    int bad = qkv_trainer_check_outputs(config) != 0 || qkv_memory_check(config, task, &memory) != 0;
+    size_t fixed = memory.total - (size_t)memory.tapes * memory.activations - memory.evaluation;
+    run->arena_budget = qkv_tape_set_arena_budget(bad || !memory.available ? 0 : memory.available - fixed);
+    if (!bad) bad = qkv_step_init(&run->parallel, task, config->micro_batch, config->detect_nan) != 0;
     task->describe(task->self, &run->description);
     qkv_optimizer_init(&run->opt, &config->optim, task->params);
     run->tape = qkv_tape_create(config->seed);
@@ -250,6 +258,7 @@ static int start_run(train_run *run) {
         qkv_step_free(&run->parallel);
         qkv_tape_free(run->tape);
         qkv_optimizer_free(&run->opt);
+        qkv_tape_set_arena_budget(run->arena_budget);
         return -1;
     }
     qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
@@ -553,6 +562,7 @@ static int finish_run(train_run *run, int rc) {
     qkv_step_free(&run->parallel);
     qkv_tape_free(run->tape);
     qkv_optimizer_free(&run->opt);
+    qkv_tape_set_arena_budget(run->arena_budget);
     return rc == 0 ? 0 : -1;
 }
 

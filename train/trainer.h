@@ -83,6 +83,10 @@ typedef struct qkv_trainer_config {
     int detect_nan;             /* anomaly mode: check every op forward and backward */
     int micro_batch;            /* examples per micro-batch (train/step.h); 0: the task's default */
     int threads;                /* the command line's --threads (qkv_set_threads); qkv_train does not read it */
+    /* --max-memory: "2G", "512M", bytes (train/memory.h); NULL or "0": the cgroup's
+     * limit or physical memory, whichever is smaller. A run estimated to need
+     * more is refused before training. */
+    const char *max_memory;
     /* The task's defaults: a checkpoint leaves out the OPTIONAL settings equal to
      * them (trainer_fields.h); NULL: the rows' fallbacks. */
     const struct qkv_trainer_config *defaults;

@@ -40,6 +40,9 @@ const qkv_field qkv_trainer_fields[] = {
     QKV_TEXT_FIELD("--json", NULL, T, json_path, NULL, "write a JSON summary here"),
     QKV_TEXT_FIELD("--csv", NULL, T, csv_path, NULL, "write the run's history here: a row per logged step, a column per metric"),
     QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 0, QKV_THREADS_HELP),
+    QKV_TEXT_FIELD("--max-memory", NULL, T, max_memory, NULL,
+                   "refuse a run estimated to need more memory than SIZE (2G, 512M, bytes; 0: the cgroup's limit "
+                   "or physical memory)"),
     {"--micro-batch", "micro_batch", QKV_FIELD_INT, offsetof(T, micro_batch), 0, 1e9, 0, NULL, NULL,
      "examples per micro-batch, the unit of parallel work (divides the batch; 0: the task's)", 0, 5, NULL},
     QKV_FLAG_FIELD("--quiet", T, quiet, "print only the final line"),

@@ -20,28 +20,63 @@ struct qkv_arena_chunk {
     unsigned char *memory;
 };
 
-#define ARENA_MIN_CHUNK ((size_t)1 << 22)
+#define ARENA_MIN_CHUNK QKV_TAPE_MIN_CHUNK
 #define ARENA_ALIGN 64
+
+/* The budget (qkv_tape_set_arena_budget): every tape's chunks, in bytes, counted
+ * when a chunk is made or freed (never per allocation), and the most they may
+ * hold (0: no limit). Tapes of worker threads make chunks at once: atomics. */
+static size_t arena_chunk_bytes;
+static size_t arena_budget;
+
+size_t qkv_tape_set_arena_budget(size_t bytes) {
+    return __atomic_exchange_n(&arena_budget, bytes, __ATOMIC_RELAXED);
+}
+
+size_t qkv_tape_arena_chunk_bytes(void) { return __atomic_load_n(&arena_chunk_bytes, __ATOMIC_RELAXED); }
+
+/* The largest chunk the budget lets a tape make now: want, cut down to what is
+ * left (never below need, the bytes the allocation asking for it needs). need
+ * beyond what is left stops the program: the estimate before training
+ * (train/memory.h) did not foresee it, and asking the system anyway is what the
+ * budget is there to prevent. */
+static size_t chunk_size_within_budget(size_t want, size_t need) {
+    size_t budget = __atomic_load_n(&arena_budget, __ATOMIC_RELAXED);
+    if (!budget) return want;
+    size_t used = qkv_tape_arena_chunk_bytes(), left = used < budget ? budget - used : 0;
+    if (need > left)
+        qkv_fatal_exit(1, "the memory budget is exhausted: a tape arena needs %zu bytes more, and only %zu of the "
+                       "%zu bytes the budget leaves to tape arenas are free (the estimate made before training was "
+                       "too low; --max-memory raises the budget)", need, left, budget);
+    return want < left ? want : left;
+}
 
 static qkv_arena_chunk *chunk_new(size_t size) {
     qkv_arena_chunk *c = qkv_calloc(1, sizeof *c, "a tape arena chunk");
     c->memory = qkv_malloc_aligned(size, "a tape arena chunk"); /* ARENA_ALIGN == its 64 */
     c->size = size;
+    __atomic_add_fetch(&arena_chunk_bytes, size, __ATOMIC_RELAXED);
     return c;
 }
 
 static void chunks_free(qkv_arena_chunk *c) {
     while (c) {
         qkv_arena_chunk *next = c->next;
+        __atomic_sub_fetch(&arena_chunk_bytes, c->size, __ATOMIC_RELAXED);
         free(c->memory);
         free(c);
         c = next;
     }
 }
 
+size_t qkv_tape_arena_footprint(size_t peak) {
+    size_t merged = peak + peak / 4;   /* room to spare, so a slightly larger step needs no new chunk */
+    return merged > ARENA_MIN_CHUNK ? merged : ARENA_MIN_CHUNK;
+}
+
 qkv_tape *qkv_tape_create(unsigned long long seed) {
     qkv_tape *tape = qkv_calloc(1, sizeof *tape, "a tape");
-    tape->chunks = chunk_new(ARENA_MIN_CHUNK);
+    tape->chunks = chunk_new(chunk_size_within_budget(ARENA_MIN_CHUNK, ARENA_MIN_CHUNK));
     tape->grad_enabled = 1;
     tape->training = 1;
     tape->rng = qkv_rng_make(seed);
@@ -81,9 +116,9 @@ void qkv_tape_free(qkv_tape *tape) {
 
 void qkv_tape_reset(qkv_tape *tape) {
     if (tape->chunks->next) {
-        size_t need = tape->arena_peak + tape->arena_peak / 4;
         chunks_free(tape->chunks);
-        tape->chunks = chunk_new(need > ARENA_MIN_CHUNK ? need : ARENA_MIN_CHUNK);
+        size_t merged = chunk_size_within_budget(qkv_tape_arena_footprint(tape->arena_peak), ARENA_MIN_CHUNK);
+        tape->chunks = chunk_new(merged);
     }
     tape->chunks->used = 0;
     tape->arena_used = 0;
@@ -214,7 +249,7 @@ void *qkv_tape_alloc(qkv_tape *tape, size_t bytes) {
     size_t rounded = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
     qkv_arena_chunk *c = tape->chunks;
     if (c->used + rounded > c->size) {
-        size_t size = c->size * 2 > rounded ? c->size * 2 : rounded;
+        size_t size = chunk_size_within_budget(c->size * 2 > rounded ? c->size * 2 : rounded, rounded);
         qkv_arena_chunk *fresh = chunk_new(size);
         fresh->next = c;
         tape->chunks = c = fresh;

@@ -145,6 +145,21 @@ void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad
 /* The sum of the recorded nodes' flops: a step's products, forward and backward. */
 double qkv_tape_flops(const qkv_tape *tape);
 
+/* The memory budget of the tape arenas (train/memory.h sets it for a run):
+ * every tape's chunks together may hold at most `bytes` (0: no limit). A chunk
+ * that would pass it is made smaller when the allocation asking for it fits in
+ * what is left; otherwise the program stops (qkv_fatal_exit, status 1) with a
+ * line naming the bytes asked and left: the arenas then outgrew the estimate
+ * made before training, and asking the system anyway risks the OOM killer.
+ * Process-wide; returns the previous budget. */
+#define QKV_TAPE_MIN_CHUNK ((size_t)1 << 22)
+size_t qkv_tape_set_arena_budget(size_t bytes);
+/* The bytes all tapes' arena chunks hold now. */
+size_t qkv_tape_arena_chunk_bytes(void);
+/* The chunk bytes a tape whose arena peaked at `peak` holds after its reset: one
+ * chunk of the peak and a quarter (at least QKV_TAPE_MIN_CHUNK, the first chunk). */
+size_t qkv_tape_arena_footprint(size_t peak);
+
 /* Arena chunks in use: 1 in the steady state (for tests and stats). */
 int qkv_tape_n_chunks(const qkv_tape *tape);
 

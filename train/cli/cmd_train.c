@@ -23,6 +23,7 @@
 #include "train/cli/suggest.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
+#include "train/memory.h"
 #include "train/tasks/registry.h"
 #include "train/trainer_fields.h"
 
@@ -87,8 +88,10 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     int parsed = qkv_args_parse_given(command, argc, argv, args, n, given);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     const given_flags flags = {args, given, n};
+    size_t max_memory;
     if (qkv_fields_check_text(kind->fields, kind->n_fields, config) != 0 || kind->check(config, &trainer) != 0 ||
-        qkv_trainer_check_outputs(&trainer) != 0) {
+        qkv_trainer_check_outputs(&trainer) != 0 ||
+        (trainer.max_memory && qkv_memory_parse_size(trainer.max_memory, &max_memory) != 0)) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         return 2;
     }
@@ -104,10 +107,12 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         return 2;
     }
-    /* Before the banner; under MPI every rank finds it, and they agree (dist.h). */
+    /* Before the banner; under MPI every rank finds it, and they agree (dist.h):
+     * the micro-batch, and whether the run fits in this rank's memory (memory.h). */
     qkv_checkpoint resume;
     int opened = 0;
-    if (qkv_dist_any(qkv_step_check(task, trainer.micro_batch) != 0)) {
+    qkv_memory_estimate memory;
+    if (qkv_dist_any(qkv_step_check(task, trainer.micro_batch) != 0 || qkv_memory_check(&trainer, task, &memory) != 0)) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         kind->destroy(task);
         return 2;

@@ -147,7 +147,7 @@ void qkv_detect_task_init(qkv_detect_task *t, const qkv_detect_task_config *conf
      * box terms by its own object count, as DETR's per-process loss does. */
     t->task = (qkv_task){.name = "detect", .self = t, .params = &t->model.params, .loss = detect_loss,
                          .evaluate = detect_evaluate, .describe = detect_describe, .batch = config->batch,
-                         .micro_batch = 4};
+                         .micro_batch = 4, .eval_chunk = t->test.n < EVAL_BATCH ? t->test.n : EVAL_BATCH};
 }
 
 void qkv_detect_task_free(qkv_detect_task *t) {

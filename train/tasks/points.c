@@ -130,7 +130,8 @@ int qkv_points_task_init(qkv_points_task *t, const qkv_points_task_config *confi
     qkv_set_model_init(&t->model, &t->params, "set", &t->config.model, &rng);
     t->task = (qkv_task){.name = "points", .self = t, .params = &t->params, .loss = points_loss,
                          .evaluate = points_evaluate, .describe = points_describe, .batch = config->batch,
-                         .micro_batch = 4};
+                         .micro_batch = 4, .eval_chunk = t->test.count < config->batch ? t->test.count : config->batch,
+                         .eval_chunks = (t->test.count + config->batch - 1) / config->batch};
     return 0;
 }
 

@@ -90,7 +90,8 @@ void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config
     qkv_mlp_init(&t->mlp, &t->params, "mlp", 3, (int[]){2, config->hidden, config->hidden, N_CLASSES},
                  QKV_ACT_RELU, &rng);
     t->task = (qkv_task){.name = "spirals", .self = t, .params = &t->params, .loss = task_loss,
-                         .evaluate = task_evaluate, .describe = task_describe, .batch = config->batch};
+                         .evaluate = task_evaluate, .describe = task_describe, .batch = config->batch,
+                         .eval_chunk = t->n};
 }
 
 void qkv_spirals_task_free(qkv_spirals_task *t) {

@@ -1,0 +1,79 @@
+/* memory.h — the memory budget of a training run: what it will need, judged
+ * before it is taken, against what the machine has.
+ *
+ * The estimate of a run's peak, on this rank (docs/reliability.md):
+ *
+ *   now          the process when estimated (resident pages, /proc/self/statm):
+ *                the program, the data set, the parameters;
+ *   gradients    the parameters' own gradient buffers, plus one buffer per
+ *                local micro-batch (train/step.h; M x the padded parameter
+ *                count), plus, under MPI, the ranks' gathered sums;
+ *   optimizer    its state buffers (qkv_optimizer_slot_count) x parameters;
+ *   activations  one micro-batch's tape arena, MEASURED: one forward and
+ *                backward of micro-batch 0 of step 0 on a scratch tape (at the
+ *                run's micro-batch size, or at its largest divisor <= 32 scaled
+ *                linearly when larger), its arena peak as the tape then keeps it
+ *                (qkv_tape_arena_footprint), times the worker tapes of a step;
+ *   evaluation   rank 0: the evaluation chunk's arena, bounded by the measured
+ *                bytes per training example (a forward and backward keep more
+ *                than a forward alone) times the task's eval_chunk examples,
+ *                times the chunks run at once (task.h).
+ *
+ * The measurement is deterministic and changes no result: the task's prepare()
+ * and loss() are pure functions of the step, the scratch tape draws dropout
+ * from its own stream, and the gradients go to a scratch buffer (tape.h's
+ * redirection), never the parameters'. It costs one micro-batch's forward and
+ * backward (about 1/M of one step) and one parameter-sized buffer for a moment.
+ *
+ * The memory available: --max-memory when given; else the smaller of physical
+ * memory (MemTotal) and the cgroup's limit (v2 memory.max, v1
+ * memory.limit_in_bytes, of this process's cgroup and its parents). A run whose
+ * estimate is larger is refused before anything is allocated for it. Once
+ * accepted, the tape arenas grow within what the rest leaves them
+ * (qkv_tape_set_arena_budget, tape.h): past it, the program stops instead of
+ * asking the system.
+ */
+#ifndef QKV_MEMORY_H
+#define QKV_MEMORY_H
+
+#include <stddef.h>
+
+#include "train/trainer.h"
+
+typedef struct qkv_memory_estimate {
+    size_t now;              /* resident when estimated: program, data, parameters */
+    size_t gradients;        /* the parameters' and the local micro-batches' buffers */
+    int micro_batches;       /* local micro-batches (buffers) */
+    size_t optimizer;
+    size_t activations;      /* one worker tape, for one micro-batch */
+    int tapes;               /* worker tapes of a step */
+    size_t evaluation;       /* the evaluation's tapes together (0 on ranks other than 0) */
+    size_t total;
+    size_t available;        /* the limit the total is judged against */
+    const char *limit;       /* where it comes from: "--max-memory", "the cgroup's limit", "physical memory" */
+} qkv_memory_estimate;
+
+/* "2G", "512M", "64k", "1048576": a size in bytes, with an optional K, M, G or T
+ * (powers of 1024, either case), digits only otherwise; "0" is 0 (auto). 0, or
+ * -1 with qkv_last_error() naming --max-memory and the text. */
+int qkv_memory_parse_size(const char *text, size_t *bytes);
+
+/* The memory this process may use: the smaller of MemTotal and the cgroup
+ * limits found (0 if neither can be read); *source says which. */
+size_t qkv_memory_available(const char **source);
+
+/* The estimate of a run of task with config (its micro_batch, optimizer and
+ * max_memory), measured as above. 0, or -1 with qkv_last_error() (a bad
+ * --max-memory or --micro-batch). */
+int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out);
+
+/* The estimate judged: 0 when it fits (*out filled); else -1 with one line in
+ * qkv_last_error(): "this run needs about 21.9 GiB (now 0.1 GiB; gradients
+ * 20.1 GiB for 25000 micro-batches; ...), more than the 23.5 GiB available
+ * (physical memory; --max-memory to change)". */
+int qkv_memory_check(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out);
+
+/* Formats bytes as "1.5 GiB", "12.0 MiB", "640 KiB" into out. */
+const char *qkv_memory_size_text(size_t bytes, char *out, size_t len);
+
+#endif
