@@ -370,7 +370,8 @@ void qkv_seq_model_init(qkv_seq_model *t, const qkv_seq_model_config *config) {
     qkv_stack_config stack = {.block = {.d_model = config->dim, .n_heads = config->heads, .d_ff = config->ff,
                                         .dropout = config->dropout},
                               .n_layers = config->layers, .positions = config->pos, .max_len = position_rows(config),
-                              .pos_opts = {config->t5_buckets, config->t5_max_distance, config->pos_randomize}};
+                              .pos_opts = {.t5_buckets = config->t5_buckets, .t5_max_distance = config->t5_max_distance,
+                                           .randomize = config->pos_randomize}};
     qkv_stack_options_apply(&config->options, &stack);
     qkv_encoder_init(&t->encoder, &t->params, "enc", &stack, config->data.arch == QKV_ARCH_DECODER, &rng);
     if (config->data.arch == QKV_ARCH_SEQ2SEQ) qkv_decoder_init(&t->decoder, &t->params, "dec", &stack, &rng);
