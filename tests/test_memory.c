@@ -96,7 +96,9 @@ static double resident_bytes(void) {
 
 /* The child's ru_maxrss counts the pages it shared with this process when it was
  * forked (Linux keeps the larger of the peaks before and after exec): the suite
- * runs early, while the runner is small, and checks that it is. */
+ * runs early, while the runner is small. A runner too large for the peak to mean
+ * anything (the ASan and valgrind builds: shadow memory, a runner under valgrind)
+ * skips the comparison, saying so; the plain build of `make test` makes it. */
 START_TEST(the_estimate_is_near_the_measured_peak) {
     const char *run = "train reverse --steps 2 --quiet --threads 1";
     double estimate = stated_estimate(run), runner = resident_bytes();
@@ -106,8 +108,11 @@ START_TEST(the_estimate_is_near_the_measured_peak) {
     ck_assert_int_eq(wait4(pid, &status, 0, &usage), pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status %d", run, status);
     double peak = (double)usage.ru_maxrss * 1024; /* Linux: KiB */
-    ck_assert_msg(runner < peak / 2, "the test runner (%.1f MiB resident) is too large to measure a peak of %.1f MiB",
-                  runner / (1 << 20), peak / (1 << 20));
+    if (runner >= peak / 2) {
+        fprintf(stderr, "memory: skipped the peak comparison: the test runner (%.1f MiB resident) is too large to "
+                        "measure a peak of %.1f MiB (a sanitizer or valgrind build)\n", runner / (1 << 20), peak / (1 << 20));
+        return;
+    }
     ck_assert_msg(estimate >= 0.75 * peak && estimate <= 2 * peak, "%s: estimate %.1f MiB, peak resident %.1f MiB", run,
                   estimate / (1 << 20), peak / (1 << 20));
 }
