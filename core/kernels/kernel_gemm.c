@@ -31,6 +31,7 @@
  * one matrix at a time, splitting its output tiles (one large matrix, or
  * stride_c == 0 where the batch is summed in order).
  */
+#include <pthread.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +64,26 @@ enum { SCRATCH_A, SCRATCH_B, N_SCRATCH };
 static _Thread_local float *scratch_buf[N_SCRATCH];
 static _Thread_local size_t scratch_cap[N_SCRATCH];
 
+/* A thread that ends (one of a team that shrank, a thread of the caller's) frees
+ * its buffers: a key whose destructor runs at its exit, set with its first buffer. */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void free_scratch(void *unused) {
+    (void)unused;
+    for (int i = 0; i < N_SCRATCH; i++) {
+        free(scratch_buf[i]);
+        scratch_buf[i] = NULL;
+        scratch_cap[i] = 0;
+    }
+}
+
+static void make_scratch_key(void) { pthread_key_create(&scratch_key, free_scratch); }
+
 static float *scratch(int which, size_t floats) {
     if (scratch_cap[which] < floats) {
+        pthread_once(&scratch_once, make_scratch_key);
+        pthread_setspecific(scratch_key, scratch_buf); /* any non-NULL value: the destructor runs */
         free(scratch_buf[which]);
         scratch_buf[which] = qkv_malloc_aligned(qkv_size_mul(floats, sizeof(float)), "gemm's packing buffer");
         scratch_cap[which] = floats;

@@ -178,7 +178,7 @@ int qkv_tape_write_dot(const qkv_tape *tape, const char *path) {
             const qkv_tensor *t = node->inputs[j];
             if (!t) continue;
             int from = producer(outs, n, t, i);
-            char label[80] = "";
+            char label[sizeof name + 16] = "";
             if (input_name(node, j)) {
                 dot_name(input_name(node, j), name, sizeof name);
                 snprintf(label, sizeof label, " [label=\"%s\"]", name);
