@@ -68,9 +68,7 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
     }
     if (arg->kind == QKV_ARG_CHOICE) {
         char allowed[256] = "", hint[96];
-        qkv_suggestion near = qkv_suggestion_begin(text);
         for (int i = 0; arg->choices[i]; i++) {
-            qkv_suggestion_consider(&near, arg->choices[i]);
             if (strcmp(text, arg->choices[i]) == 0) {
                 *(int *)arg->target = i;
                 return 0;
@@ -79,7 +77,7 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
                      arg->choices[i]);
         }
         return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
-                        qkv_suggestion_hint(&near, hint, sizeof hint), allowed);
+                        qkv_suggest_among(text, arg->choices, hint, sizeof hint), allowed);
     }
     int integer = arg->kind != QKV_ARG_FLOAT;
     long long whole = integer ? strtoll(text, &end, 10) : 0;

@@ -57,9 +57,9 @@ int qkv_cmd_data(int argc, char **argv) {
         return argc < 1 ? 2 : 0;
     }
     if (strcmp(argv[0], "detect") == 0) return data_detect(argc - 1, argv + 1);
+    static const char *const sets[] = {"detect", NULL};
     char hint[96];
-    qkv_suggestion near = qkv_suggestion_begin(argv[0]);
-    qkv_suggestion_consider(&near, "detect");
-    fprintf(stderr, "qkv data: unknown set '%s' (%sknown: detect)\n", argv[0], qkv_suggestion_hint(&near, hint, sizeof hint));
+    fprintf(stderr, "qkv data: unknown set '%s' (%sknown: detect)\n", argv[0],
+            qkv_suggest_among(argv[0], sets, hint, sizeof hint));
     return 2;
 }

@@ -35,11 +35,10 @@ int qkv_cmd_explain(int argc, char **argv) {
         return help ? 0 : 2;
     }
     if (strcmp(argv[0], "attention") != 0) {
+        static const char *const topics[] = {"attention", NULL};
         char hint[96];
-        qkv_suggestion near = qkv_suggestion_begin(argv[0]);
-        qkv_suggestion_consider(&near, "attention");
         fprintf(stderr, "qkv explain: unknown topic '%s' (%sknown: attention)\n", argv[0],
-                qkv_suggestion_hint(&near, hint, sizeof hint));
+                qkv_suggest_among(argv[0], topics, hint, sizeof hint));
         return 2;
     }
     int parsed = qkv_args_parse("explain attention", argc - 1, argv + 1, args, (int)(sizeof args / sizeof args[0]));

@@ -39,6 +39,12 @@ void qkv_suggestion_consider(qkv_suggestion *s, const char *name) {
     }
 }
 
+const char *qkv_suggest_among(const char *typed, const char *const *names, char *buf, size_t len) {
+    qkv_suggestion s = qkv_suggestion_begin(typed);
+    for (int i = 0; names[i]; i++) qkv_suggestion_consider(&s, names[i]);
+    return qkv_suggestion_hint(&s, buf, len);
+}
+
 const char *qkv_suggestion_hint(const qkv_suggestion *s, char *buf, size_t len) {
     if (!s->best) return "";
     snprintf(buf, len, "did you mean %s? ", s->best);

@@ -23,5 +23,7 @@ void qkv_suggestion_consider(qkv_suggestion *s, const char *name);
 /* "did you mean NAME? " when there is a suggestion, else "" (buf holds it): it
  * opens a message's parenthesis, "unknown flag '--step' (did you mean --steps? try --help)". */
 const char *qkv_suggestion_hint(const qkv_suggestion *s, char *buf, size_t len);
+/* The hint for typed among names[] (NULL-terminated): the three calls in one. */
+const char *qkv_suggest_among(const char *typed, const char *const *names, char *buf, size_t len);
 
 #endif
