@@ -171,7 +171,7 @@ START_TEST(lengthgen_preset_runs_tiny) {
                      scratch_file("k.csv"));
     snprintf(args + n, sizeof args - n, " --plot %s", scratch_file("k.png"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
-    ck_assert_int_eq(count_lines(scratch_file("k.csv")), 4 + 2 * 9 * 2 * 3);   /* tasks x schemes x seeds x K */
+    ck_assert_int_eq(count_lines(scratch_file("k.csv")), 4 + 2 * 6 * 2 * 3);   /* tasks x schemes x seeds x K */
     ck_assert_int_eq(run_qkv("experiment lengthgen --preset bogus", line, sizeof line), 2);
     ck_assert_msg(strstr(line, "'bogus'"), "message: %s", line);
     ck_assert_int_eq(run_qkv("experiment lengthgen --preset kazemnejad --pos alibi-rand", line, sizeof line), 2);

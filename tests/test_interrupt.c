@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tests/test_util.h"
+#include "train/tasks/maxreg.h"
 
 /* ---- signals (finding 2 of issue 20) ------------------------------------------------ */
 
@@ -220,20 +221,21 @@ END_TEST
 /* ---- answered within a unit of work (issue 29, finding 2) ---------------------------- */
 
 /* A signal during a step drops that step: the test hook (train/interrupt.h) raises
- * SIGINT at the first micro-batch of step 4 (spirals: 2 micro-batches a step), the
- * second micro-batch does not run, and the checkpoint is step 3's, whole. */
+ * SIGINT at the first micro-batch of step 4 (poll 1 is the memory's measurement,
+ * then spirals polls twice a step: 2 micro-batches), the second micro-batch does
+ * not run, and the checkpoint is step 3's, whole. */
 START_TEST(a_signal_inside_a_step_drops_the_step) {
     scratch_dir_create();
     char args[1024], line[512], ck[64];
     snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
     snprintf(args, sizeof args, SMALL_SPIRALS " --steps 1000 --micro-batch 8 --save %s", ck);
-    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=7", 0, scratch_file("err")));
+    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=8", 0, scratch_file("err")));
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
     FILE *err = fopen(scratch_file("err"), "r");
     ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
     ck_assert_msg(strstr(line, "stopped by SIGINT after step 3 of 1000"), "%s", line);
     ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 7, 0 polls after it"), "%s", line); /* micro-batch 2 skipped */
+    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 8, 0 polls after it"), "%s", line); /* micro-batch 2 skipped */
     fclose(err);
     ck_assert_int_eq(checkpoint_step(ck), 3);
     scratch_dir_remove();
@@ -256,17 +258,59 @@ START_TEST(a_signal_during_an_evaluation_stops_it_at_the_next_chunk) {
     snprintf(args, sizeof args, "train text --data %s --context 8 --layers 1 --heads 2 --dim 16 --ff 32 --batch 4 "
              "--micro-batch 2 --val-windows 4000 --eval-every 0 --sample-tokens 0 --steps 1 --threads 1 --save %s",
              text, ck);
-    /* polls 1-2: the step's micro-batches; 3..1002: the evaluation's chunks of 4 windows */
-    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=5", 0, scratch_file("err")));
+    /* poll 1: the memory's measurement; 2-3: the step's micro-batches; 4..1003: the evaluation's chunks */
+    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=6", 0, scratch_file("err")));
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
     FILE *err = fopen(scratch_file("err"), "r");
     ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
     ck_assert_msg(strstr(line, "stopped by SIGINT in the final evaluation, after step 1 of 1"), "%s", line);
     ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 5, 0 polls after it"), "%s", line);
+    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 6, 0 polls after it"), "%s", line);
     fclose(err);
     ck_assert_int_eq(checkpoint_step(ck), 1);
     scratch_dir_remove();
+}
+END_TEST
+
+/* Before the first step the run measures its memory with one micro-batch's forward
+ * and backward (train/memory.h), which on a large model takes as long as a step: a
+ * signal there (the hook's poll 1) ends the run with exit 130 and one line, before
+ * any step, and writes nothing. */
+START_TEST(a_signal_while_the_memory_is_measured_ends_the_run_before_it_starts) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[64];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 5 --save %s", ck);
+    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=1", 0, scratch_file("err")));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
+    FILE *err = fopen(scratch_file("err"), "r");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    ck_assert_msg(strstr(line, "stopped by SIGINT while measuring the run's memory, before its first step; nothing "
+                               "was saved"), "%s", line);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 1, 0 polls after it"), "%s", line);
+    fclose(err);
+    ck_assert_int_ne(access(ck, F_OK), 0);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* A micro-batch is the unit a signal waits for, so large sets make small
+ * micro-batches (finding 2: `train maxreg --max-size 100000`, 8 sets of 100,000
+ * per micro-batch, took 16 s to answer; 1 set takes under 2 s): about 4,096
+ * elements at most, and sets up to 512 keep the old 8 (their results unchanged). */
+START_TEST(large_sets_make_small_units_of_work) {
+    const int sizes[] = {10, 512, 1000, 4096, 100000}, sets[] = {8, 8, 4, 1, 1}, chunks[] = {128, 128, 4, 1, 1};
+    for (int i = 0; i < 5; i++) {
+        qkv_maxreg_task_config c;
+        qkv_maxreg_task_default_config(&c);
+        c.data.max_size = sizes[i];
+        qkv_maxreg_task t;
+        qkv_maxreg_task_init(&t, &c);
+        ck_assert_msg(t.task.micro_batch == sets[i] && t.task.eval_chunk == chunks[i], "max_size %d: %d and %d",
+                      sizes[i], t.task.micro_batch, t.task.eval_chunk);
+        qkv_maxreg_task_free(&t);
+    }
 }
 END_TEST
 
@@ -286,6 +330,8 @@ Suite *suite_interrupt(void) {
     tcase_add_test(tc, changed_settings_on_resume_are_named);
     tcase_add_test(tc, a_signal_inside_a_step_drops_the_step);
     tcase_add_test(tc, a_signal_during_an_evaluation_stops_it_at_the_next_chunk);
+    tcase_add_test(tc, a_signal_while_the_memory_is_measured_ends_the_run_before_it_starts);
+    tcase_add_test(tc, large_sets_make_small_units_of_work);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,8 @@
  * qkv_interrupt_install (the command line calls it for `qkv train`; a program
  * using the library may) handles SIGINT, SIGTERM, SIGHUP and SIGPIPE by recording
  * the first one. The work answers it within a unit of work, not a whole step or
- * evaluation: the step looks at qkv_interrupt_poll() before each micro-batch
+ * evaluation: the memory's measurement before the first step (train/memory.h)
+ * looks at qkv_interrupt_poll() once, the step before each micro-batch
  * (train/step.h: the step is then dropped, the state stays the last whole step's),
  * every task's evaluation before each chunk (the evaluation is then dropped), and
  * the trainer between steps; the run ends with what a save at that point may save:

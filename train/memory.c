@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
+#include "train/interrupt.h"
 #include "train/step.h"
 
 /* The largest micro-batch measured as it is; a larger one is measured at its
@@ -158,8 +160,18 @@ static int probe_examples(int micro_batch) {
 /* One forward and backward of the first `examples` examples of step 0 on a
  * scratch tape, the gradients into a scratch buffer: the arena's peak, and the
  * bytes of its node list in *node_bytes. The task and its parameters are left
- * as they were (memory.h). */
-static size_t measure_micro_batch(qkv_task *task, int examples, size_t *node_bytes) {
+ * as they were (memory.h). Measured once per task and size (task->memory_probe).
+ * -1 with qkv_last_error() when a signal came (train/interrupt.h): the forward's
+ * ops were cut short (core/cancel.h), no backward, nothing measured. */
+static int measure_micro_batch(qkv_task *task, int examples, size_t *peak, size_t *node_bytes) {
+    if (task->memory_probe.examples == examples) {
+        *peak = task->memory_probe.peak;
+        *node_bytes = task->memory_probe.node_bytes;
+        return 0;
+    }
+    if (qkv_interrupt_poll()) /* the measurement is one unit of work (interrupt.h): a signal before it ends here */
+        return qkv_set_error("stopped by %s while measuring the run's memory, before its first step; nothing was "
+                             "saved", qkv_signal_name(qkv_interrupt_signal())), -1;
     const qkv_params *params = task->params;
     int batch = task->batch > 0 ? task->batch : 1;
     float *scratch = qkv_malloc_aligned(qkv_size_mul(qkv_step_buffer_floats(params) + 1, sizeof(float)),
@@ -173,17 +185,24 @@ static size_t measure_micro_batch(qkv_task *task, int examples, size_t *node_byt
     if (task->prepare) task->prepare(task->self, 0);   /* a pure function of the step: step 0 remade later */
     int diverged = task->diverged;
     qkv_tensor *loss = task->loss(task->self, tape, 0);
-    if (loss) { /* a loss that fails here fails in the first step too, which says why */
+    int cancelled = qkv_cancelled();
+    if (loss && !cancelled) { /* a loss that fails here fails in the first step too, which says why */
         const float seed = 1.0f;
         qkv_backward_seeded(tape, loss, &seed);
     }
     task->diverged = diverged;
-    size_t peak = tape->arena_peak;
+    *peak = tape->arena_peak;
     *node_bytes = (size_t)tape->cap_nodes * sizeof(qkv_node);
     qkv_tape_free(tape);
     free(grads);
     free(scratch);
-    return peak;
+    if (cancelled || qkv_interrupt_signal())
+        return qkv_set_error("stopped by %s while measuring the run's memory, before its first step; nothing was "
+                             "saved", qkv_signal_name(qkv_interrupt_signal())), -1;
+    task->memory_probe.examples = examples;
+    task->memory_probe.peak = *peak;
+    task->memory_probe.node_bytes = *node_bytes;
+    return 0;
 }
 
 int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out) {
@@ -203,7 +222,8 @@ int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qk
     out->optimizer = (size_t)qkv_optimizer_slot_count(&config->optim) * n_params * sizeof(float);
 
     int examples = probe_examples(micro_batch);
-    size_t node_bytes, peak = measure_micro_batch(task, examples, &node_bytes);
+    size_t node_bytes, peak;
+    if (measure_micro_batch(task, examples, &peak, &node_bytes) != 0) return -1;
     double per_example = (double)peak / examples;
     out->activations = qkv_tape_arena_footprint((size_t)(per_example * micro_batch)) + node_bytes;
     out->tapes = qkv_step_workers(local);

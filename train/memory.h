@@ -63,8 +63,10 @@ int qkv_memory_parse_size(const char *text, size_t *bytes);
 size_t qkv_memory_available(const char **source);
 
 /* The estimate of a run of task with config (its micro_batch, optimizer and
- * max_memory), measured as above. 0, or -1 with qkv_last_error() (a bad
- * --max-memory or --micro-batch). */
+ * max_memory), measured as above (once per task: a second call reuses the
+ * measurement). 0, or -1 with qkv_last_error() (a bad --max-memory or
+ * --micro-batch, or a signal during the measurement: qkv_interrupt_signal()
+ * then says which). */
 int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out);
 
 /* The estimate judged: 0 when it fits (*out filled); else -1 with one line in

@@ -88,6 +88,9 @@ typedef struct qkv_task {
     /* loss() sets it to 1 when it returned NULL because a value went NaN/Inf (a
      * diverged run): the trainer then stops as on a NaN loss (exit status 3). */
     int diverged;
+    /* train/memory.c's measurement, kept so that the command's check before its
+     * banner and the trainer's own do not both pay for it (0 examples: none yet). */
+    struct { int examples; size_t peak, node_bytes; } memory_probe;
 } qkv_task;
 
 #endif

@@ -254,6 +254,7 @@ static int start_run(train_run *run) {
     if (!bad && config->resume_path && resume_from_checkpoint(run) != 0) bad = 1;
     if (qkv_dist_any(bad)) {
         if (!bad) qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
+        run->result->interrupted = qkv_interrupt_signal(); /* a signal during the memory's measurement */
         qkv_history_free(&run->resumed);
         qkv_step_free(&run->parallel);
         qkv_tape_free(run->tape);

@@ -102,6 +102,9 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
         if (ran < 0) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         return ran < 0 ? 2 : 0;
     }
+    /* From here a signal ends the run cleanly (the memory's measurement below can
+     * take a while on a large model): Ctrl-C, SIGTERM, SIGHUP, a closed stdout. */
+    qkv_interrupt_install();
     qkv_task *task = kind->create(config, 0);
     if (!task) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
@@ -112,10 +115,17 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     qkv_checkpoint resume;
     int opened = 0;
     qkv_memory_estimate memory;
-    if (qkv_dist_any(qkv_step_check(task, trainer.micro_batch) != 0 || qkv_memory_check(&trainer, task, &memory) != 0)) {
-        fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
+    int unfit = qkv_step_check(task, trainer.micro_batch) != 0 || qkv_memory_check(&trainer, task, &memory) != 0;
+    if (qkv_dist_any(unfit)) {
+        int signal = qkv_dist_max(qkv_interrupt_signal()); /* a signal on any rank: one line, rank 0's */
+        if (signal)
+            qkv_set_error("stopped by %s while measuring the run's memory, before its first step; nothing was saved",
+                          qkv_signal_name(signal));
+        else if (!unfit)
+            qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
+        if (!signal || qkv_dist_rank() == 0) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         kind->destroy(task);
-        return 2;
+        return signal ? 128 + signal : 2;
     }
     if (!trainer.micro_batch) trainer.micro_batch = qkv_step_default_micro_batch(task);   /* as the checkpoint says it */
     int bad = open_resume(command, task, &trainer, &resume, &opened, &flags) != 0;
@@ -128,7 +138,6 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     if (trainer.resume_path) qkv_trainer_share_settings(&trainer); /* rank 0 read them */
     if (!trainer.quiet) kind->banner(task, &trainer, trainer.threads);
     qkv_train_result result;
-    qkv_interrupt_install(); /* Ctrl-C, SIGTERM, SIGHUP, a closed stdout: the run ends after its step */
     int rc = qkv_train_exit(qkv_train(&trainer, task, &result), task->name, &result);
     if (opened) qkv_checkpoint_close(&resume);
     kind->destroy(task);

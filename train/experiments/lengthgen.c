@@ -61,13 +61,16 @@
 #include "train/experiments/lengthgen_internal.h"
 #include "train/interrupt.h"
 
-/* The kazemnejad preset's budget, from the sweep in docs/lengthgen.md. */
-#define KAZEMNEJAD_STEPS 1500
+/* The kazemnejad preset's budget: the smallest of the sweep in docs/lengthgen.md
+ * at which none, t5, alibi, rope, sinusoidal and learned fit copy and reverse on
+ * lengths 1..20. */
+#define KAZEMNEJAD_STEPS 4000
 #define KAZEMNEJAD_BATCH 64
-#define KAZEMNEJAD_LR 1e-2f
-#define KAZEMNEJAD_DIM 32
-#define KAZEMNEJAD_LAYERS 2
-#define KAZEMNEJAD_TEST_SIZE 100
+#define KAZEMNEJAD_LR 3e-3f
+#define KAZEMNEJAD_DIM 64
+#define KAZEMNEJAD_FF 256
+#define KAZEMNEJAD_LAYERS 4
+#define KAZEMNEJAD_TEST_SIZE 50
 
 typedef qkv_lengthgen lengthgen;
 typedef qkv_lg_scheme lg_scheme;
@@ -135,7 +138,7 @@ int qkv_lengthgen_preset(qkv_lengthgen_options *o, const char *name) {
         o->train_max = 20;
         o->test_max = 40;
         o->seeds = 3;
-        o->schemes = "none,t5,alibi,rope,sinusoidal,learned,rope-rand,sinusoidal-rand,learned-rand";
+        o->schemes = "none,t5,alibi,rope,sinusoidal,learned"; /* the -rand ones do not fit at this budget */
         o->randomize = 0;
         /* the sweep of docs/lengthgen.md */
         o->steps = KAZEMNEJAD_STEPS;
@@ -145,7 +148,7 @@ int qkv_lengthgen_preset(qkv_lengthgen_options *o, const char *name) {
         o->dim = KAZEMNEJAD_DIM;
         o->heads = 4;
         o->layers = KAZEMNEJAD_LAYERS;
-        o->ff = 2 * KAZEMNEJAD_DIM;
+        o->ff = KAZEMNEJAD_FF;
         o->test_size = KAZEMNEJAD_TEST_SIZE;
         return 0;
     }

@@ -40,6 +40,20 @@ void qkv_maxreg_task_default_config(qkv_maxreg_task_config *c) {
     qkv_fields_defaults(fields, N_FIELDS, c);
 }
 
+/* A micro-batch, and an evaluation chunk, hold at most about this many set
+ * elements (padded): a unit of work short enough that a signal is answered
+ * between units within about a second (train/interrupt.h) even for sets of
+ * 100,000. Sets of up to 512 keep the old 8 sets per micro-batch and a whole
+ * batch per evaluation chunk, so their results are unchanged. */
+#define UNIT_ELEMENTS 4096
+
+/* Sets per micro-batch (the trainer's default) and per evaluation chunk. */
+static int sets_per_unit(const C *c) {
+    int n = UNIT_ELEMENTS / c->data.max_size;
+    return n < 1 ? 1 : n > 8 ? 8 : n;
+}
+static int eval_chunk(const C *c) { return sets_per_unit(c) == 8 ? c->batch : sets_per_unit(c); }
+
 /* Predictions [b, 1] for examples first.. of the data set with this seed; their
  * targets in *targets. The sets live in the tape's arena (a micro-batch's own). */
 static qkv_tensor *maxreg_predict(qkv_maxreg_task *t, qkv_tape *tape, uint64_t seed, uint64_t first, int b,
@@ -68,8 +82,9 @@ static qkv_tensor *maxreg_loss(void *self, qkv_tape *tape, long step) {
 static void maxreg_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     qkv_maxreg_task *t = self;
     double total = 0.0;
-    for (int first = 0; first < t->config.test_size && !qkv_interrupt_poll(); first += t->config.batch) {
-        int b = t->config.test_size - first < t->config.batch ? t->config.test_size - first : t->config.batch;
+    const int chunk = eval_chunk(&t->config);
+    for (int first = 0; first < t->config.test_size && !qkv_interrupt_poll(); first += chunk) {
+        int b = t->config.test_size - first < chunk ? t->config.test_size - first : chunk;
         float *targets;
         qkv_tensor *pred = maxreg_predict(t, tape, t->config.seed ^ TEST_SEED_OFFSET, (uint64_t)first, b, &targets);
         for (int i = 0; i < b; i++) total += fabs((double)pred->data[i] - (double)targets[i]);
@@ -89,7 +104,7 @@ void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *conf
     qkv_set_model_init(&t->model, &t->params, "set", &config->model, &rng);
     t->task = (qkv_task){.name = "maxreg", .self = t, .params = &t->params, .loss = maxreg_loss,
                          .evaluate = maxreg_evaluate, .describe = maxreg_describe, .batch = config->batch,
-                         .micro_batch = 8};
+                         .micro_batch = sets_per_unit(config), .eval_chunk = eval_chunk(config)};
 }
 
 void qkv_maxreg_task_free(qkv_maxreg_task *t) {
