@@ -535,16 +535,20 @@ int qkv_lengthgen_run(const qkv_lengthgen_options *o) {
         if (o->resume && qkv_dist_rank() != 0) set_provenance(&g); /* only rank 0 writes it */
         for (int r = 0; r < g.n_runs; r++) exchange_record(&g, (size_t)r); /* rank 0's finished models */
     }
-    if (rc == 0 && !o->quiet)
-        printf("lengthgen: %s, decoder-only, %d layers x %d heads, dim %d; train on lengths 1..%d for %d steps "
-               "(batch %d, AdamW lr %g, weight decay %g, clip %g, %s schedule); test greedy at 1..%d, %d sequences "
-               "each; randomized positions from [0, %d); %d thread%s, %d model%s at once%s; %d of %d models "
-               "already done\n",
-               o->tasks ? o->tasks : qkv_seq_task_name((qkv_seq_task)o->task), o->layers, o->heads, o->dim,
+    if (rc == 0 && !o->quiet) {
+        char randomized[64] = "";
+        for (int s = 0; s < g.n_schemes; s++)
+            if (g.schemes[s].randomized)
+                snprintf(randomized, sizeof randomized, "randomized positions from [0, %d); ", g.randomize);
+        printf("lengthgen: %s, decoder-only, %d layers x %d heads, dim %d, feed-forward %d; train on lengths 1..%d "
+               "for %d steps (batch %d, AdamW lr %g, weight decay %g, clip %g, %s schedule); test greedy at 1..%d, "
+               "%d sequences each; %s%d thread%s, %d model%s at once%s; %d of %d models already done\n",
+               o->tasks ? o->tasks : qkv_seq_task_name((qkv_seq_task)o->task), o->layers, o->heads, o->dim, o->ff,
                o->train_max, o->steps, o->batch, o->lr, o->weight_decay, o->clip, qkv_schedule_kind_names[o->schedule],
-               o->test_max, o->test_size, g.randomize, qkv_threads(), qkv_threads() == 1 ? "" : "s",
+               o->test_max, o->test_size, randomized, qkv_threads(), qkv_threads() == 1 ? "" : "s",
                o->jobs > 1 ? o->jobs : 1, o->jobs > 1 ? "s" : "",
                qkv_dist_size() > 1 ? " per rank" : "", qkv_lg_finished(&g), g.n_runs);
+    }
     if (rc == 0) rc = train_missing(&g);
     if (rc > 0) {
         if (qkv_dist_rank() == 0 && o->plot && qkv_lg_write_plot(&g) != 0) rc = -1;
