@@ -20,9 +20,11 @@
  *
  * Randomized schemes ("rope-rand", ...: Ruoss et al. 2023) train and test with
  * positions drawn as sorted samples of distinct integers from [0, M)
- * (train/tasks/sequence.h: per training step one draw for the batch; at test one
- * draw per length, from the test seed): the test uses the training scheme, so
- * the model never meets the unseen dense spacing 0..n-1 of short streams.
+ * (train/tasks/sequence.h: one draw per sequence, keyed by the example's index,
+ * in training and at test, from the test seed there): the test uses the training
+ * scheme, so the model never meets the unseen dense spacing 0..n-1 of short
+ * streams, and a test length's accuracy averages over as many draws as it has
+ * sequences.
  *
  * Outputs (lengthgen_report.c, lengthgen_distance.c): per task two tables by
  * length, a summary with the fit verdict, the attention distances, the MRR among
