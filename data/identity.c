@@ -20,7 +20,8 @@ uint64_t qkv_fnv1a64(uint64_t h, const void *bytes, size_t n) {
     return h;
 }
 
-/* Walking a path: the running hash, the bytes so far, one reading buffer. */
+/* Walking a path: the running hash, the bytes so far, one reading buffer (NULL:
+ * only the sizes are added up, nothing is read). */
 typedef struct walk {
     uint64_t hash;
     long bytes;
@@ -29,6 +30,12 @@ typedef struct walk {
 
 /* The file's bytes into the hash (after its name and size if name is not NULL). */
 static int hash_file(walk *w, const char *path, const char *name) {
+    if (!w->piece) { /* sizes only */
+        struct stat st;
+        if (stat(path, &st) != 0) return qkv_file_fail(path, "cannot open: %s", strerror(errno));
+        w->bytes += (long)st.st_size;
+        return 0;
+    }
     qkv_file_reader r;
     if (qkv_reader_open(&r, path, QKV_READ_ANY_SIZE)) return -1;
     if (name) {
@@ -78,18 +85,21 @@ static int hash_dir(walk *w, const char *dir, const char *name, int depth) {
     return rc;
 }
 
-int qkv_data_identity_of(const char *path, qkv_data_identity *out) {
+/* The identity of path, or with sizes_only its size alone (hash 0), nothing read. */
+static int identity_of(const char *path, int sizes_only, qkv_data_identity *out) {
     memset(out, 0, sizeof *out);
     struct stat st;
     if (stat(path, &st) != 0) return qkv_file_fail(path, "cannot open: %s", strerror(errno));
-    walk w = {QKV_FNV1A64_OFFSET, 0, qkv_malloc(PIECE, "a piece of the data set")};
+    walk w = {QKV_FNV1A64_OFFSET, 0, sizes_only ? NULL : qkv_malloc(PIECE, "a piece of the data set")};
     int rc = S_ISDIR(st.st_mode) ? hash_dir(&w, path, "", 0)
              : S_ISREG(st.st_mode) ? hash_file(&w, path, NULL)
                                    : qkv_file_fail(path, "not a regular file or a directory");
     free(w.piece);
-    if (rc == 0) *out = (qkv_data_identity){w.bytes, w.hash};
+    if (rc == 0) *out = (qkv_data_identity){w.bytes, sizes_only ? 0 : w.hash};
     return rc;
 }
+
+int qkv_data_identity_of(const char *path, qkv_data_identity *out) { return identity_of(path, 0, out); }
 
 int qkv_data_identity_same(const qkv_data_identity *a, const qkv_data_identity *b) {
     return a->bytes > 0 && a->bytes == b->bytes && a->hash == b->hash;
@@ -135,8 +145,10 @@ int qkv_data_find(const char *stored, const char *anchor, const qkv_data_identit
             if (k == 0) snprintf(cannot_open, sizeof cannot_open, "%s", strerror(errno));
             continue;
         }
+        /* The size first: a set of another size is not read (a stored path may name a huge file) */
         qkv_data_identity id;
-        if (qkv_data_identity_of(path, &id) != 0) return -1;   /* names the file */
+        if (identity_of(path, 1, &id) != 0) return -1;   /* names the file */
+        if (id.bytes == want->bytes && identity_of(path, 0, &id) != 0) return -1;
         if (qkv_data_identity_same(want, &id)) {
             if ((size_t)snprintf(out, len, "%s", path) >= len) return qkv_file_fail(path, "path too long");
             return 0;
@@ -150,9 +162,12 @@ int qkv_data_find(const char *stored, const char *anchor, const qkv_data_identit
         return qkv_file_fail(stored, "cannot open: %s%s", cannot_open[0] ? cannot_open : "no such file",
                              stored[0] == '/' ? "" : " (nor relative to the checkpoint's directory or its parents)");
     int moved = strcmp(first_found, stored) != 0;
+    if (first_id.bytes != want->bytes) /* not hashed */
+        snprintf(text[0], sizeof text[0], "%ld bytes", first_id.bytes);
+    else
+        qkv_data_identity_text(&first_id, text[0], sizeof text[0]);
     qkv_set_error("%s%s%s: the data differs from the set the model was trained on (%s here; trained on %s)", stored,
-                  moved ? ", found as " : "", moved ? first_found : "",
-                  qkv_data_identity_text(&first_id, text[0], sizeof text[0]),
+                  moved ? ", found as " : "", moved ? first_found : "", text[0],
                   qkv_data_identity_text(want, text[1], sizeof text[1]));
     return -1;
 }

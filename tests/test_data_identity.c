@@ -203,6 +203,14 @@ START_TEST(eval_finds_the_corpus_from_another_directory_and_refuses_other_bytes)
     ck_assert_msg(strstr(err, "mytext/my.txt") && strstr(err, "the data differs"), "%s", err);
     ck_assert_int_eq(run_in(sub, "eval ../out/my.safetensors", err, sizeof err, NULL, 0), 2);
     ck_assert_msg(strstr(err, "mytext/my.txt, found as ") && strstr(err, "the data differs"), "%s", err);
+    /* a set of another size is refused by its size, without reading it (a stored path may name a huge file) */
+    text = read_file_bytes(path, &n);
+    write_file_bytes(path, text, n - 1);
+    free(text);
+    ck_assert_int_eq(run_in(a, "eval out/my.safetensors", err, sizeof err, NULL, 0), 2);
+    char expect[64];
+    snprintf(expect, sizeof expect, "(%zu bytes here; trained on %zu bytes, hash ", n - 1, n);
+    ck_assert_msg(strstr(err, "the data differs") && strstr(err, expect), "%s", err);
     /* --data on purpose: another set is evaluated on, unchecked (as before) */
     ck_assert_msg(run_in(a, "eval out/my.safetensors --data mytext/my.txt", err, sizeof err, there, sizeof there) == 0,
                   "%s", err);

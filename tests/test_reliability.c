@@ -379,6 +379,10 @@ START_TEST(control_characters_in_errors_are_escaped) {
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d", status);
     first_line(err, line, sizeof line); /* fails on a second line */
     ck_assert_msg(strstr(line, "--optimizer: unknown value 'adam\\nw'"), "%s", line);
+    status = wait_qkv(spawn_qkv("gradcheck --filter a\nb", NULL, 0, err)); /* a command's own message too */
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d", status);
+    first_line(err, line, sizeof line);
+    ck_assert_msg(strstr(line, "no case matches 'a\\nb'"), "%s", line);
     scratch_dir_remove();
 }
 END_TEST

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/check/gradcheck.h"
+#include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "layers/check/checks.h"
 #include "train/cli/args.h"
@@ -39,6 +40,9 @@ int qkv_cmd_gradcheck(int argc, char **argv) {
         }
     }
     printf("gradcheck: %d cases, %d failed, largest error %.2e\n", run, failed, worst);
-    if (run == 0) fprintf(stderr, "qkv gradcheck: no case matches '%s'\n", filter ? filter : "");
+    if (run == 0) { /* through qkv_set_error: the filter's bytes come back escaped (core/error.h) */
+        qkv_set_error("no case matches '%s'", filter ? filter : "");
+        fprintf(stderr, "qkv gradcheck: %s\n", qkv_last_error());
+    }
     return run == 0 ? 2 : failed ? 1 : 0;
 }
