@@ -150,6 +150,12 @@ static size_t resident_now(void) {
 
 /* ---- the measurement ------------------------------------------------------------------------ */
 
+int qkv_memory_stopped(int signal) {
+    qkv_set_error("stopped by %s while measuring the run's memory, before its first step; nothing was saved",
+                  qkv_signal_name(signal));
+    return -1;
+}
+
 /* The largest divisor of micro_batch up to PROBE_MAX_EXAMPLES. */
 static int probe_examples(int micro_batch) {
     for (int d = micro_batch < PROBE_MAX_EXAMPLES ? micro_batch : PROBE_MAX_EXAMPLES; d > 1; d--)
@@ -170,8 +176,7 @@ static int measure_micro_batch(qkv_task *task, int examples, size_t *peak, size_
         return 0;
     }
     if (qkv_interrupt_poll()) /* the measurement is one unit of work (interrupt.h): a signal before it ends here */
-        return qkv_set_error("stopped by %s while measuring the run's memory, before its first step; nothing was "
-                             "saved", qkv_signal_name(qkv_interrupt_signal())), -1;
+        return qkv_memory_stopped(qkv_interrupt_signal());
     const qkv_params *params = task->params;
     int batch = task->batch > 0 ? task->batch : 1;
     float *scratch = qkv_malloc_aligned(qkv_size_mul(qkv_step_buffer_floats(params) + 1, sizeof(float)),
@@ -196,9 +201,7 @@ static int measure_micro_batch(qkv_task *task, int examples, size_t *peak, size_
     qkv_tape_free(tape);
     free(grads);
     free(scratch);
-    if (cancelled || qkv_interrupt_signal())
-        return qkv_set_error("stopped by %s while measuring the run's memory, before its first step; nothing was "
-                             "saved", qkv_signal_name(qkv_interrupt_signal())), -1;
+    if (cancelled || qkv_interrupt_signal()) return qkv_memory_stopped(qkv_interrupt_signal());
     task->memory_probe.examples = examples;
     task->memory_probe.peak = *peak;
     task->memory_probe.node_bytes = *node_bytes;

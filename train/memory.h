@@ -69,6 +69,11 @@ size_t qkv_memory_available(const char **source);
  * then says which). */
 int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out);
 
+/* Sets the error of a run stopped by `signal` during the measurement (one line:
+ * "stopped by SIGINT while measuring the run's memory, before its first step;
+ * nothing was saved"); returns -1. */
+int qkv_memory_stopped(int signal);
+
 /* The estimate judged: 0 when it fits (*out filled); else -1 with one line in
  * qkv_last_error(): "this run needs about 21.9 GiB (now 0.1 GiB; gradients
  * 20.1 GiB for 25000 micro-batches; ...), more than the 23.5 GiB available

@@ -118,9 +118,7 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     int unfit = qkv_step_check(task, trainer.micro_batch) != 0 || qkv_memory_check(&trainer, task, &memory) != 0;
     if (qkv_dist_any(unfit)) {
         int signal = qkv_dist_max(qkv_interrupt_signal()); /* a signal on any rank: one line, rank 0's */
-        if (signal)
-            qkv_set_error("stopped by %s while measuring the run's memory, before its first step; nothing was saved",
-                          qkv_signal_name(signal));
+        if (signal) qkv_memory_stopped(signal);
         else if (!unfit)
             qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
         if (!signal || qkv_dist_rank() == 0) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
