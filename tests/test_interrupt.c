@@ -220,23 +220,32 @@ END_TEST
 
 /* ---- answered within a unit of work (issue 29, finding 2) ---------------------------- */
 
+/* Runs args with the test hook raising SIGINT at poll `poll`: exit 130, the first
+ * stderr line holds `stopped`, the second says no poll came after the hook's. */
+static void expect_stopped_at_poll(const char *args, int poll, const char *stopped) {
+    char env[64], line[512], hook[96];
+    snprintf(env, sizeof env, "QKV_TEST_SIGNAL_AT_POLL=%d", poll);
+    int status = wait_qkv(spawn_qkv(args, env, 0, scratch_file("err")));
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
+    FILE *err = fopen(scratch_file("err"), "r");
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    ck_assert_msg(strstr(line, stopped), "%s", line);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
+    snprintf(hook, sizeof hook, "test hook: SIGINT at poll %d, 0 polls after it", poll);
+    ck_assert_msg(strstr(line, hook), "%s", line);
+    fclose(err);
+}
+
 /* A signal during a step drops that step: the test hook (train/interrupt.h) raises
  * SIGINT at the first micro-batch of step 4 (poll 1 is the memory's measurement,
  * then spirals polls twice a step: 2 micro-batches), the second micro-batch does
  * not run, and the checkpoint is step 3's, whole. */
 START_TEST(a_signal_inside_a_step_drops_the_step) {
     scratch_dir_create();
-    char args[1024], line[512], ck[64];
+    char args[1024], ck[64];
     snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
     snprintf(args, sizeof args, SMALL_SPIRALS " --steps 1000 --micro-batch 8 --save %s", ck);
-    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=8", 0, scratch_file("err")));
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
-    FILE *err = fopen(scratch_file("err"), "r");
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "stopped by SIGINT after step 3 of 1000"), "%s", line);
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 8, 0 polls after it"), "%s", line); /* micro-batch 2 skipped */
-    fclose(err);
+    expect_stopped_at_poll(args, 8, "stopped by SIGINT after step 3 of 1000"); /* micro-batch 2 skipped */
     ck_assert_int_eq(checkpoint_step(ck), 3);
     scratch_dir_remove();
 }
@@ -248,7 +257,7 @@ END_TEST
  * trained model. */
 START_TEST(a_signal_during_an_evaluation_stops_it_at_the_next_chunk) {
     scratch_dir_create();
-    char args[1024], line[512], ck[64], text[64], out[64];
+    char args[1024], ck[64], text[64], out[64];
     snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
     snprintf(text, sizeof text, "%s", scratch_file("corpus.txt"));
     snprintf(out, sizeof out, "%s", scratch_file("out"));
@@ -259,14 +268,7 @@ START_TEST(a_signal_during_an_evaluation_stops_it_at_the_next_chunk) {
              "--micro-batch 2 --val-windows 4000 --eval-every 0 --sample-tokens 0 --steps 1 --threads 1 --save %s",
              text, ck);
     /* poll 1: the memory's measurement; 2-3: the step's micro-batches; 4..1003: the evaluation's chunks */
-    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=6", 0, scratch_file("err")));
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
-    FILE *err = fopen(scratch_file("err"), "r");
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "stopped by SIGINT in the final evaluation, after step 1 of 1"), "%s", line);
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 6, 0 polls after it"), "%s", line);
-    fclose(err);
+    expect_stopped_at_poll(args, 6, "stopped by SIGINT in the final evaluation, after step 1 of 1");
     ck_assert_int_eq(checkpoint_step(ck), 1);
     scratch_dir_remove();
 }
@@ -278,18 +280,11 @@ END_TEST
  * any step, and writes nothing. */
 START_TEST(a_signal_while_the_memory_is_measured_ends_the_run_before_it_starts) {
     scratch_dir_create();
-    char args[1024], line[512], ck[64];
+    char args[1024], ck[64];
     snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
     snprintf(args, sizeof args, SMALL_SPIRALS " --steps 5 --save %s", ck);
-    int status = wait_qkv(spawn_qkv(args, "QKV_TEST_SIGNAL_AT_POLL=1", 0, scratch_file("err")));
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
-    FILE *err = fopen(scratch_file("err"), "r");
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "stopped by SIGINT while measuring the run's memory, before its first step; nothing "
-                               "was saved"), "%s", line);
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, err));
-    ck_assert_msg(strstr(line, "test hook: SIGINT at poll 1, 0 polls after it"), "%s", line);
-    fclose(err);
+    expect_stopped_at_poll(args, 1, "stopped by SIGINT while measuring the run's memory, before its first step; "
+                                    "nothing was saved");
     ck_assert_int_ne(access(ck, F_OK), 0);
     scratch_dir_remove();
 }
