@@ -79,8 +79,8 @@ KERNEL_OBJ      := $(foreach i,$(ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(
 TEST_KERNEL_OBJ := $(foreach i,$(TEST_ISAS),$(KERNEL_SRC:core/kernels/%.c=$(B)/isa/$(i)/kernels/%.o))
 
 # libqkv.a is the library a user links: everything below the command line
-# except the gradient checks. The command line (train/cli/), the bench command's
-# measurements (bench/bench.c, models.c) and the gradient-check machinery and tables
+# except the gradient checks. The command line (cli/), the bench command's
+# measurements (cli/bench.c, cli/bench_models.c) and the gradient-check machinery and tables
 # (core/check/, layers/check/) go into $(B)/libqkv_cli.a, which only ./qkv and
 # the tests link.
 LIB_DIRS := core core/ops core/kernels core/io layers optim data train train/tasks train/viz train/experiments
@@ -93,7 +93,7 @@ LIB_SRC  += mk/stb_impl.c
 STB_LIBS  =
 endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
-CLI_SRC  := $(filter-out train/cli/main.c,$(wildcard train/cli/*.c)) bench/bench.c bench/models.c \
+CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) cli/bench.c cli/bench_models.c \
             $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a
@@ -135,12 +135,12 @@ $(B)/tests/%.o: tests/%.c
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -DQKV_BUILD_ISAS='"$(ISAS)"' -MMD -MP -c $< -o $@
 
 # A change of flags rebuilds everything. The packages come first.
-$(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(B)/train/cli/main.o: Makefile $(B)/.flags
-$(LIB_OBJ) $(CLI_OBJ) $(B)/train/cli/main.o: | deps-build
+$(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(B)/cli/main.o: Makefile $(B)/.flags
+$(LIB_OBJ) $(CLI_OBJ) $(B)/cli/main.o: | deps-build
 $(TEST_OBJ): | deps-test
 
 # ./qkv --version names the compiler flags it was built with.
-$(B)/train/cli/version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(BUILD_CFLAGS)"' -DQKV_BUILD_ISAS='"$(ISAS)"'
+$(B)/cli/version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(BUILD_CFLAGS)"' -DQKV_BUILD_ISAS='"$(ISAS)"'
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -157,7 +157,7 @@ $(SHLIB): $(LIB_OBJ)
 	ln -sf $(notdir $@) $(B)/$(SONAME)
 	ln -sf $(notdir $@) $(B)/libqkv.so
 
-$(BIN): $(B)/train/cli/main.o $(CLI_LIB) $(LIB)
+$(BIN): $(B)/cli/main.o $(CLI_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LIB) $(LDLIBS)
 
 test-objects: $(TEST_OBJ)
@@ -342,4 +342,4 @@ bench-compare: all build/blas_bench
 clean:
 	rm -rf build build-asan build-valgrind build-fuzz build-aarch64 build-clang qkv
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/train/cli/main.d
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/cli/main.d

@@ -27,7 +27,7 @@ Training, as the task's defaults (train/tasks/text.c, optim/):
   but embed.weight and the positions table (optim/optimizer.c qkv_param_decays);
   lr 1e-3 x factor(s), s = 0.., factor (s+1)/100 for s < 100, then
   0.1 + 0.9 (1 + cos(pi (s-100)/(steps-100))) / 2 (with --steps 100 or fewer no
-  warmup, as train/cli/train_flags.c); gradients clipped to global norm 1
+  warmup, as cli/train_flags.c); gradients clipped to global norm 1
   (torch.nn.utils.clip_grad_norm_).
 
 Timing: every step (batch, forward, backward, clip, optimizer step) is timed;
@@ -218,7 +218,7 @@ def decays(name, p):
 
 def lr_factor(s, steps):
     """optim/schedule.c cosine_factor; the warmup is dropped when it is not shorter
-    than the run (train/cli/train_flags.c)."""
+    than the run (cli/train_flags.c)."""
     warmup = WARMUP if WARMUP < steps else 0
     if s < warmup:
         return (s + 1) / warmup

@@ -10,8 +10,8 @@
 #include "data/image.h"
 #include "data/off.h"
 #include "data/tokenizer.h"
-#include "train/cli/args.h"
-#include "train/cli/train_flags.h"
+#include "cli/args.h"
+#include "cli/train_flags.h"
 #include "train/tasks/registry.h"
 
 /* Reading every accepted value into here keeps the reads (and any overread) in. */

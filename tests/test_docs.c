@@ -211,7 +211,7 @@ static void complain(report *r, const char *doc, int line, const char *fmt, cons
 }
 
 static const char *const top_dirs[] = {"core/", "layers/", "optim/", "data/", "train/", "tests/",
-                                       "bench/", "docs/", "python/", "mk/", NULL};
+                                       "bench/", "cli/", "docs/", "python/", "mk/", NULL};
 
 static int looks_like_path(const char *s) {
     if (strchr(s, ' ') || strchr(s, '*') || strchr(s, '<') || strchr(s, '{')) return 0; /* a pattern */

@@ -17,7 +17,7 @@
 
 #include "data/image.h"
 #include "tests/test_util.h"
-#include "train/cli/args.h"
+#include "cli/args.h"
 
 START_TEST(a_flag_given_twice_is_refused) {
     char line[512];

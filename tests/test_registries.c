@@ -8,8 +8,8 @@
  *              C files is in QKV_GRADCHECK_GROUPS (layers/check/checks.h), which
  *              test_gradcheck.c and `./qkv gradcheck` run; their printed names
  *              differ, so each names one group;
- *   commands:  every `int qkv_cmd_NAME(int argc, char **argv)` of train/cli/ is a
- *              row of QKV_COMMANDS (train/cli/commands.h), which ./qkv dispatches;
+ *   commands:  every `int qkv_cmd_NAME(int argc, char **argv)` of cli/ is a
+ *              row of QKV_COMMANDS (cli/commands.h), which ./qkv dispatches;
  *   unary ops: every row of the elementwise table (qkv_unary_ops, core/ops/
  *              ops_elementwise.c) has a public qkv_NAME in ops.h and gradient-check
  *              rows "NAME [shape]" in the elementwise group at 1-D and more dims;
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 
 #include "tests/suites.h"
-#include "train/cli/commands.h"
+#include "cli/commands.h"
 #include "tests/test_util.h"
 
 #define ELEMENTS(array) ((int)(sizeof array / sizeof array[0]))
@@ -57,8 +57,8 @@ START_TEST(every_defined_command_is_listed) {
 #define COMMAND_SYMBOL(fn, name, usage, under_mpi) "qkv_cmd_" #fn,
     static const char *const listed[] = {QKV_COMMANDS(COMMAND_SYMBOL)};
 #undef COMMAND_SYMBOL
-    static const char *const sources[] = {"../train/cli/*.c", NULL};
-    assert_list_matches_sources("QKV_COMMANDS (train/cli/commands.h)", listed, ELEMENTS(listed), sources,
+    static const char *const sources[] = {"../cli/*.c", NULL};
+    assert_list_matches_sources("QKV_COMMANDS (cli/commands.h)", listed, ELEMENTS(listed), sources,
                                 "^int[[:space:]]+(qkv_cmd_[A-Za-z0-9_]*)[[:space:]]*\\(");
 }
 END_TEST

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "train/cli/commands.h"
+#include "cli/commands.h"
 #include "train/tasks/spirals.h"
 
 START_TEST(spirals_are_deterministic_and_balanced) {
@@ -85,7 +85,7 @@ START_TEST(cli_rejects_bad_flags_with_one_line) {
 END_TEST
 
 /* Every command takes --threads (its --help lists it): the commands of the table in
- * train/cli/commands.h, a command with subcommands through one of them. */
+ * cli/commands.h, a command with subcommands through one of them. */
 START_TEST(every_command_takes_threads) {
 #define COMMAND_NAME(fn, name, usage, under_mpi) name,
     static const char *const names[] = {QKV_COMMANDS(COMMAND_NAME)};

@@ -18,7 +18,7 @@
  *
  * Errors: qkv_train prints nothing; it returns -1 with qkv_last_error() holding
  * one line, and the command line prints "qkv: <line>" and chooses the exit status
- * (train/cli/train_flags.h: 2, or 3 for a NaN/Inf stop).
+ * (cli/train_flags.h: 2, or 3 for a NaN/Inf stop).
  *
  * Non-finite values: the loss of every step is checked before the optimizer step,
  * and after it one fused pass checks every parameter and optimizer value (a NaN/Inf

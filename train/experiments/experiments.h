@@ -1,6 +1,6 @@
 /* experiments.h — the seeds' claims about attention made measurable: runs of
  * models with a verdict, as a C API. `qkv experiment permutation` and
- * `qkv experiment lengthgen` (train/cli/cmd_experiment.c) are these calls behind
+ * `qkv experiment lengthgen` (cli/cmd_experiment.c) are these calls behind
  * a flag table.
  *
  * permutation (permutation.c): random, untrained models of every kind in the

@@ -1,5 +1,5 @@
 /* explain.c — the walk-through of `qkv explain attention [--mask causal|none|padding]
- * [--pos none|sinusoidal|rope|alibi]` (train/cli/cmd_explain.c parses and prints the
+ * [--pos none|sinusoidal|rope|alibi]` (cli/cmd_explain.c parses and prints the
  * usage): one small attention computation, step by step. The schemes it explains are
  * those of layers/positions.h's table without a trained table (qkv_explain_schemes).
  *

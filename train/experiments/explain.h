@@ -1,7 +1,7 @@
 /* explain.h — `qkv explain attention`'s walk-through (train/experiments/explain.c):
  * one small attention computation printed step by step, forward and backward,
  * every gradient checked against the tape's backward, the fused op's backward and
- * finite differences. The command line (train/cli/cmd_explain.c) only parses the
+ * finite differences. The command line (cli/cmd_explain.c) only parses the
  * flags and prints the usage.
  */
 #ifndef QKV_EXPERIMENTS_EXPLAIN_H

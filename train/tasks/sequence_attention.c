@@ -1,5 +1,5 @@
 /* sequence_attention.c — the attention weights of a sequence model (reverse, copy,
- * sort) on one input, for `qkv attn` (train/cli/cmd_attn.c draws them).
+ * sort) on one input, for `qkv attn` (cli/cmd_attn.c draws them).
  *
  * The model first predicts the output greedily, as evaluation does; then one
  * forward pass over the whole sequence, with each attention module's capture

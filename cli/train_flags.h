@@ -7,7 +7,7 @@
 #ifndef QKV_TRAIN_FLAGS_H
 #define QKV_TRAIN_FLAGS_H
 
-#include "train/cli/args.h"
+#include "cli/args.h"
 #include "train/trainer.h"
 
 #define QKV_MAX_ARGS 64

@@ -1,18 +1,18 @@
 /* cmd_bench.c — `qkv bench [all|matmul|attention|train|long] [--json FILE]
  * [--clock wall|cpu] [--micro-batch N]`: parses the flags, then runs the sections
- * of bench/bench.c, which measure and print the table (bench/bench.h). An unknown
+ * of cli/bench.c, which measure and print the table (cli/bench.h). An unknown
  * section or flag prints one line and returns 2, before anything is measured.
  */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "cli/bench.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "core/ops/params.h"
-#include "train/cli/args.h"
-#include "train/cli/commands.h"
+#include "cli/args.h"
+#include "cli/commands.h"
 #include "train/trainer.h"
 
 /* "all, matmul, ..." (sep ", ") or "all|matmul|..." (sep "|") into out. */

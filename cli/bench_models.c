@@ -31,7 +31,7 @@
 #include "core/error.h"
 #include "core/ops/ops.h"
 #include "optim/optimizer.h"
-#include "bench/bench.h"
+#include "cli/bench.h"
 #include "train/step.h"
 #include "train/tasks/registry.h"
 

@@ -6,8 +6,8 @@
 #include "core/error.h"
 #include "core/kernels/isa.h"
 #include "core/kernels/wait_policy.h"
-#include "train/cli/commands.h"
-#include "train/cli/suggest.h"
+#include "cli/commands.h"
+#include "cli/suggest.h"
 #include "train/dist.h"
 
 static const struct {

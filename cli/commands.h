@@ -10,7 +10,7 @@
  * here from the row), name is what the user types, usage the --help line
  * ("  NAME ARGS   what it does"), under_mpi 1 for a command that runs as one rank
  * of a data-parallel run under mpirun (train/dist.h). main.c's dispatch and usage
- * read it; tests/test_registries.c fails for a qkv_cmd_* defined in train/cli/
+ * read it; tests/test_registries.c fails for a qkv_cmd_* defined in cli/
  * that it does not name. */
 #define QKV_COMMANDS(X)                                                                                          \
     X(train, "train", "  train TASK        train a model on one of these tasks:\n", 1)                            \

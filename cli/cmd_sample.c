@@ -9,8 +9,8 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
-#include "train/cli/args.h"
-#include "train/cli/commands.h"
+#include "cli/args.h"
+#include "cli/commands.h"
 #include "train/tasks/text.h"
 
 static const char *const unknown_names[] = {"error", "skip", NULL};

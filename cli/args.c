@@ -1,5 +1,5 @@
 /* args.c — see args.h. */
-#include "train/cli/args.h"
+#include "cli/args.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "train/cli/suggest.h"
+#include "cli/suggest.h"
 
 static void print_help(const char *command, const qkv_arg *args, int n_args) {
     printf("usage: qkv %s [flags]\n", command);

@@ -38,7 +38,7 @@ qkv_bench_row *qkv_bench_add(qkv_bench_table *t, const char *section, const char
 /* Prints a row as a table line. */
 void qkv_bench_print_row(const qkv_bench_row *row);
 
-/* A run (train/cli/cmd_bench.c): begin (the clock: wall, or the process's CPU
+/* A run (cli/cmd_bench.c): begin (the clock: wall, or the process's CPU
  * time; the probe of the FMA peak; the many-thread column's threads, 0: every core)
  * gives the table; print the header lines; run
  * sections (one of qkv_bench_section_names: all = matmul, attention and train;

@@ -10,8 +10,8 @@
 #include "data/image.h"
 #include "train/viz/canvas.h"
 #include "train/checkpoint.h"
-#include "train/cli/args.h"
-#include "train/cli/commands.h"
+#include "cli/args.h"
+#include "cli/commands.h"
 #include "train/tasks/detect.h"
 #include "train/tasks/registry.h"
 

@@ -8,7 +8,7 @@
 
 #include "core/kernels/isa.h"
 #include "core/version.h"
-#include "train/cli/commands.h"
+#include "cli/commands.h"
 
 #ifndef QKV_BUILD_CC
 #define QKV_BUILD_CC "unknown"

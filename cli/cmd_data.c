@@ -6,9 +6,9 @@
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "data/detect.h"
-#include "train/cli/args.h"
-#include "train/cli/commands.h"
-#include "train/cli/suggest.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/suggest.h"
 
 static int data_detect(int argc, char **argv) {
     qkv_detect_config config = qkv_detect_config_default();

@@ -1,5 +1,5 @@
 /* bench.c — the measurements of `qkv bench [all|matmul|attention|train|long]
- * [--json FILE]` (train/cli/cmd_bench.c parses the flags and drives a run): speed
+ * [--json FILE]` (cli/cmd_bench.c parses the flags and drives a run): speed
  * measurements, never tests.
  *
  * Sections (bench.h for the table; bench_models.c for attention, train, long):
@@ -20,7 +20,7 @@
  * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
  * times with the process's CPU clock instead of the wall clock.
  */
-#include "bench/bench.h"
+#include "cli/bench.h"
 
 #include <math.h>
 #include <omp.h>

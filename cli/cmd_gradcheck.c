@@ -8,8 +8,8 @@
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 #include "layers/check/checks.h"
-#include "train/cli/args.h"
-#include "train/cli/commands.h"
+#include "cli/args.h"
+#include "cli/commands.h"
 
 int qkv_cmd_gradcheck(int argc, char **argv) {
     const char *filter = NULL;

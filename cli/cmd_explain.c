@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "core/kernels/parallel.h"
-#include "train/cli/args.h"
-#include "train/cli/commands.h"
-#include "train/cli/suggest.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/suggest.h"
 #include "train/experiments/explain.h"
 
 int qkv_cmd_explain(int argc, char **argv) {

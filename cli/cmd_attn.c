@@ -24,9 +24,9 @@
 #include "core/error.h"
 #include "core/ops/ops.h"
 #include "core/kernels/parallel.h"
-#include "train/cli/args.h"
+#include "cli/args.h"
 #include "train/viz/attn_maps.h"
-#include "train/cli/commands.h"
+#include "cli/commands.h"
 #include "train/tasks/sequence.h"
 
 /* Parses "3 1 4" into symbols[0..n); -1 with qkv_last_error() naming --input. */

@@ -1,5 +1,5 @@
 /* train_flags.c — the flags every train command shares. See train_flags.h. */
-#include "train/cli/train_flags.h"
+#include "cli/train_flags.h"
 
 #include <stdio.h>
 #include <string.h>
