@@ -105,10 +105,10 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     /* From here a signal ends the run cleanly (the memory's measurement below can
      * take a while on a large model): Ctrl-C, SIGTERM, SIGHUP, a closed stdout. */
     qkv_interrupt_install();
-    qkv_task *task = kind->create(config, 0);
+    qkv_task *task = qkv_task_create(kind, config, 0, trainer.max_memory);   /* its data set judged first */
     if (!task) {
         fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
-        return 2;
+        return qkv_interrupt_signal() ? 128 + qkv_interrupt_signal() : 2;
     }
     /* Before the banner; under MPI every rank finds it, and they agree (dist.h):
      * the micro-batch, and whether the run fits in this rank's memory (memory.h). */

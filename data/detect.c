@@ -143,30 +143,68 @@ void qkv_detect_set_free(qkv_detect_set *set) {
     memset(set, 0, sizeof *set);
 }
 
-void qkv_detect_generate(const qkv_detect_config *c, uint64_t seed, uint64_t first, int n, qkv_detect_set *set) {
-    qkv_detect_config_check(c);
-    QKV_CHECK(n >= 1, "detect_generate: n %d < 1", n);
-    size_t image = 3 * (size_t)c->size * (size_t)c->size, un = (size_t)n;
-    *set = (qkv_detect_set){.n = n, .height = c->size, .width = c->size};
-    set->pixels = qkv_malloc(qkv_size_mul(un * image, sizeof(float)), "the generated images");
-    set->n_objects = qkv_calloc(un, sizeof(int32_t), "the generated targets");
-    set->classes = qkv_malloc(qkv_size_mul(un * QKV_DETECT_MAX_OBJECTS, sizeof(int32_t)), "the generated targets");
-    set->boxes = qkv_calloc(un * QKV_DETECT_MAX_OBJECTS * 4, sizeof(float), "the generated targets");
-    set->files = qkv_calloc(un, sizeof(char *), "the image names");
-    set->lines = qkv_calloc(un, sizeof(int), "the image names");
-#pragma omp parallel for if (QKV_PARALLEL(un * image)) schedule(static)
-    for (int i = 0; i < n; i++) {
+int qkv_detect_piece(int size) {
+    size_t pixels = (size_t)size * (size_t)size;
+    return pixels >= QKV_DETECT_PIECE_PIXELS ? 1 : (int)(QKV_DETECT_PIECE_PIXELS / pixels);
+}
+
+/* One image's share: its pixels, n_objects and lines, classes and boxes, the name and its pointer. */
+size_t qkv_detect_set_bytes(int size, long n) {
+    size_t image = 3 * (size_t)size * (size_t)size * sizeof(float) + sizeof(int32_t) + sizeof(int) +
+                   QKV_DETECT_MAX_OBJECTS * (sizeof(int32_t) + 4 * sizeof(float)) + sizeof(char *) + 32;
+    return qkv_size_mul(image, (size_t)n);
+}
+
+typedef struct generate_piece {
+    const qkv_detect_config *config;
+    uint64_t seed, first;
+    qkv_detect_set *set;
+} generate_piece;
+
+/* Images [from, from + n) of the set, in parallel. */
+static void generate_images(void *ctx, long from, long n) {
+    const generate_piece *g = ctx;
+    qkv_detect_set *set = g->set;
+    size_t image = 3 * (size_t)set->height * (size_t)set->width;
+#pragma omp parallel for if (QKV_PARALLEL((size_t)n * image)) schedule(static)
+    for (int i = (int)from; i < (int)(from + n); i++) {
         qkv_detect_example ex;
-        qkv_detect_example_make(c, seed, first + (uint64_t)i, set->pixels + (size_t)i * image, &ex);
+        qkv_detect_example_make(g->config, g->seed, g->first + (uint64_t)i, set->pixels + (size_t)i * image, &ex);
         set->n_objects[i] = ex.n_objects;
         int32_t *classes = set->classes + (size_t)i * QKV_DETECT_MAX_OBJECTS;
         for (int o = 0; o < QKV_DETECT_MAX_OBJECTS; o++) classes[o] = -1;
         memcpy(classes, ex.classes, sizeof(int32_t) * (size_t)ex.n_objects);
         memcpy(set->boxes + (size_t)i * QKV_DETECT_MAX_OBJECTS * 4, ex.boxes, sizeof(float) * 4 * (size_t)ex.n_objects);
         char name[32];
-        snprintf(name, sizeof name, "img_%05llu.png", (unsigned long long)(first + (uint64_t)i));
+        snprintf(name, sizeof name, "img_%05llu.png", (unsigned long long)(g->first + (uint64_t)i));
         set->files[i] = qkv_strdup(name, "an image name");
     }
+}
+
+int qkv_detect_generate(const qkv_detect_config *c, uint64_t seed, uint64_t first, int n, qkv_detect_set *set,
+                        qkv_data_stop stop) {
+    qkv_detect_config_check(c);
+    QKV_CHECK(n >= 1, "detect_generate: n %d < 1", n);
+    size_t image = 3 * (size_t)c->size * (size_t)c->size, un = (size_t)n;
+    *set = (qkv_detect_set){.n = n, .height = c->size, .width = c->size};
+    set->pixels = qkv_try_malloc(qkv_size_mul(un * image, sizeof(float)), NULL, "the generated images");
+    set->n_objects = qkv_try_malloc(qkv_size_mul(un, sizeof(int32_t)), NULL, "the generated targets");
+    set->classes = qkv_try_malloc(qkv_size_mul(un * QKV_DETECT_MAX_OBJECTS, sizeof(int32_t)), NULL,
+                                  "the generated targets");
+    set->boxes = qkv_try_malloc(qkv_size_mul(un * QKV_DETECT_MAX_OBJECTS * 4, sizeof(float)), NULL,
+                                "the generated targets");
+    set->files = qkv_try_malloc(qkv_size_mul(un, sizeof(char *)), NULL, "the image names");
+    set->lines = qkv_try_malloc(qkv_size_mul(un, sizeof(int)), NULL, "the image names");
+    int status = set->pixels && set->n_objects && set->classes && set->boxes && set->files && set->lines ? 0 : -1;
+    if (status == 0) {
+        memset(set->boxes, 0, un * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
+        memset(set->files, 0, un * sizeof(char *));
+        memset(set->lines, 0, un * sizeof(int));
+        generate_piece g = {c, seed, first, set};
+        status = qkv_data_pieces(n, qkv_detect_piece(c->size), generate_images, &g, stop);
+    }
+    if (status != 0) qkv_detect_set_free(set);   /* the names made so far too */
+    return status;
 }
 
 void qkv_detect_batch(const qkv_detect_set *set, const int *idx, int n, float *pixels, int32_t *n_objects,

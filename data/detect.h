@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data/pieces.h"
+
 #define QKV_DETECT_CLASSES 3
 #define QKV_DETECT_MAX_OBJECTS 16     /* per image, in an annotation file */
 #define QKV_DETECT_MAX_GENERATED 8    /* per image, for the generator */
@@ -92,9 +94,24 @@ typedef struct qkv_detect_set {
 /* Frees and zeroes; safe on a zeroed set and twice. */
 void qkv_detect_set_free(qkv_detect_set *set);
 
+/* A generated set is made in pieces (data/pieces.h) of about this many pixels
+ * (at least one image): a few tens of milliseconds on one core. */
+#define QKV_DETECT_PIECE_PIXELS (1 << 20)
+/* Images per piece for images of size x size. */
+int qkv_detect_piece(int size);
+
+/* The bytes qkv_detect_generate takes for n images of size x size: pixels,
+ * targets and names. */
+size_t qkv_detect_set_bytes(int size, long n);
+
 /* Images first .. first+n-1 of the set (config, seed), in memory, named
- * img_%05d.png by index. Made in parallel, one image per thread. */
-void qkv_detect_generate(const qkv_detect_config *config, uint64_t seed, uint64_t first, int n, qkv_detect_set *set);
+ * img_%05d.png by index: made in parallel, one image per thread, a piece of
+ * qkv_detect_piece(size) images at a time, with stop asked between two pieces.
+ * 0; -1 with qkv_last_error() when the memory for them cannot be had ("out of
+ * memory allocating N bytes for the generated images"); or stop's nonzero
+ * answer. On either failure set is zeroed. */
+int qkv_detect_generate(const qkv_detect_config *config, uint64_t seed, uint64_t first, int n, qkv_detect_set *set,
+                        qkv_data_stop stop);
 
 /* Whether dir can receive a data set: absent with an existing writable parent, or
  * an empty directory. 0, or -1 with qkv_last_error() naming dir. */

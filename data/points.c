@@ -360,6 +360,31 @@ void qkv_points_batch(const qkv_points_config *config, uint64_t seed, uint64_t f
     }
 }
 
+int qkv_points_piece(int n_points) {
+    QKV_CHECK(n_points >= 1, "qkv_points_piece: %d points", n_points);
+    return n_points >= QKV_POINTS_PIECE_POINTS ? 1 : QKV_POINTS_PIECE_POINTS / n_points;
+}
+
+typedef struct set_piece {
+    const qkv_points_config *config;
+    uint64_t seed;
+    float *xyz;
+    int32_t *labels;
+} set_piece;
+
+static void make_set_piece(void *ctx, long first, long n) {
+    const set_piece *p = ctx;
+    size_t cloud = (size_t)p->config->n_points * 3;
+    qkv_points_batch(p->config, p->seed, (uint64_t)first, (int)n, p->xyz + (size_t)first * cloud, p->labels + first);
+}
+
+int qkv_points_make_set(const qkv_points_config *config, uint64_t seed, int n, float *xyz, int32_t *labels,
+                        qkv_data_stop stop) {
+    check_config("qkv_points_make_set", config);
+    set_piece p = {config, seed, xyz, labels};
+    return qkv_data_pieces(n, qkv_points_piece(config->n_points), make_set_piece, &p, stop);
+}
+
 void qkv_points_normalize(float *xyz, int n_points) {
     QKV_CHECK(xyz != NULL && n_points >= 1, "qkv_points_normalize: %d points", n_points);
     double centroid[3] = {0, 0, 0}, max_norm = 0.0;

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "core/rng.h"
+#include "data/pieces.h"
 
 /* QKV_ROTATE_Z is ModelNet's usual augmentation (objects keep their up axis);
  * QKV_ROTATE_SO3 asks the model to learn full 3-D rotation invariance. */
@@ -70,6 +71,19 @@ void qkv_points_example(const qkv_points_config *config, uint64_t seed, uint64_t
  * parallel, each by one thread, so the result does not depend on the thread count. */
 void qkv_points_batch(const qkv_points_config *config, uint64_t seed, uint64_t first, int n,
                       float *xyz, int32_t *labels);
+
+/* A held-out set is made in pieces (data/pieces.h) of about this many points
+ * (at least one cloud): a few tens of milliseconds on one core, so that a
+ * signal is answered well within a second even for clouds of 2^20 points. */
+#define QKV_POINTS_PIECE_POINTS (1 << 18)
+/* Clouds per piece for clouds of n_points. */
+int qkv_points_piece(int n_points);
+
+/* Clouds 0 .. n-1 of the data set (seed), the same bits as qkv_points_batch,
+ * made qkv_points_piece(n_points) clouds at a time with stop asked between two
+ * pieces: 0, or stop's nonzero answer (the clouds are then partly made). */
+int qkv_points_make_set(const qkv_points_config *config, uint64_t seed, int n, float *xyz, int32_t *labels,
+                        qkv_data_stop stop);
 
 /* Centers xyz [n_points, 3] at its centroid and scales it so that the largest point
  * norm is 1 (computed in double). A cloud whose points all coincide becomes zeros. */

@@ -101,6 +101,22 @@ static int load_directory(const char *dir, qkv_text_corpus *c) {
     return rc;
 }
 
+int qkv_text_bytes(const char *path, size_t *bytes) {
+    struct stat st;
+    *bytes = 0;
+    if (stat(path, &st) != 0) return qkv_file_fail(path, "cannot open: %s", strerror(errno));
+    if (S_ISREG(st.st_mode)) {
+        *bytes = (size_t)st.st_size;
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) return qkv_file_fail(path, "not a regular file or a directory (a device, FIFO or socket?)");
+    qkv_name_list names = {0};
+    if (qkv_list_dir(path, is_text_file, NULL, &names)) return -1;
+    int rc = total_size(path, &names, bytes);
+    qkv_name_list_free(&names);
+    return rc;
+}
+
 /* A text of one distinct byte (all NUL, all 'a') has nothing to predict: every
  * next byte is known, the loss falls to 0 and the model learns nothing. */
 static int check_distinct_bytes(const char *path, const qkv_text_corpus *c) {

@@ -32,6 +32,10 @@ typedef struct qkv_text_corpus {
  * distinct byte, which has nothing to teach). */
 int qkv_text_load(const char *path, qkv_text_corpus *out);
 
+/* The bytes qkv_text_load would read from path (a file's size, a directory's
+ * files' sum), from stat alone: 0, or -1 with the error the load would give. */
+int qkv_text_bytes(const char *path, size_t *bytes);
+
 /* Frees and zeroes; safe on a zeroed corpus and twice. */
 void qkv_text_corpus_free(qkv_text_corpus *c);
 

@@ -149,11 +149,15 @@ static void pair_gained(pair_stats *s, int32_t left, int32_t right) {
  * t's occurrences. With stats, the adjacencies that go (those touching a merged
  * position, each once) and those that come (those touching an ab) are counted. */
 static size_t merge_pass(int32_t *seq, size_t len, int32_t a, int32_t b, int32_t ab, size_t *present,
-                         pair_stats *stats) {
-    size_t out = 0;
+                         pair_stats *stats, qkv_data_stop stop, int *stopped) {
+    size_t out = 0, next_poll = QKV_TOKENIZER_PIECE_TOKENS;
     int32_t old_before = -1, new_before = -1; /* the token before, in the old and the new sequence */
     int merged_before = 0;
     for (size_t i = 0; i < len;) {
+        if (i >= next_poll) {   /* a long text's pass is pieces too; a stop leaves seq to be thrown away */
+            next_poll += QKV_TOKENIZER_PIECE_TOKENS;
+            if (stop && (*stopped = stop())) return out;
+        }
         int32_t x = seq[i];
         int merge = x == a && i + 1 < len && seq[i + 1] == b;
         int32_t written = merge ? ab : x;
@@ -174,7 +178,8 @@ static size_t merge_pass(int32_t *seq, size_t len, int32_t a, int32_t b, int32_t
 
 /* ---- encoding ------------------------------------------------------------------------- */
 
-long qkv_tokenizer_encode(const qkv_tokenizer *t, const uint8_t *text, size_t n, int skip_unknown, int32_t *out) {
+int qkv_tokenizer_encode_pieces(const qkv_tokenizer *t, const uint8_t *text, size_t n, int skip_unknown, int32_t *out,
+                                long *count, qkv_data_stop stop) {
     QKV_CHECK(t != NULL && (text != NULL || n == 0) && (out != NULL || n == 0) && n <= LONG_MAX,
               "tokenizer_encode: NULL argument or %zu bytes", n);
     size_t len = 0, present[V] = {0};
@@ -188,11 +193,21 @@ long qkv_tokenizer_encode(const qkv_tokenizer *t, const uint8_t *text, size_t n,
         out[len++] = token;
         present[token]++;
     }
+    int passes = 0;
     for (int m = 0; m < t->n_merges; m++) {
         int32_t a = t->merges[m][0], b = t->merges[m][1];
-        if (present[a] && present[b]) len = merge_pass(out, len, a, b, t->n_bytes + m, present, NULL);
+        if (!present[a] || !present[b]) continue;
+        int stopped = passes++ > 0 && stop ? stop() : 0;   /* between two passes (data/pieces.h) */
+        if (!stopped) len = merge_pass(out, len, a, b, t->n_bytes + m, present, NULL, stop, &stopped);
+        if (stopped) return stopped;
     }
-    return (long)len;
+    *count = (long)len;
+    return 0;
+}
+
+long qkv_tokenizer_encode(const qkv_tokenizer *t, const uint8_t *text, size_t n, int skip_unknown, int32_t *out) {
+    long count;
+    return qkv_tokenizer_encode_pieces(t, text, n, skip_unknown, out, &count, NULL) == 0 ? count : -1;
 }
 
 /* ---- training ------------------------------------------------------------------------- */
@@ -254,7 +269,11 @@ static void push_grown(pair_heap *h, pair_stats *s, int vocab) {
     }
 }
 
-int qkv_tokenizer_train_bpe(qkv_tokenizer *t, const uint8_t *text, size_t n, int vocab) {
+size_t qkv_tokenizer_train_bytes(size_t n) {
+    return qkv_size_mul(n, sizeof(int32_t)) + (size_t)V * V * sizeof(uint32_t) + sizeof(pair_stats);
+}
+
+int qkv_tokenizer_train_bpe_pieces(qkv_tokenizer *t, const uint8_t *text, size_t n, int vocab, qkv_data_stop stop) {
     QKV_CHECK(n <= UINT32_MAX, "tokenizer_train_bpe: %zu bytes (at most %u)", n, UINT32_MAX);
     qkv_tokenizer_init_bytes(t, text, n);
     t->kind = QKV_TOKENIZER_BPE;
@@ -263,29 +282,44 @@ int qkv_tokenizer_train_bpe(qkv_tokenizer *t, const uint8_t *text, size_t n, int
                       QKV_TOKENIZER_MAX_VOCAB);
         return -1;
     }
-    int32_t *seq = qkv_malloc(n * sizeof *seq, "the BPE training text");
+    int32_t *seq = qkv_try_malloc(qkv_size_mul(n, sizeof *seq), NULL, "the BPE training text");
+    pair_stats *stats = seq ? qkv_try_malloc(sizeof *stats, NULL, "the BPE pair counts") : NULL;
+    uint32_t *count = stats ? qkv_try_malloc((size_t)V * V * sizeof *count, NULL, "the BPE pair counts") : NULL;
+    if (!count) {
+        free(stats);
+        free(seq);
+        return -1;
+    }
+    memset(stats, 0, sizeof *stats);
+    memset(count, 0, (size_t)V * V * sizeof *count);
+    stats->count = count;
     size_t len = (size_t)qkv_tokenizer_encode(t, text, n, 0, seq), present[V] = {0};
-    pair_stats *stats = qkv_calloc(1, sizeof *stats, "the BPE pair counts");
-    stats->count = qkv_calloc((size_t)V * V, sizeof *stats->count, "the BPE pair counts");
     for (size_t i = 0; i < len; i++) present[seq[i]]++;
     for (size_t i = 0; i + 1 < len; i++) stats->count[seq[i] * V + seq[i + 1]]++;
     pair_heap heap = {NULL, 0, 0};
     for (int32_t left = 0; left < t->n_bytes; left++)
         for (int32_t right = 0; right < t->n_bytes; right++)
             if (stats->count[left * V + right] >= 2) heap_push(&heap, stats->count[left * V + right], left * V + right);
+    int stopped = 0;
     while (qkv_tokenizer_vocab(t) < vocab) {
         int32_t pair = best_pair(&heap, stats->count);
         if (pair < 0) break;
         int32_t a = pair / V, b = pair % V;
         if (t->token_length[a] + t->token_length[b] > QKV_TOKENIZER_MAX_TOKEN_BYTES) continue; /* never again */
+        if (t->n_merges > 0 && stop && (stopped = stop())) break;   /* between two passes (data/pieces.h) */
         stats->newest = (int32_t)qkv_tokenizer_vocab(t);
         qkv_tokenizer_add_merge(t, a, b); /* new, defined, short enough: cannot fail */
-        len = merge_pass(seq, len, a, b, stats->newest, present, stats);
+        len = merge_pass(seq, len, a, b, stats->newest, present, stats, stop, &stopped);
+        if (stopped) break;
         push_grown(&heap, stats, stats->newest + 1);
     }
     free(heap.keys);
     free(stats->count);
     free(stats);
     free(seq);
-    return 0;
+    return stopped;
+}
+
+int qkv_tokenizer_train_bpe(qkv_tokenizer *t, const uint8_t *text, size_t n, int vocab) {
+    return qkv_tokenizer_train_bpe_pieces(t, text, n, vocab, NULL);
 }

@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data/pieces.h"
+
 #define QKV_TOKENIZER_MAX_VOCAB 1024
 /* Longest token, in bytes: far more than text needs, and it bounds the table. */
 #define QKV_TOKENIZER_MAX_TOKEN_BYTES 128
@@ -70,6 +72,18 @@ void qkv_tokenizer_init_bytes(qkv_tokenizer *t, const uint8_t *text, size_t n);
  * tokenizer of text, of kind BPE). */
 int qkv_tokenizer_train_bpe(qkv_tokenizer *t, const uint8_t *text, size_t n, int vocab);
 
+/* A piece of training and encoding (data/pieces.h): one merge's pass over the
+ * text, and within a pass this many tokens (tens of milliseconds). */
+#define QKV_TOKENIZER_PIECE_TOKENS ((size_t)1 << 23)
+
+/* The same, a merge at a time (a piece: its pass, cut every
+ * QKV_TOKENIZER_PIECE_TOKENS tokens) with stop asked between two pieces: 0; -1 with an error (the vocab as above, or "out
+ * of memory allocating N bytes for the BPE training text"); or stop's nonzero
+ * answer (t then holds the merges learned so far). */
+int qkv_tokenizer_train_bpe_pieces(qkv_tokenizer *t, const uint8_t *text, size_t n, int vocab, qkv_data_stop stop);
+/* The memory qkv_tokenizer_train_bpe takes besides the text, for n bytes. */
+size_t qkv_tokenizer_train_bytes(size_t n);
+
 /* n_bytes + n_merges. */
 int qkv_tokenizer_vocab(const qkv_tokenizer *t);
 
@@ -87,6 +101,11 @@ int qkv_tokenizer_add_merge(qkv_tokenizer *t, int32_t left, int32_t right);
  * skip_unknown, else the call returns -1 with "byte 0x%02x at offset %zu is not
  * in the vocabulary". Time: one pass over the tokens per merge that can apply. */
 long qkv_tokenizer_encode(const qkv_tokenizer *t, const uint8_t *text, size_t n, int skip_unknown, int32_t *out);
+
+/* The same, a merge at a time with stop asked between two (as training): 0 and
+ * *count, -1 with the error, or stop's nonzero answer. */
+int qkv_tokenizer_encode_pieces(const qkv_tokenizer *t, const uint8_t *text, size_t n, int skip_unknown, int32_t *out,
+                                long *count, qkv_data_stop stop);
 
 /* The bytes of token id (at least one); *len receives how many. */
 const uint8_t *qkv_tokenizer_token_bytes(const qkv_tokenizer *t, int32_t id, size_t *len);

@@ -99,7 +99,7 @@ static qkv_detect_config small = {32, 1, 4};
 static void generate_into(float *out, void *ctx) {
     (void)ctx;
     qkv_detect_set set;
-    qkv_detect_generate(&small, 5, 10, 48, &set); /* enough work to run on 2 threads */
+    ck_assert_int_eq(qkv_detect_generate(&small, 5, 10, 48, &set, NULL), 0); /* enough work to run on 2 threads */
     size_t n = (size_t)set.n * 3 * 32 * 32;
     memcpy(out, set.pixels, n * sizeof(float));
     memcpy(out + n, set.boxes, (size_t)set.n * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
@@ -116,7 +116,7 @@ START_TEST(generator_is_deterministic) {
     ck_assert_int_eq(memcmp(&ea, &eb, sizeof ea), 0);
     /* The set's image 2 (first 10) is example 12, whatever else is generated. */
     qkv_detect_set set;
-    qkv_detect_generate(&small, 5, 10, 3, &set);
+    ck_assert_int_eq(qkv_detect_generate(&small, 5, 10, 3, &set, NULL), 0);
     ck_assert_int_eq(memcmp(set.pixels + 2 * image, a, image * sizeof(float)), 0);
     ck_assert_int_eq(set.n_objects[2], ea.n_objects);
     ck_assert_int_eq(
@@ -209,7 +209,7 @@ START_TEST(write_then_load_equals_generation) {
     ck_assert_int_eq(count_dir_entries(path), 13);
     qkv_detect_set loaded, made;
     ck_assert_int_eq(qkv_detect_load(path, &loaded), 0);
-    qkv_detect_generate(&c, 9, 0, 12, &made);
+    ck_assert_int_eq(qkv_detect_generate(&c, 9, 0, 12, &made, NULL), 0);
     ck_assert_int_eq(loaded.n, 12);
     ck_assert_int_eq(loaded.height, 32);
     ck_assert_int_eq(loaded.width, 32);
@@ -269,7 +269,7 @@ START_TEST(command_writes_a_set) {
     ck_assert_int_eq(count_dir_entries(dir), 7);
     qkv_detect_set set, made;
     ck_assert_int_eq(qkv_detect_load(dir, &set), 0);
-    qkv_detect_generate(&(qkv_detect_config){48, 1, 2}, 3, 0, 6, &made);
+    ck_assert_int_eq(qkv_detect_generate(&(qkv_detect_config){48, 1, 2}, 3, 0, 6, &made, NULL), 0);
     ck_assert_int_eq(set.width, 48);
     ck_assert_int_eq(memcmp(set.pixels, made.pixels, 6 * 3 * 48 * 48 * sizeof(float)), 0);
     qkv_detect_set_free(&set);

@@ -267,3 +267,23 @@ int qkv_memory_check(const qkv_trainer_config *config, qkv_task *task, qkv_memor
                   qkv_memory_size_text(out->available, available, sizeof available), limit);
     return -1;
 }
+
+/* ---- the data set, before it is made ---------------------------------------------------- */
+
+int qkv_memory_check_data(const char *max_memory, size_t data_bytes, const char *what) {
+    size_t limit = 0;
+    const char *source = "--max-memory";
+    if (max_memory && qkv_memory_parse_size(max_memory, &limit) != 0) return -1;
+    if (!limit) limit = qkv_memory_available(&source);
+    size_t now = resident_now(), total = now + data_bytes;
+    if (!limit || total <= limit) return 0;   /* 0: the machine did not say */
+    char data[32], in_use[32], available[32], where[96];
+    int by_flag = strcmp(source, "--max-memory") == 0;
+    snprintf(where, sizeof where, by_flag ? "--max-memory %s" : "%s; --max-memory to change",
+             by_flag ? max_memory : source);
+    qkv_set_error("the data set (%s) needs about %s, with the %s in use more than the %s available (%s); nothing "
+                  "was made", what, qkv_memory_size_text(data_bytes, data, sizeof data),
+                  qkv_memory_size_text(now, in_use, sizeof in_use), qkv_memory_size_text(limit, available, sizeof available),
+                  where);
+    return -1;
+}

@@ -80,6 +80,15 @@ int qkv_memory_stopped(int signal);
  * (physical memory; --max-memory to change)". */
 int qkv_memory_check(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out);
 
+/* The data set a run is about to make or read, judged before it is (the task
+ * kind's estimate, train/tasks/registry.h): 0 when the memory in use now
+ * (resident) plus data_bytes fits the memory available (max_memory: the text of
+ * --max-memory, or NULL for the machine's); else -1 with one line naming the
+ * estimate: "the data set (2000 test clouds of 100000 points) needs about 2.2
+ * GiB, with the 12.0 MiB in use more than the 1.0 GiB available (--max-memory
+ * 1G); nothing was made". what says what the set is. */
+int qkv_memory_check_data(const char *max_memory, size_t data_bytes, const char *what);
+
 /* Formats bytes as "1.5 GiB", "12.0 MiB", "640 KiB" into out. */
 const char *qkv_memory_size_text(size_t bytes, char *out, size_t len);
 

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/ops/ops.h"
 #include "data/off.h"
+#include "train/interrupt.h"
 #include "train/step.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/set_fields.h"
@@ -119,11 +120,17 @@ int qkv_points_task_init(qkv_points_task *t, const qkv_points_task_config *confi
         if (skipped) *skipped = count;
         t->config.model.n_outputs = t->train.classes;
     } else {
+        /* in pieces a signal stops between (data/pieces.h); its memory judged before (points_data_bytes) */
         t->test = (qkv_point_set){.count = config->test_size, .n_points = n, .classes = config->data.classes};
-        t->test.xyz = qkv_malloc((size_t)config->test_size * n * 3 * sizeof(float), "the test clouds");
-        t->test.labels = qkv_malloc((size_t)config->test_size * sizeof(int32_t), "the test labels");
-        qkv_points_batch(&config->data, config->seed ^ TEST_SEED_OFFSET, 0, config->test_size, t->test.xyz,
-                         t->test.labels);
+        t->test.xyz = qkv_try_malloc(qkv_size_mul((size_t)config->test_size * n, 3 * sizeof(float)), NULL,
+                                     "the test clouds");
+        t->test.labels = qkv_try_malloc((size_t)config->test_size * sizeof(int32_t), NULL, "the test labels");
+        if (!t->test.xyz || !t->test.labels ||
+            qkv_points_make_set(&config->data, config->seed ^ TEST_SEED_OFFSET, config->test_size, t->test.xyz,
+                                t->test.labels, qkv_interrupt_poll) != 0) {
+            qkv_point_set_free(&t->test);
+            return -1;
+        }
         t->config.model.n_outputs = config->data.classes;
     }
     qkv_rng rng = qkv_rng_make(config->seed);
@@ -190,9 +197,18 @@ static void points_banner(const qkv_task *task, const qkv_trainer_config *traine
            threads == 1 ? "" : "s");
 }
 
+/* The synthetic test clouds (a --data directory's are judged once read). */
+static size_t points_data_bytes(const void *config, int for_eval, char *what, size_t what_size) {
+    (void)for_eval;
+    const qkv_points_task_config *c = config;
+    if (c->data_dir) return 0;
+    snprintf(what, what_size, "%d test clouds of %d points", c->test_size, c->data.n_points);
+    return qkv_size_mul((size_t)c->test_size, (size_t)c->data.n_points * 3 * sizeof(float) + sizeof(int32_t));
+}
+
 const qkv_task_kind qkv_task_kind_points = {
     "points", "a Set Transformer classifies point clouds (synthetic, or --data DIR of OFF meshes)",
     sizeof(qkv_points_task_config), points_defaults, fields, N_FIELDS,
     {.steps = 1800, .eval_every = 600, .log_every = 100, .target_key = "test_acc", .target = 0.99f, .clip = 1.0f,
      .optim = {.kind = QKV_OPT_ADAM, .lr = 3e-3f}, .schedule = {.kind = QKV_SCHED_COSINE, .warmup = 100}},
-    points_check, points_create, points_destroy, points_banner, NULL};
+    points_check, points_create, points_destroy, points_banner, NULL, points_data_bytes};

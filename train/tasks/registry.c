@@ -123,7 +123,7 @@ qkv_task *qkv_task_checkpoint_create(qkv_task_checkpoint *ckpt, int for_eval) {
         fail_with_path(ckpt->file.path);
         return NULL;
     }
-    qkv_task *task = ckpt->kind->create(ckpt->config, for_eval);
+    qkv_task *task = qkv_task_create(ckpt->kind, ckpt->config, for_eval, NULL);   /* its data judged first */
     if (!task) {
         fail_with_path(ckpt->file.path);
         return NULL;

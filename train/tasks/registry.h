@@ -42,6 +42,12 @@ typedef struct qkv_task_kind {
     void (*destroy)(qkv_task *task);
     void (*banner)(const qkv_task *task, const qkv_trainer_config *trainer, int threads);
     int (*run)(const void *config, const qkv_trainer_config *trainer);   /* NULL: train once */
+    /* The memory the data set of config takes at its peak while create makes or
+     * reads it (for_eval: evaluation's part), judged before it is (train/memory.h);
+     * what receives what it is ("2000 test clouds of 256 points"). NULL or 0: the
+     * set is made batch by batch (the step's measurement holds it) or read from
+     * a directory (the run's estimate after reading holds it). */
+    size_t (*data_bytes)(const void *config, int for_eval, char *what, size_t what_size);
 } qkv_task_kind;
 
 /* The list: one line per kind, in the order --help and messages name them. */
@@ -57,6 +63,15 @@ const qkv_task_kind *qkv_task_kind_at(int i);
 const qkv_task_kind *qkv_task_kind_find(const char *name);
 /* "reverse, copy, ..." for messages. */
 const char *qkv_task_kind_names(void);
+
+/* kind's task of config, its data set judged first: the kind's data_bytes
+ * estimate plus the memory in use must fit max_memory (NULL: the machine's;
+ * train/memory.h), or nothing is made. The data is made in pieces a signal
+ * stops between (data/pieces.h, train/interrupt.h). The task, or NULL with one
+ * line in qkv_last_error(): the budget's refusal; "stopped by SIGINT while
+ * making the data set ..." (qkv_interrupt_signal() says which signal); an
+ * allocation failure, with the estimate; or the kind's own error. */
+qkv_task *qkv_task_create(const qkv_task_kind *kind, const void *config, int for_eval, const char *max_memory);
 
 /* A config of kind with its defaults. Free with free(). */
 void *qkv_task_config_new(const qkv_task_kind *kind);

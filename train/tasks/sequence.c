@@ -449,6 +449,16 @@ static void sequence_banner(const qkv_task *task, const qkv_trainer_config *trai
            trainer->optim.lr, c->batch, trainer->steps, threads, threads == 1 ? "" : "s");
 }
 
+/* The data is made batch by batch: the step's batch (task_prepare), whole, outside
+ * the tapes: its token, target and mask rows of the longest stream. */
+static size_t sequence_data_bytes(const void *config, int for_eval, char *what, size_t what_size) {
+    (void)for_eval;
+    const qkv_seq_model_config *c = &((const qkv_seq_task_config *)config)->model;
+    int width = position_rows(c);
+    snprintf(what, what_size, "a batch of %d sequences of up to %d tokens", c->batch, width);
+    return qkv_size_mul((size_t)c->batch, (size_t)width * (3 * sizeof(int32_t) + 2 * sizeof(float)) + sizeof(int32_t));
+}
+
 /* lr 0.02 and an evaluation every 50 steps: the reversal demo reaches the target
  * in 350 steps for seeds 1..6 (at 3e-3: 800-950, stopping at 1000); see
  * docs/performance.md. An evaluation costs about what a few training steps do. */
@@ -460,7 +470,7 @@ static void sequence_banner(const qkv_task *task, const qkv_trainer_config *trai
     static void name_##_defaults(void *config) { qkv_fields_defaults(fields_, N_FIELDS, config); }         \
     const qkv_task_kind qkv_task_kind_##name_ = {#name_, summary_, sizeof(qkv_seq_task_config), name_##_defaults, fields_, \
                                                  N_FIELDS, SEQUENCE_TRAINER, sequence_check, sequence_create, \
-                                                 sequence_destroy, sequence_banner, NULL}
+                                                 sequence_destroy, sequence_banner, NULL, sequence_data_bytes}
 SEQUENCE_KIND(reverse, reverse_fields, "a transformer learns to reverse sequences (encoder, seq2seq or decoder)");
 SEQUENCE_KIND(copy, copy_fields, "the same models learn to copy");
 SEQUENCE_KIND(sort, sort_fields, "the same models learn to sort");

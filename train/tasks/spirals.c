@@ -127,8 +127,17 @@ static void spirals_banner(const qkv_task *task, const qkv_trainer_config *train
            trainer->steps, threads, threads == 1 ? "" : "s");
 }
 
+/* The training and test spirals: two coordinates and a label a point. */
+static size_t spirals_data_bytes(const void *config, int for_eval, char *what, size_t what_size) {
+    (void)for_eval;   /* both sets are made */
+    const qkv_spirals_config *c = config;
+    size_t points = (size_t)c->n_per_class * N_CLASSES;
+    snprintf(what, what_size, "2 x %zu points", points);
+    return 2 * points * (2 * sizeof(float) + sizeof(int32_t));
+}
+
 const qkv_task_kind qkv_task_kind_spirals = {
     "spirals", "an MLP learns two spirals with SGD (the first demo)", sizeof(qkv_spirals_config), spirals_defaults, fields, N_FIELDS,
     {.steps = 2000, .log_every = 200, .target_key = "test_acc",
      .optim = {.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f}, .schedule = {.kind = QKV_SCHED_CONSTANT}},
-    spirals_check, spirals_create, spirals_destroy, spirals_banner, NULL};
+    spirals_check, spirals_create, spirals_destroy, spirals_banner, NULL, spirals_data_bytes};

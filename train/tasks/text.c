@@ -168,7 +168,8 @@ static void text_describe(void *self, qkv_config_kv *out) {
 static int make_tokenizer(const qkv_text_config *c, const qkv_text_corpus *corpus, size_t n_train,
                           qkv_tokenizer *tokenizer) {
     if (c->tokens) return qkv_tokenizer_from_text(tokenizer, c->tokens);
-    if (c->tokenizer == QKV_TOKENIZER_BPE) return qkv_tokenizer_train_bpe(tokenizer, corpus->bytes, n_train, c->vocab);
+    if (c->tokenizer == QKV_TOKENIZER_BPE)   /* a merge at a time, a signal stops between (data/pieces.h) */
+        return qkv_tokenizer_train_bpe_pieces(tokenizer, corpus->bytes, n_train, c->vocab, qkv_interrupt_poll) ? -1 : 0;
     qkv_tokenizer_init_bytes(tokenizer, corpus->bytes, corpus->n);
     return 0;
 }
@@ -177,8 +178,8 @@ static int make_tokenizer(const qkv_text_config *c, const qkv_text_corpus *corpu
  * the training part's); -1 with an error if fewer than context + 1. */
 static int encode_part(const qkv_tokenizer *tokenizer, const uint8_t *bytes, size_t n, int context, const char *part,
                        int32_t **out, long *count) {
-    *out = qkv_malloc((n ? n : 1) * sizeof **out, "the corpus's tokens");
-    *count = qkv_tokenizer_encode(tokenizer, bytes, n, 1, *out);
+    *out = qkv_try_malloc(qkv_size_mul(n ? n : 1, sizeof **out), NULL, "the corpus's tokens");
+    if (!*out || qkv_tokenizer_encode_pieces(tokenizer, bytes, n, 1, *out, count, qkv_interrupt_poll) != 0) return -1;
     if (*count < context + 1)
         return qkv_set_error("the %s part has %ld tokens; --context %d needs at least %d (a longer text, or a "
                              "smaller --context or other --val-fraction)", part, *count, context, context + 1), -1;
@@ -300,10 +301,28 @@ static void text_banner(const qkv_task *task, const qkv_trainer_config *trainer,
 
 /* AdamW 1e-3, betas (0.9, 0.99), weight decay 0.1, 100 warmup steps then cosine to
  * 1e-4, clipping 1: nanoGPT's character-level settings, scaled to a laptop. */
+/* At its peak, while the validation part is encoded: the corpus and both parts'
+ * tokens (4 bytes a byte at most); BPE's training, before, takes less (its
+ * training text and pair table, tokenizer.h). A missing file is create's to say. */
+static size_t text_data_bytes(const void *config, int for_eval, char *what, size_t what_size) {
+    (void)for_eval;   /* evaluation reads the whole corpus too */
+    const qkv_text_config *c = config;
+    const char *path = c->data ? c->data : QKV_TEXT_DEFAULT_CORPUS;
+    size_t n;
+    if (qkv_text_bytes(path, &n) != 0) return 0;
+    snprintf(what, what_size, "%s: %zu bytes and their tokens", path, n);
+    size_t peak = qkv_size_mul(n, 1 + sizeof(int32_t));
+    if (c->tokenizer == QKV_TOKENIZER_BPE && !c->tokens) {
+        size_t bpe = n + qkv_tokenizer_train_bytes(n);
+        peak = bpe > peak ? bpe : peak;
+    }
+    return peak;
+}
+
 const qkv_task_kind qkv_task_kind_text = {
     "text", "a small GPT learns a text of yours (--data FILE; default: the fortunes package) and writes",
     sizeof(qkv_text_config), text_defaults, fields, N_FIELDS,
     {.steps = 2000, .eval_every = 200, .log_every = 100, .target_key = "val_loss", .lower_is_better = 1,
      .clip = 1.0f, .optim = {.kind = QKV_OPT_ADAMW, .lr = 1e-3f, .beta2 = 0.99f, .weight_decay = 0.1f},
      .schedule = {.kind = QKV_SCHED_COSINE, .warmup = 100, .min_factor = 0.1f}},
-    text_check, text_create, text_destroy, text_banner, NULL};
+    text_check, text_create, text_destroy, text_banner, NULL, text_data_bytes};
