@@ -19,6 +19,7 @@
 #include "data/detect.h"
 #include "data/pieces.h"
 #include "data/points.h"
+#include "data/spirals.h"
 #include "data/tokenizer.h"
 
 /* ---- pieces ---------------------------------------------------------------------- */
@@ -103,6 +104,22 @@ START_TEST(detect_images_are_made_in_small_pieces_with_the_same_bits) {
     polls = 0, stop_at = 1;   /* stopped: the answer, and the set freed and zeroed */
     ck_assert_int_eq(qkv_detect_generate(&c, 3, 5, n, &set, counting_stop), 7);
     ck_assert(set.n == 0 && set.pixels == NULL && set.files == NULL);
+}
+END_TEST
+
+/* The spirals' one stream is cut into pieces of QKV_SPIRALS_PIECE_ROWS rows drawn
+ * or shuffled: 2 x P rows poll at P (drawing) and at 2P and 3P (shuffling), the
+ * same bits as made at once. */
+START_TEST(spirals_are_made_in_pieces_with_the_same_bits) {
+    int per_class = QKV_SPIRALS_PIECE_ROWS, n = 2 * per_class;
+    float *x = malloc((size_t)n * 2 * sizeof(float)), *x2 = malloc((size_t)n * 2 * sizeof(float));
+    int32_t *y = malloc((size_t)n * sizeof(int32_t)), *y2 = malloc((size_t)n * sizeof(int32_t));
+    qkv_spirals_make(per_class, 2, 0.1f, 5, x, y);
+    polls = stop_at = 0;
+    ck_assert_int_eq(qkv_spirals_make_pieces(per_class, 2, 0.1f, 5, x2, y2, counting_stop), 0);
+    ck_assert_int_eq(polls, 3);
+    ck_assert(memcmp(x, x2, (size_t)n * 2 * sizeof(float)) == 0 && memcmp(y, y2, (size_t)n * sizeof(int32_t)) == 0);
+    free(x), free(x2), free(y), free(y2);
 }
 END_TEST
 
@@ -206,13 +223,15 @@ static void expect_stopped_while_making(const char *args, int poll, const char *
 }
 
 /* A signal while the set is made ends the run at the next piece (the hook's poll
- * 2: points' 1000 pieces, detect's 100, BPE's merges), not after the whole set. */
+ * 2: points' 1000 pieces, detect's 125, the spirals' 15, BPE's merges), not
+ * after the whole set. */
 START_TEST(a_signal_while_a_data_set_is_made_ends_the_run_at_the_next_piece) {
     scratch_dir_create();
     expect_stopped_while_making("train points --points 100000 --test-size 2000 --steps 1 --threads 1", 2,
                                 "2000 test clouds of 100000 points");
     expect_stopped_while_making("train detect --train 400 --test 100 --size 512 --steps 1 --threads 1", 2,
                                 "500 generated images of 512x512");
+    expect_stopped_while_making("train spirals --points 1000000 --steps 1 --threads 1", 2, "2 x 2000000 points");
     size_t n = 40000;
     char *corpus = malloc(n);
     for (size_t i = 0; i < n; i++) corpus[i] = "the quick brown fox jumps over the lazy dog\n"[(i * 7 + i / 44) % 44];
@@ -258,6 +277,7 @@ Suite *suite_data_budget(void) {
     tcase_add_test(tc, pieces_poll_between_them_and_stop_there);
     tcase_add_test(tc, points_are_made_in_small_pieces_with_the_same_bits);
     tcase_add_test(tc, detect_images_are_made_in_small_pieces_with_the_same_bits);
+    tcase_add_test(tc, spirals_are_made_in_pieces_with_the_same_bits);
     tcase_add_test(tc, bpe_training_and_encoding_poll_between_merges);
     tcase_add_test(tc, a_data_set_over_the_budget_is_refused_before_it_is_made);
     tcase_add_test(tc, a_signal_while_a_data_set_is_made_ends_the_run_at_the_next_piece);

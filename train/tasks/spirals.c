@@ -75,28 +75,40 @@ static void task_describe(void *self, qkv_config_kv *out) {
     qkv_task_kind_describe(&qkv_task_kind_spirals, &((qkv_spirals_task *)self)->config, out);
 }
 
-void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config) {
+static void free_sets(qkv_spirals_task *t) {
+    free(t->train_x); free(t->test_x); free(t->train_y); free(t->test_y);
+}
+
+int qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config) {
     memset(t, 0, sizeof *t);
     t->config = *config;
     t->n = config->n_per_class * N_CLASSES;
-    t->train_x = qkv_malloc((size_t)t->n * 2 * sizeof(float), "the spirals");
-    t->test_x = qkv_malloc((size_t)t->n * 2 * sizeof(float), "the spirals");
-    t->train_y = qkv_malloc((size_t)t->n * sizeof(int32_t), "the spirals' labels");
-    t->test_y = qkv_malloc((size_t)t->n * sizeof(int32_t), "the spirals' labels");
-    qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed, t->train_x, t->train_y);
-    qkv_spirals_make(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed + TEST_SEED_OFFSET,
-                     t->test_x, t->test_y);
+    /* judged before (spirals_data_bytes); made in pieces a signal stops between (data/pieces.h) */
+    t->train_x = qkv_try_malloc((size_t)t->n * 2 * sizeof(float), NULL, "the spirals");
+    t->test_x = qkv_try_malloc((size_t)t->n * 2 * sizeof(float), NULL, "the spirals");
+    t->train_y = qkv_try_malloc((size_t)t->n * sizeof(int32_t), NULL, "the spirals' labels");
+    t->test_y = qkv_try_malloc((size_t)t->n * sizeof(int32_t), NULL, "the spirals' labels");
+    if (!t->train_x || !t->test_x || !t->train_y || !t->test_y ||
+        qkv_spirals_make_pieces(config->n_per_class, N_CLASSES, config->noise, (uint64_t)config->seed, t->train_x,
+                                t->train_y, qkv_interrupt_poll) != 0 ||
+        qkv_spirals_make_pieces(config->n_per_class, N_CLASSES, config->noise,
+                                (uint64_t)config->seed + TEST_SEED_OFFSET, t->test_x, t->test_y,
+                                qkv_interrupt_poll) != 0) {
+        free_sets(t);
+        return -1;
+    }
     qkv_rng rng = qkv_rng_make((uint64_t)config->seed);
     qkv_mlp_init(&t->mlp, &t->params, "mlp", 3, (int[]){2, config->hidden, config->hidden, N_CLASSES},
                  QKV_ACT_RELU, &rng);
     t->task = (qkv_task){.name = "spirals", .self = t, .params = &t->params, .loss = task_loss,
                          .evaluate = task_evaluate, .describe = task_describe, .batch = config->batch,
                          .eval_chunk = t->n};
+    return 0;
 }
 
 void qkv_spirals_task_free(qkv_spirals_task *t) {
     qkv_params_free(&t->params);
-    free(t->train_x); free(t->test_x); free(t->train_y); free(t->test_y);
+    free_sets(t);
 }
 
 /* ---- the registry's entry ------------------------------------------------------------ */
@@ -109,9 +121,12 @@ static int spirals_check(void *config, qkv_trainer_config *trainer) {
 }
 
 static qkv_task *spirals_create(const void *config, int for_eval) {
-    (void)for_eval;   /* both sets are small */
+    (void)for_eval;   /* both sets are made */
     qkv_spirals_task *t = qkv_malloc(sizeof *t, "the spirals task");
-    qkv_spirals_task_init(t, config);
+    if (qkv_spirals_task_init(t, config) != 0) {
+        free(t);
+        return NULL;
+    }
     return &t->task;
 }
 

@@ -31,7 +31,9 @@ typedef struct qkv_spirals_task {
 } qkv_spirals_task;
 
 void qkv_spirals_default_config(qkv_spirals_config *config);
-void qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config);
+/* 0; or -1 (nothing left to free) when the sets' memory cannot be had (the
+ * error says so) or a signal stopped their making (train/interrupt.h). */
+int qkv_spirals_task_init(qkv_spirals_task *t, const qkv_spirals_config *config);
 void qkv_spirals_task_free(qkv_spirals_task *t);
 
 #endif
