@@ -131,6 +131,11 @@ int qkv_detect_annotations_parse(const char *name, const char *text, size_t len,
  * images must have the same size. 0, or -1 with set zeroed. */
 int qkv_detect_load(const char *dir, qkv_detect_set *set);
 
+/* What qkv_detect_load would hold for dir, from its annotations and its first
+ * image (the others must have its size): 0 with *n images of *width x *height,
+ * or -1 with the error the load would give. */
+int qkv_detect_dir_size(const char *dir, int *n, int *width, int *height);
+
 /* Copies images idx[0..n) into pixels [n, 3, height, width] and, for each
  * non-NULL target buffer, n_objects [n], classes [n, QKV_DETECT_MAX_OBJECTS] and
  * boxes [n, QKV_DETECT_MAX_OBJECTS, 4]. An index outside [0, set->n) stops. */

@@ -341,3 +341,26 @@ int qkv_detect_load(const char *dir, qkv_detect_set *set) {
     if (rc) qkv_detect_set_free(set);
     return rc;
 }
+
+int qkv_detect_dir_size(const char *dir, int *n, int *width, int *height) {
+    *n = *width = *height = 0;
+    char path[4096];
+    if (join(path, sizeof path, dir, QKV_DETECT_ANNOTATIONS)) return -1;
+    size_t len = 0;
+    unsigned char *text = qkv_read_file(path, QKV_DETECT_MAX_ANNOTATION_BYTES, &len);
+    if (!text) return -1;
+    qkv_detect_set set;
+    int rc = qkv_detect_annotations_parse(path, (const char *)text, len, &set);
+    free(text);
+    qkv_tensor *first = NULL;
+    if (!rc && !join(path, sizeof path, dir, set.files[0]) && (first = qkv_image_load(path, 3))) {
+        *n = set.n;
+        *height = first->shape[1];
+        *width = first->shape[2];
+        qkv_tensor_free(first);
+    } else if (!rc) {
+        rc = -1;
+    }
+    qkv_detect_set_free(&set);
+    return rc;
+}

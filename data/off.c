@@ -515,3 +515,18 @@ int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad
     }
     return skipped;
 }
+
+int qkv_modelnet_count(const char *dir, long *files) {
+    *files = 0;
+    qkv_name_list classes = {NULL, 0, 0};
+    if (qkv_list_dir(dir, is_class_dir, NULL, &classes)) return -1;
+    int status = 0;
+    for (int split = 0; split < 2 && status == 0; split++) {
+        split_files listed = {{NULL, 0, 0}, NULL};
+        status = list_split(dir, &classes, split, &listed);
+        *files += listed.paths.count;
+        free_split(&listed);
+    }
+    qkv_name_list_free(&classes);
+    return status;
+}

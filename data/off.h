@@ -77,4 +77,9 @@ int qkv_modelnet_load(const char *dir, int n_points, uint64_t seed, int skip_bad
                       qkv_point_set *train, qkv_point_set *test, char *first_skipped,
                       size_t first_skipped_size);
 
+/* The .off files qkv_modelnet_load would read from DIR (both splits), from the
+ * directory listings alone, reading no file: 0 and *files, or -1 with the error
+ * the load would give. */
+int qkv_modelnet_count(const char *dir, long *files);
+
 #endif

@@ -2,7 +2,8 @@
  * signal's reach (issue 36, finding 1):
  *  - its estimate is judged before anything is made: a set that does not fit
  *    --max-memory is one line naming the estimate, exit 2, no banner, nothing
- *    written, and no piece of it made (the test hook's first poll never comes);
+ *    written, and no piece of it made (the test hook's first poll never comes)
+ *    or read (a directory's estimate comes from its listing);
  *  - it is made in pieces (data/pieces.h) that poll between them, the same bits
  *    as made at once: the pieces' sizes and poll counts are checked, not times;
  *  - a signal while it is made (points' clouds, detect's images, BPE training)
@@ -12,6 +13,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,6 +170,25 @@ static int run_with(const char *args, const char *env, size_t as_limit, char *li
     return WEXITSTATUS(status);
 }
 
+/* Directories whose sets are over --max-memory: scratch/mn, a ModelNet tree of
+ * 4 .off files, and scratch/dd, a detection set of 10 images of 512x512 whose
+ * first alone exists; none of their files is a valid mesh or on disk, so a
+ * refusal naming the estimate shows that nothing was read. */
+static void write_directory_sets(void) {
+    const char *dirs[] = {"mn", "mn/a", "mn/a/train", "mn/a/test", "mn/b", "mn/b/train", "mn/b/test", "dd"};
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(mkdir(scratch_file(dirs[i]), 0755), 0);
+    const char *meshes[] = {"mn/a/train/1.off", "mn/a/test/2.off", "mn/b/train/3.off", "mn/b/test/4.off"};
+    for (int i = 0; i < 4; i++) write_file_bytes(scratch_file(meshes[i]), "not a mesh", 10);
+    char annotations[1024] = "";
+    for (int i = 0; i < 10; i++)
+        snprintf(annotations + strlen(annotations), sizeof annotations - strlen(annotations),
+                 "img_%05d.png square 0.5 0.5 0.25 0.25\n", i);
+    write_file_bytes(scratch_file("dd/annotations.txt"), annotations, strlen(annotations));
+    unsigned char *pixels = calloc(512 * 512 * 3, 1);
+    ck_assert_int_eq(qkv_png_write(scratch_file("dd/img_00000.png"), pixels, 512, 512, 3), 0);
+    free(pixels);
+}
+
 /* A set over --max-memory is refused before it is made: one line naming it and
  * its estimate, exit 2, no checkpoint. The test hook raises SIGINT at the first
  * poll, and making a set of many pieces polls after its first: exit 2 rather
@@ -176,8 +197,9 @@ static int run_with(const char *args, const char *env, size_t as_limit, char *li
 START_TEST(a_data_set_over_the_budget_is_refused_before_it_is_made) {
     scratch_dir_create();
     write_sparse_file(scratch_file("big.txt"), "ab", 2, (size_t)1 << 30);   /* a 1 GiB corpus, costing nothing */
+    write_directory_sets();
     char big[96];
-    snprintf(big, sizeof big, "%s", scratch_file("big.txt"));
+    snprintf(big, sizeof big, "%s", scratch_dir);
     const struct { const char *args, *estimate; } runs[] = {
         {"train points --points 100000 --test-size 2000 --max-memory 1G --steps 1",
          "the data set (2000 test clouds of 100000 points) needs about 2.2 GiB"},
@@ -186,9 +208,14 @@ START_TEST(a_data_set_over_the_budget_is_refused_before_it_is_made) {
         {"train spirals --points 1000000 --max-memory 40M --steps 1", "the data set (2 x 2000000 points) needs about"},
         {"train reverse --batch 1000000 --max-len 4096 --max-memory 4G --steps 1",
          "the data set (a batch of 1000000 sequences of up to 4096 tokens) needs about 76.3 GiB"},
-        {"train text --data BIG --max-memory 1G --steps 1", ": 1073741824 bytes and their tokens) needs about 5.0 GiB"},
+        {"train text --data BIG/big.txt --max-memory 1G --steps 1",
+         ": 1073741824 bytes and their tokens) needs about 5.0 GiB"},
+        {"train points --data BIG/mn --points 1048576 --max-memory 32M --steps 1",
+         "the data set (4 clouds of 1048576 points from "},
+        {"train detect --data BIG/dd --test 2 --max-memory 32M --steps 1",
+         "the data set (20 images of 512x512 from "},
     };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 7; i++) {
         char args[512], line[512], ck[64];
         snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
         const char *at = strstr(runs[i].args, "BIG");

@@ -411,13 +411,34 @@ static void detect_banner(const qkv_task *task, const qkv_trainer_config *traine
 /* Constant 1e-3 (as DETR): F1 0.9 at step 4000 (seed 1) and 5000 (seed 2). 2e-3 with
  * warmup and cosine decay was faster for seeds 1 and 3 (3000, 2500) but never got
  * there for seed 2 (0.85 at 6000). */
-/* A generated set's images (a --data directory's are judged once read). */
+/* A generated set's images; or a --data directory's, from its annotations and
+ * first image: load_dir holds the images read and, at its peak, the copies it
+ * takes of them (a single directory: test and training parts beside the whole;
+ * DIR/train + DIR/test: the first --train images beside the training set). A
+ * directory that cannot be read is create's to say. */
 static size_t detect_data_bytes(const void *config, int for_eval, char *what, size_t what_size) {
     const qkv_detect_task_config *c = config;
-    if (c->data) return 0;
     long images = (long)c->n_test + (for_eval ? 0 : c->n_train);
-    snprintf(what, what_size, "%ld generated images of %dx%d", images, c->generate.size, c->generate.size);
-    return qkv_detect_set_bytes(c->generate.size, images);
+    if (!c->data) {
+        snprintf(what, what_size, "%ld generated images of %dx%d", images, c->generate.size, c->generate.size);
+        return qkv_detect_set_bytes(c->generate.size, images);
+    }
+    char path[PATH_MAX];
+    int n_test, n_train = 0, w, h, w2, h2;
+    snprintf(path, sizeof path, "%s/train/%s", c->data, QKV_DETECT_ANNOTATIONS);
+    if (is_file(path)) {
+        snprintf(path, sizeof path, "%s/test", c->data);
+        if (qkv_detect_dir_size(path, &n_test, &w, &h) != 0) return 0;
+        snprintf(path, sizeof path, "%s/train", c->data);
+        if (!for_eval && qkv_detect_dir_size(path, &n_train, &w2, &h2) != 0) return 0;
+        images = (long)n_test + 2L * n_train;
+    } else {
+        if (qkv_detect_dir_size(c->data, &n_train, &w, &h) != 0) return 0;
+        images = 2L * n_train;
+    }
+    snprintf(what, what_size, "%ld images of %dx%d from %s, with the copies taken of them", images, w, h, c->data);
+    return qkv_size_mul((size_t)images, 3 * (size_t)w * (size_t)h * sizeof(float) +
+                                            QKV_DETECT_MAX_OBJECTS * 5 * sizeof(float) + 64);
 }
 
 const qkv_task_kind qkv_task_kind_detect = {

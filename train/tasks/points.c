@@ -197,13 +197,21 @@ static void points_banner(const qkv_task *task, const qkv_trainer_config *traine
            threads == 1 ? "" : "s");
 }
 
-/* The synthetic test clouds (a --data directory's are judged once read). */
+/* The synthetic test clouds, or a --data directory's clouds of both splits (its
+ * listing counts them; evaluation reads both too), each with its label and, while
+ * read, its error slot. A directory that cannot be listed is create's to say. */
 static size_t points_data_bytes(const void *config, int for_eval, char *what, size_t what_size) {
     (void)for_eval;
     const qkv_points_task_config *c = config;
-    if (c->data_dir) return 0;
-    snprintf(what, what_size, "%d test clouds of %d points", c->test_size, c->data.n_points);
-    return qkv_size_mul((size_t)c->test_size, (size_t)c->data.n_points * 3 * sizeof(float) + sizeof(int32_t));
+    size_t cloud = (size_t)c->data.n_points * 3 * sizeof(float) + sizeof(int32_t);
+    long files;
+    if (!c->data_dir) {
+        snprintf(what, what_size, "%d test clouds of %d points", c->test_size, c->data.n_points);
+        return qkv_size_mul((size_t)c->test_size, cloud);
+    }
+    if (qkv_modelnet_count(c->data_dir, &files) != 0) return 0;
+    snprintf(what, what_size, "%ld clouds of %d points from %s", files, c->data.n_points, c->data_dir);
+    return qkv_size_mul((size_t)files, cloud + sizeof(char *));
 }
 
 const qkv_task_kind qkv_task_kind_points = {
