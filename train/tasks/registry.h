@@ -18,7 +18,9 @@
  *   banner            the line printed before training;
  *   run               optional: runs before the usual training run; 0 (done)
  *                     or -1 (error) replaces it, 1 goes on with it (maxreg
- *                     --compare trains four models and returns 0).
+ *                     --compare trains four models and returns 0);
+ *   data_bytes        optional: the data set's memory, from the config alone,
+ *                     judged before create makes it (qkv_task_create).
  * A task's describe callback writes "task" = its name, then its fields
  * (qkv_task_kind_describe), so that any checkpoint can be reopened by name.
  */
