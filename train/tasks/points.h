@@ -37,7 +37,10 @@ typedef struct qkv_points_task {
 
 void qkv_points_task_default_config(qkv_points_task_config *config);
 /* Loads the data and builds the model. Returns 0, or -1 with a one-line
- * qkv_last_error() (a bad directory or mesh); skipped reports --skip-bad's count. */
+ * qkv_last_error() (a bad directory or mesh, memory the test clouds cannot have),
+ * or -1 when a signal stopped the test clouds' making (qkv_interrupt_poll, asked
+ * between their pieces: qkv_interrupt_signal() says which); skipped reports
+ * --skip-bad's count. */
 int qkv_points_task_init(qkv_points_task *t, const qkv_points_task_config *config, int *skipped,
                          char *first_skipped, size_t first_skipped_size);
 void qkv_points_task_free(qkv_points_task *t);
