@@ -194,11 +194,11 @@ int qkv_detect_generate(const qkv_detect_config *c, uint64_t seed, uint64_t firs
     set->boxes = qkv_try_malloc(qkv_size_mul(un * QKV_DETECT_MAX_OBJECTS * 4, sizeof(float)), NULL,
                                 "the generated targets");
     set->files = qkv_try_malloc(qkv_size_mul(un, sizeof(char *)), NULL, "the image names");
+    if (set->files) memset(set->files, 0, un * sizeof(char *));   /* a failure below frees the names made */
     set->lines = qkv_try_malloc(qkv_size_mul(un, sizeof(int)), NULL, "the image names");
     int status = set->pixels && set->n_objects && set->classes && set->boxes && set->files && set->lines ? 0 : -1;
     if (status == 0) {
         memset(set->boxes, 0, un * QKV_DETECT_MAX_OBJECTS * 4 * sizeof(float));
-        memset(set->files, 0, un * sizeof(char *));
         memset(set->lines, 0, un * sizeof(int));
         generate_piece g = {c, seed, first, set};
         status = qkv_data_pieces(n, qkv_detect_piece(c->size), generate_images, &g, stop);
