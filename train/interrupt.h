@@ -29,7 +29,12 @@ int qkv_interrupt_signal(void);
  * qkv_interrupt_install runs, the N-th poll raises SIGINT itself, and at exit the
  * process prints to stderr how many polls came after it ("qkv: test hook: SIGINT
  * at poll N, P polls after it"): a test sees that the work stopped at the next
- * boundary without timing anything. */
+ * boundary without timing anything.
+ * Inside an op: with QKV_TEST_SIGNAL_IN_OP=N, the N-th cancellation point of the
+ * long ops (core/cancel.h: the fused attention's blocks, forward and backward)
+ * raises SIGINT, so the signal lands in the middle of the op, and at exit the
+ * process prints "qkv: test hook: SIGINT at cancellation point N of P" (P >= N:
+ * the hook fired; P counts every point passed, before and after it). */
 int qkv_interrupt_poll(void);
 /* "SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", or "a signal". */
 const char *qkv_signal_name(int sig);

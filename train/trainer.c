@@ -18,6 +18,7 @@
 
 #include "train/checkpoint.h"
 #include "core/alloc.h"
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/kernels/parallel.h"
@@ -465,12 +466,19 @@ static int save_periodic(train_run *run) {
 /* After a step of learning rate lr: evaluate every eval_every steps, log every
  * log_every (and after the first), record for --csv and --plot, checkpoint every
  * save_every. 1 to stop early (the target is reached), 0 to go on, -1 on an error. */
-/* The task's lines after an evaluation, below the progress line. */
+/* The task's lines after an evaluation, below the progress line: written to a
+ * buffer and printed whole, unless a signal reached them (core/cancel.h: a
+ * sample decoded through a cut attention op is meaningless, and dropped). */
 static void report(train_run *run) {
     if (run->prog.tty) putchar('\n');   /* the progress bar's line ends here */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *buffer = open_memstream(&text, &len);
     tape_modes modes = inference_modes(run->tape);
-    run->task->report(run->task->self, run->tape, stdout);
+    run->task->report(run->task->self, run->tape, buffer ? buffer : stdout);
     restore_modes(run->tape, modes);
+    if (buffer && fclose(buffer) == 0 && !qkv_cancelled()) fwrite(text, 1, len, stdout);
+    free(text);
 }
 
 static int after_step(train_run *run, float lr) {
@@ -483,19 +491,49 @@ static int after_step(train_run *run, float lr) {
     int keep_now = config->log_every > 0 && (step % config->log_every == 0 || step == 1);
     int log_now = keep_now || (config->log_every > 0 && step == run->start + 1);
     int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
-    if (eval_now && qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0)
-        eval_now = 0; /* cut short by a signal: the loop ends the run after this step */
+    /* An evaluation a signal cut short is dropped (its metrics are not shown or
+     * kept) and the loop ends the run after this step; the step's row is kept
+     * all the same, without metrics, and saved with this step's checkpoint: a run
+     * resumed from it evaluates this step first (evaluate_pending), so its history
+     * is the uninterrupted one's (history.h). */
+    int cut = eval_now && qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0;
     run->lr = lr;
-    const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
-    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, fresh, keep_now);
-    if (log_now || eval_now) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
-    if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
+    const qkv_metrics *fresh = eval_now && !cut ? &run->metrics : NULL; /* shown and kept when evaluated */
+    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, fresh,
+                             keep_now || eval_now);
+    if (log_now || fresh) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
+    if (fresh && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
     if (save_periodic(run) != 0) return -1;
-    if (eval_now && qkv_dist_root_flag(reached_target(config, &run->metrics))) {
+    if (eval_now && qkv_dist_root_flag(!cut && reached_target(config, &run->metrics))) {
         run->result->stopped_early = step < config->steps;
         return 1;
     }
     return 0;
+}
+
+/* On --resume: the evaluation of the checkpoint's step, when a signal cut it in
+ * the run that saved it (its history row awaits its metrics, history.h), done
+ * before the first step as that run would have done it after the step: the row,
+ * the progress line, the report and the target. 0 to go on, 1 to stop (the
+ * target is reached), 2 when a signal cuts it again. */
+static int evaluate_pending(train_run *run) {
+    const qkv_trainer_config *config = run->config;
+    qkv_history *h = &run->outputs.history;
+    int pending = config->eval_every > 0 && run->start % config->eval_every == 0 &&
+                  qkv_history_awaits_evaluation(h, run->start);
+    if (!qkv_dist_root_flag(pending)) return 0; /* rank 0 alone restored the history */
+    if (qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0) {
+        run->result->interrupted = qkv_interrupt_signal();
+        return 2;
+    }
+    if (qkv_dist_rank() == 0) {
+        qkv_history_add(h, run->start, NAN, NAN, NAN, &run->metrics); /* fills the row's metric cells */
+        report_progress(&run->prog, config, run->start, (float)h->loss[h->n - 1], &run->metrics, &run->metrics, 0);
+        if (run->task->report && !config->quiet) report(run);
+    }
+    if (!qkv_dist_root_flag(reached_target(config, &run->metrics))) return 0;
+    run->result->stopped_early = 1;
+    return 1;
 }
 
 /* ---- the end ------------------------------------------------------------------------- */
@@ -574,7 +612,7 @@ int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train
     memset(result, 0, sizeof *result);
     train_run run = {.config = &config, .task = task, .result = result};
     if (start_run(&run) != 0) return -1;
-    int rc = 0; /* 0: go on; 1: stop early; 2: a signal (interrupt.h); -1: an error */
+    int rc = evaluate_pending(&run); /* 0: go on; 1: stop early; 2: a signal (interrupt.h); -1: an error */
     while (rc == 0 && run.step < config.steps) {
         float lr = config.optim.lr * qkv_schedule_factor(&config.schedule, run.step);
         rc = train_step(&run, lr);

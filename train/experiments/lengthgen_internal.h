@@ -86,7 +86,8 @@ void qkv_lg_range_summary(const qkv_lengthgen *g, int task, int scheme, int from
 int qkv_lg_resume(qkv_lengthgen *g);
 
 /* lengthgen_distance.c */
-/* Measures a trained model's attention distances into run's record. */
+/* Measures a trained model's attention distances into run's record; a signal ends it at
+ * the next input (the caller drops the record: lengthgen.c). */
 void qkv_lg_measure_distance(qkv_lengthgen *g, qkv_seq_model *model, size_t run);
 /* Per task and scheme, pooled over seeds: mean, median, 90th percentile and the
  * share farther than 2L (what no training stream had). */
