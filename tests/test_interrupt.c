@@ -398,36 +398,47 @@ static char *without_seconds(const char *path) {
     return text;
 }
 
-/* Finding 5: with --eval-every 10, a signal during step 10's evaluation (the poll
- * hook: poll 1 is the memory's measurement, 2 per step, the 22nd is inside step
- * 10's evaluation) drops that evaluation, and the step-10 checkpoint used to be
- * saved without its "10,..." history row, so the resumed run's history differed
- * from the uninterrupted one's. Now the row (loss, learning rate) is saved with
- * the checkpoint, the resumed run evaluates step 10 first, and its checkpoint's
- * history and its CSV (apart from the seconds) are the uninterrupted run's; the
- * same with rows kept only at evaluations (--log-every 7). */
+/* Finding 5: with --eval-every 10, a signal during step 10's evaluation drops that
+ * evaluation, and the step-10 checkpoint used to be saved without its "10,..."
+ * history row, so the resumed run's history differed from the uninterrupted
+ * one's. Now the row (loss, learning rate) is saved with the checkpoint, the
+ * resumed run evaluates step 10 first, and its checkpoint's history and its CSV
+ * (apart from the seconds) are the uninterrupted run's. Spirals with the poll
+ * hook (poll 1 is the memory's measurement, 2 per step, the 22nd is inside step
+ * 10's evaluation), with every step kept (--log-every 0) and with rows kept only
+ * at evaluations and every 7 steps; points with the hook inside the attention op
+ * (48 cancellation points each for the memory's measurement, a step and an
+ * evaluation: point 540 is in the middle of step 10's evaluation). */
 START_TEST(a_cut_evaluation_keeps_its_step_row_with_the_checkpoint) {
-    const char *const logs[2] = {"0", "7"};
-    for (int i = 0; i < 2; i++) {
+    static const struct { const char *task, *log_every, *hook; } runs[] = {
+        {"spirals --hidden 8 --batch 16 --points 50 --schedule constant --micro-batch 8", "0",
+         "QKV_TEST_SIGNAL_AT_POLL=22"},
+        {"spirals --hidden 8 --batch 16 --points 50 --schedule constant --micro-batch 8", "7",
+         "QKV_TEST_SIGNAL_AT_POLL=22"},
+        {"points --points 16 --test-size 8 --batch 4 --width 16 --heads 2 --layers 1 --inducing 4", "7",
+         "QKV_TEST_SIGNAL_IN_OP=540"},
+    };
+    for (int i = 0; i < 3; i++) {
         scratch_dir_create();
         char args[1024], line[512], ck[64], csv[64], base[512];
+        long points;
         snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
         snprintf(csv, sizeof csv, "%s", scratch_file("log.csv"));
-        snprintf(base, sizeof base, "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 "
-                 "--target 0 --threads 1 --quiet --micro-batch 8 --eval-every 10 --log-every %s --steps 30 --save %s "
-                 "--csv %s", logs[i], ck, csv);
+        snprintf(base, sizeof base, "train %s --warmup 0 --target 0 --threads 1 --quiet --eval-every 10 --log-every %s "
+                 "--steps 30 --save %s --csv %s", runs[i].task, runs[i].log_every, ck, csv);
         ck_assert_int_eq(run_qkv(base, line, sizeof line), 0);
         char *uninterrupted = without_seconds(csv);
         qkv_safetensors a;
         ck_assert_int_eq(qkv_safetensors_load(ck, &a), 0);
         remove(ck);
-        expect_stopped_at_poll(base, 22, "stopped by SIGINT after step 10 of 30");
+        ck_assert_int_eq(run_with_hook(base, runs[i].hook, line, sizeof line, &points), 130);
+        ck_assert_msg(strstr(line, "stopped by SIGINT after step 10 of 30"), "%s: %s", runs[i].hook, line);
         ck_assert_int_eq(checkpoint_step(ck), 10);
         snprintf(args, sizeof args, "%s --resume %s", base, ck);
         ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
         char *resumed = without_seconds(csv);
-        ck_assert_msg(strcmp(uninterrupted, resumed) == 0, "--log-every %s: the histories differ:\n%s\n%s", logs[i],
-                      uninterrupted, resumed);
+        ck_assert_msg(strcmp(uninterrupted, resumed) == 0, "run %d: the histories differ:\n%s\n%s", i, uninterrupted,
+                      resumed);
         qkv_safetensors b;
         ck_assert_int_eq(qkv_safetensors_load(ck, &b), 0);
         ck_assert_str_eq(qkv_safetensors_meta(&a, "history"), qkv_safetensors_meta(&b, "history"));
