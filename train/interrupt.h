@@ -6,8 +6,10 @@
  * evaluation: the memory's measurement before the first step (train/memory.h)
  * looks at qkv_interrupt_poll() once, the step before each micro-batch
  * (train/step.h: the step is then dropped, the state stays the last whole step's),
- * every task's evaluation before each chunk (the evaluation is then dropped), and
- * the trainer between steps; the run ends with what a save at that point may save:
+ * every task's evaluation before each chunk (the evaluation is then dropped),
+ * lengthgen's test and distance measurement before each length and input (the
+ * model is then dropped: core/cancel.h's rule for cut work), and the trainer
+ * between steps; the run ends with what a save at that point may save:
  * the checkpoint of --save (the last whole step), the --csv, --json and --plot
  * files, then qkv_train returns -1 with result->interrupted = the signal
  * (trainer.h), and the command line exits 128 + the signal (130, 143, 129, 141).
