@@ -87,8 +87,8 @@ END_TEST
 /* Every command takes --threads (its --help lists it): the commands of the table in
  * cli/commands.h, a command with subcommands through one of them. */
 START_TEST(every_command_takes_threads) {
-#define COMMAND_NAME(fn, name, usage, under_mpi) name,
-    static const char *const names[] = {QKV_COMMANDS(COMMAND_NAME)};
+#define COMMAND_NAME(fn, under_mpi) qkv_command_##fn.name,
+    const char *const names[] = {QKV_COMMANDS(COMMAND_NAME)};
 #undef COMMAND_NAME
     static const struct { const char *command, *as; } sub[] = {
         {"train", "train spirals"}, {"data", "data detect"}, {"explain", "explain attention"},
