@@ -22,7 +22,7 @@
 typedef enum { QKV_ARG_INT, QKV_ARG_FLOAT, QKV_ARG_FLAG, QKV_ARG_STRING, QKV_ARG_CHOICE, QKV_ARG_LONG, QKV_ARG_U64 } qkv_arg_kind;
 
 typedef struct qkv_arg {
-    const char *flag;      /* "--steps" */
+    const char *flag;      /* "--input" */
     qkv_arg_kind kind;
     void *target;          /* int*, float*, int* (flag), const char**, int*, long*, unsigned long long* */
     double min, max;       /* accepted range for INT and FLOAT */

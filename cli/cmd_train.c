@@ -80,12 +80,12 @@ static int open_resume(const char *command, qkv_task *task, qkv_trainer_config *
 static int train_task(const qkv_task_kind *kind, void *config, const char *command, int argc, char **argv) {
     qkv_trainer_config trainer = kind->trainer;
     trainer.defaults = &kind->trainer;
-    qkv_arg args[QKV_MAX_ARGS];
+    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
     int n = qkv_common_args(args, &trainer);
-    QKV_CHECK(n + kind->n_fields <= QKV_MAX_ARGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
-              QKV_MAX_ARGS);
+    QKV_CHECK(n + kind->n_fields <= QKV_MAX_COMMAND_FLAGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
+              QKV_MAX_COMMAND_FLAGS);
     n += qkv_args_from_fields(kind->fields, kind->n_fields, config, args + n);
-    unsigned char given[QKV_MAX_ARGS];
+    unsigned char given[QKV_MAX_COMMAND_FLAGS];
     const qkv_command_spec spec = {kind->name, "", 0, kind->summary, NULL, 0, NULL, NULL, NULL};
     int parsed = qkv_command_parse_args(&spec, command, argc, argv, args, n, given);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
