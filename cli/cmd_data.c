@@ -24,7 +24,7 @@ static const qkv_field detect_fields[] = {
     QKV_INT_FIELD("--size", NULL, T, config.size, QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE, 0, "image side in pixels"),
     QKV_INT_FIELD("--min-objects", NULL, T, config.min_objects, 0, QKV_DETECT_MAX_GENERATED, 0, "fewest shapes per image"),
     QKV_INT_FIELD("--max-objects", NULL, T, config.max_objects, 0, QKV_DETECT_MAX_GENERATED, 0, "most shapes per image"),
-    QKV_INT_FIELD("--seed", NULL, T, seed, 0, 2147483647, 1, "seed: image i depends on (seed, i) only"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "seed: image i depends on (seed, i) only"),
     QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };
 #undef T

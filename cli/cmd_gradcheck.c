@@ -20,7 +20,7 @@ typedef struct gradcheck_options {
 #define T gradcheck_options
 static const qkv_field fields[] = {
     QKV_TEXT_FIELD("--filter", NULL, T, filter, NULL, "only cases whose name contains this"),
-    QKV_INT_FIELD("--seed", NULL, T, seed, 0, 2147483647, 1234, "seed for inputs and weights"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1234, "seed for inputs and weights"),
     QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };
 #undef T

@@ -70,7 +70,7 @@ static const qkv_field fields[] = {
     QKV_FLOAT_FIELD("--temperature", NULL, T, sampling.temperature, 0, 100, 1, "softmax temperature; 0: greedy"),
     QKV_INT_FIELD("--top-k", NULL, T, sampling.top_k, 0, 1e6, 0, "draw among the k likeliest tokens only; 0: all"),
     QKV_FLOAT_FIELD("--top-p", NULL, T, sampling.top_p, 0, 1, 1, "draw among the likeliest tokens of total probability p"),
-    QKV_INT_FIELD("--seed", NULL, T, seed, 0, 2147483647, 1, "seed of the draws"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "seed of the draws"),
     QKV_CHOICE_FIELD("--unknown", NULL, T, unknown, unknown_names, 0, "prompt bytes outside the vocabulary"),
     QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };

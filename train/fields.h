@@ -81,8 +81,6 @@ typedef struct qkv_field {
     {flag, key, QKV_FIELD_FLOAT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0, NULL}
 #define QKV_CHOICE_FIELD(flag, key, T, M, names, def, help) \
     {flag, key, QKV_FIELD_CHOICE, offsetof(T, M), 0, 0, def, names, NULL, help, 0, 0, NULL}
-#define QKV_SEED_FIELD(T, M, help) \
-    {"--seed", "seed", QKV_FIELD_SEED, offsetof(T, M), 0, 2147483647, 1, NULL, NULL, help, 0, 0, NULL}
 #define QKV_FLAG_FIELD(flag, T, M, help) \
     {flag, NULL, QKV_FIELD_FLAG, offsetof(T, M), 0, 1, 0, NULL, NULL, help, 0, 0, NULL}
 #define QKV_TEXT_FIELD(flag, key, T, M, none, help) \

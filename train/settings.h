@@ -40,13 +40,15 @@
 #define QKV_SETTING_SCHEDULE "--schedule", "schedule", 0, 0, qkv_schedule_kind_names, \
     "learning-rate schedule (step: x0.1 every steps/3)"
 #define QKV_SETTING_WARMUP "--warmup", "warmup", 0, 1e9, NULL, "cosine: linear warmup steps"
+/* the seed of a run (its help says what it seeds, row by row) */
+#define QKV_SETTING_SEED "--seed", "seed", 0, 2147483647, NULL, "seed"
 /* threads (never in a description: results do not depend on them) */
 #define QKV_SETTING_THREADS "--threads", NULL, 0, 1024, NULL, QKV_THREADS_HELP
 
 /* Every shared setting, for the test that holds the rows to them. */
 #define QKV_SHARED_SETTINGS(X) \
     X(LAYERS) X(HEADS) X(DIM) X(WIDTH) X(FF) X(DROPOUT) X(STEPS) X(LR) X(WEIGHT_DECAY) X(CLIP) X(SCHEDULE) \
-    X(WARMUP) X(THREADS)
+    X(WARMUP) X(SEED) X(THREADS)
 
 /* ---- rows of them ------------------------------------------------------------------- */
 
@@ -64,6 +66,10 @@
 /* The same, its help saying what the setting means in this one place (bench's
  * --threads: the many-thread column's). */
 #define QKV_SETTING_FIELD_SAYING(K, S, T, M, def, help) QKV_SETTING_ROW_SAYING_(S, K, T, M, def, help)
+
+/* A task's --seed: a SEED member (a description holds any 64-bit value; the flag
+ * takes 0 .. 2^31-1), default 1, help saying what it seeds. */
+#define QKV_SEED_FIELD(T, M, help) QKV_SETTING_FIELD_SAYING(QKV_FIELD_SEED, QKV_SETTING_SEED, T, M, 1, help)
 
 /* (the macros above expand S into its parts first, then these take them) */
 #define QKV_SETTING_ROW_(flag, key, lo, hi, choices, help, K, T, M, def) \

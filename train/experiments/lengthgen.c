@@ -97,7 +97,7 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_INT_FIELD("--train-max", "train_max", T, train_max, 1, 256, 8, "train on lengths 1..L"),
     QKV_INT_FIELD("--test-max", "test_max", T, test_max, 1, 1024, 16, "test at lengths 1..K (K >= L)"),
     QKV_INT_FIELD("--seeds", "seeds", T, seeds, 1, 100, 1, "models per scheme (seeds --seed, --seed + 1, ...)"),
-    QKV_INT_FIELD("--seed", "seed", T, seed, 0, 2147483647, 1, "first seed (data, init)"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "first seed (data, init)"),
     QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_STEPS, T, steps, 2000, 1, 1e7),
     QKV_INT_FIELD("--batch", "batch", T, batch, 1, 65536, 64, "batch size"),
     QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_LR, T, lr, 3e-3),
