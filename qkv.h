@@ -59,6 +59,7 @@
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "train/trainer.h"
+#include "train/session.h"
 #include "train/checkpoint.h"
 #include "train/torch_names.h"
 
