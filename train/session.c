@@ -166,6 +166,7 @@ int qkv_session_prepare(qkv_session *s, const qkv_session_spec *spec) {
     if (!given.given) given.given = none_given;
     int bad = open_resume(s, &given) != 0;
     if (qkv_dist_any(bad)) {
+        s->silent = !bad; /* rank 0 read the checkpoint and says what was wrong */
         if (!bad) qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
         return prepare_failed(s, 2);
     }

@@ -1,5 +1,6 @@
-/* trainer.c — the shared training loop: setup and --resume, one step, the
- * evaluations, logs and checkpoints between steps, and the end of a run; the
+/* trainer.c — the shared training loop, one call at a time: the start (the
+ * optimizer, tapes and buffers; --resume restored), one step, the evaluations,
+ * logs and checkpoints between steps, and the end of a run; the
  * metrics and config helpers; progress output. The --csv, --plot and --json files
  * are trainer_outputs.c's. See trainer.h. */
 #include "train/trainer.h"
