@@ -146,7 +146,8 @@ static int train_step_init(train_step *s, const char *task, int micro_batch) {
         free(s->config);
         return -1;
     }
-    if (qkv_step_init(&s->parallel, s->task, micro_batch, 0) != 0) {
+    micro_batch = qkv_step_settle(s->task, micro_batch); /* the task's default for 0 */
+    if (micro_batch < 0 || qkv_step_init(&s->parallel, s->task, micro_batch, 0) != 0) {
         s->kind->destroy(s->task);
         free(s->config);
         return -1;
