@@ -22,7 +22,9 @@
  *              cfg["pos"] != "a") names only rows of layers/positions.h's
  *              table (a "-rand" suffix allowed): a list with two or more scheme
  *              names is taken as a scheme list, so a spelling the table lacks
- *              fails here, naming the file and line. */
+ *              fails here, naming the file and line;
+ *   lines:     the files of `qkv experiment lengthgen` and of `qkv bench` form
+ *              lines, each including (of its line) only the next one's header. */
 #include <glob.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -243,6 +245,43 @@ START_TEST(position_scheme_table_is_the_enum) {
 }
 END_TEST
 
+/* Each module (NAME.c and NAME.h) of a line includes, of the line's modules,
+ * only the next one's header: calls can then only point down the line. */
+static void assert_line(const char *const *modules, int n) {
+    for (int i = 0; i < n; i++)
+        for (int ext = 0; ext < 2; ext++) {
+            char path[256];
+            snprintf(path, sizeof path, "../%s.%s", modules[i], ext ? "h" : "c");
+            FILE *exists = fopen(path, "rb");
+            if (!exists) {   /* the top of a line has no header */
+                ck_assert_msg(ext == 1 && i == 0, "%s is missing", path);
+                continue;
+            }
+            fclose(exists);
+            size_t len;
+            char *text = (char *)read_file_bytes(path, &len);
+            text[len] = '\0';
+            for (int j = 0; j < n; j++) {
+                char include[256];
+                snprintf(include, sizeof include, "#include \"%s.h\"", modules[j]);
+                int allowed = j == i + 1 || (ext == 0 && j == i);   /* the one below; a .c its own header */
+                ck_assert_msg(allowed || !strstr(text, include), "%s includes %s.h: the line is %s -> ... (%s.h only)",
+                              path, modules[j], modules[0], i + 1 < n ? modules[i + 1] : "none");
+            }
+            free(text);
+        }
+}
+
+START_TEST(lengthgen_and_bench_files_form_lines) {
+    static const char *const lengthgen[] = {"train/experiments/lengthgen", "train/experiments/lengthgen_record",
+                                            "train/experiments/lengthgen_report", "train/experiments/lengthgen_distance",
+                                            "train/experiments/lengthgen_runs"};
+    static const char *const bench[] = {"cli/cmd_bench", "cli/bench", "cli/bench_models", "cli/bench_table"};
+    assert_line(lengthgen, ELEMENTS(lengthgen));
+    assert_line(bench, ELEMENTS(bench));
+}
+END_TEST
+
 Suite *suite_registries(void) {
     Suite *s = suite_create("registries");
     TCase *suites = tcase_create("suites");
@@ -259,6 +298,9 @@ Suite *suite_registries(void) {
     tcase_add_test(unary, every_unary_op_has_a_wrapper_and_gradcheck_rows);
     tcase_add_test(unary, every_elementwise_op_has_gradcheck_rows);
     suite_add_tcase(s, unary);
+    TCase *lines = tcase_create("lines");
+    tcase_add_test(lines, lengthgen_and_bench_files_form_lines);
+    suite_add_tcase(s, lines);
     TCase *positions = tcase_create("position schemes");
     tcase_add_test(positions, position_scheme_table_is_the_enum);
     tcase_add_test(positions, every_listed_position_scheme_is_in_the_table);
