@@ -60,7 +60,7 @@
 #include "core/kernels/isa.h"
 #include "core/version.h"
 #include "train/dist.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_record.h"
 #include "train/interrupt.h"
 #include "train/session.h"
 
@@ -223,22 +223,6 @@ static int parse_tasks(lengthgen *g) {
         g->tasks[t] = task;
     }
     return 0;
-}
-
-size_t qkv_lg_run_at(const lengthgen *g, int task, int scheme, int seed_index) {
-    return ((size_t)task * g->n_schemes + scheme) * g->o->seeds + seed_index;
-}
-
-int qkv_lg_finished(const lengthgen *g) {
-    int n = 0;
-    for (int r = 0; r < g->n_runs; r++) n += g->done[r] != 0;
-    return n;
-}
-
-int qkv_lg_complete(const lengthgen *g, int task, int scheme) {
-    for (int k = 0; k < g->o->seeds; k++)
-        if (!g->done[qkv_lg_run_at(g, task, scheme, k)]) return 0;
-    return 1;
 }
 
 static void model_config(const lengthgen *g, int task, int scheme, int seed_index, qkv_seq_model_config *c) {
