@@ -140,7 +140,7 @@ $(LIB_OBJ) $(CLI_OBJ) $(B)/cli/main.o: | deps-build
 $(TEST_OBJ): | deps-test
 
 # ./qkv --version names the compiler flags it was built with.
-$(B)/cli/version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(BUILD_CFLAGS)"' -DQKV_BUILD_ISAS='"$(ISAS)"'
+$(B)/cli/cmd_version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(BUILD_CFLAGS)"' -DQKV_BUILD_ISAS='"$(ISAS)"'
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -1,4 +1,4 @@
-/* version.c — ./qkv --version: what this binary is and how it was built, so a
+/* cmd_version.c — ./qkv --version: what this binary is and how it was built, so a
  * bug report or a benchmark can say it in one paste: the release, the compiler
  * and its flags, the instruction-set paths compiled in, the one in use (core/kernels/isa.h)
  * and the OpenMP threads it would run. The Makefile passes the build's compiler,
