@@ -44,17 +44,18 @@ static int parse_one(const char *flag, const char *text) {
 }
 
 START_TEST(numbers_are_parsed_strictly) {
-    const char *refused_int[] = {" 5", "+3", "5 ", "0x10", "1e3", "3.0", "", "-", "--2", "5x"};
+    const char *refused_int[] = {" 5", "+3", "5 ", "0x10", "1e3", "3.0", "", "-", "--2", "5x", "04", "-04", "00"};
     for (size_t i = 0; i < sizeof refused_int / sizeof refused_int[0]; i++)
         ck_assert_msg(parse_one("--n", refused_int[i]) == -1, "--n '%s' accepted", refused_int[i]);
-    const char *refused_float[] = {" 0.5", "+0.5", "0x1p3", "inf", "nan", ".", "1e", "1.5.", "e3"};
+    const char *refused_float[] = {" 0.5", "+0.5", "0x1p3", "inf", "nan", ".", "1e", "1.5.", "e3", "00.5", "01"};
     for (size_t i = 0; i < sizeof refused_float / sizeof refused_float[0]; i++)
         ck_assert_msg(parse_one("--x", refused_float[i]) == -1, "--x '%s' accepted", refused_float[i]);
-    const char *accepted_float[] = {"0.5", ".5", "-2", "1e-3", "1E+3", "7", "3."};
+    const char *accepted_float[] = {"0.5", ".5", "-2", "1e-3", "1E+3", "7", "3.", "0", "-0.25", "1e-05"};
     for (size_t i = 0; i < sizeof accepted_float / sizeof accepted_float[0]; i++)
         ck_assert_msg(parse_one("--x", accepted_float[i]) == 0, "--x '%s' refused", accepted_float[i]);
     ck_assert_int_eq(parse_one("--n", "-7"), 0);
     ck_assert_int_eq(parse_one("--n", "12"), 0);
+    ck_assert_int_eq(parse_one("--n", "0"), 0);
 }
 END_TEST
 
