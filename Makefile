@@ -93,7 +93,7 @@ LIB_SRC  += mk/stb_impl.c
 STB_LIBS  =
 endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
-CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) cli/bench.c cli/bench_models.c \
+CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) \
             $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a

@@ -16,7 +16,7 @@
 #include "core/kernels/isa.h"
 #include "core/version.h"
 #include "train/experiments/experiments.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_distance.h"
 
 /* Parses path as JSON (failing the test otherwise); the caller frees both. */
 static unsigned char *parse_json_file(const char *path, qkv_json *doc) {

@@ -265,7 +265,8 @@ START_TEST(a_signal_during_an_evaluation_stops_it_at_the_next_chunk) {
     for (size_t i = 0; i < sizeof corpus; i++) corpus[i] = "the quick brown fox jumps over the lazy dog\n"[i % 44];
     write_file_bytes(text, corpus, sizeof corpus);
     snprintf(args, sizeof args, "train text --data %s --context 8 --layers 1 --heads 2 --dim 16 --ff 32 --batch 4 "
-             "--micro-batch 2 --val-windows 4000 --eval-every 0 --sample-tokens 0 --steps 1 --threads 1 --save %s",
+             "--micro-batch 2 --val-windows 4000 --eval-every 0 --sample-tokens 0 --steps 1 --warmup 0 --threads 1 "
+             "--save %s",
              text, ck);
     /* poll 1: the memory's measurement; 2-3: the step's micro-batches; 4..1003: the evaluation's chunks */
     expect_stopped_at_poll(args, 6, "stopped by SIGINT in the final evaluation, after step 1 of 1");

@@ -30,7 +30,7 @@ START_TEST(mlp_learns_spirals) {
     qkv_trainer_config trainer = {.steps = 2000, .quiet = 1, .seed = 1};
     trainer.optim = (qkv_optimizer_config){.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f};
     qkv_train_result result;
-    ck_assert_int_eq(qkv_train(&trainer, &model.task, &result), 0);
+    ck_assert_int_eq(train_with(&trainer, &model.task, &result), 0);
     const double *accuracy = qkv_metrics_get(&result.metrics, "test_acc");
     ck_assert_ptr_nonnull(accuracy);
     ck_assert_msg(*accuracy > 0.95, "test accuracy %.3f", *accuracy);

@@ -200,5 +200,7 @@ void assert_list_matches_sources(const char *what, const char *const *listed, in
 /* Trains task for steps (seed 7, clip 1) with the optimizer; writes the parameters
  * and the final loss to out (when not NULL) and returns how many floats that is. */
 size_t train_and_dump(qkv_task *task, int steps, qkv_optimizer_config optim, float *out);
+/* A session of task prepared with config (train/session.h), run and closed: qkv_train's result. */
+int train_with(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result);
 
 #endif

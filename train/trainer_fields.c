@@ -65,7 +65,6 @@ const qkv_field qkv_trainer_fields[] = {
     QKV_MEMBER_FIELD(QKV_FIELD_FLOAT, T, schedule.gamma, "derived: 0.1"),
     QKV_MEMBER_FIELD(QKV_FIELD_SEED, T, seed, "the task's seed: the checkpoint's rng.seed"),
     QKV_MEMBER_FIELD(QKV_FIELD_POINTER, T, defaults, "the task's defaults, which OPTIONAL settings are compared with"),
-    QKV_MEMBER_FIELD(QKV_FIELD_POINTER, T, resume, "--resume's checkpoint, opened"),
 };
 const int qkv_trainer_n_fields = (int)(sizeof qkv_trainer_fields / sizeof qkv_trainer_fields[0]);
 

@@ -1,4 +1,4 @@
-/* trainer_fields.h — the trainer's config (trainer.h) as one field table
+/* trainer_fields.h — the trainer's config (trainer_config.h) as one field table
  * (train/fields.h): every member of qkv_trainer_config has a row, in the order
  * `qkv train TASK --help` lists the flags; the command line's flags, their
  * --help and the checkpoint's "train.<key>" settings are generated from it.
@@ -16,7 +16,7 @@
 #define QKV_TRAINER_FIELDS_H
 
 #include "train/fields.h"
-#include "train/trainer.h"
+#include "train/trainer_config.h"
 
 extern const qkv_field qkv_trainer_fields[];
 extern const int qkv_trainer_n_fields;

@@ -60,8 +60,9 @@
 #include "core/kernels/isa.h"
 #include "core/version.h"
 #include "train/dist.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_record.h"
 #include "train/interrupt.h"
+#include "train/session.h"
 
 /* The kazemnejad preset's budget: the smallest of the sweep in docs/lengthgen.md
  * at which none, t5, alibi, rope, sinusoidal and learned fit copy and reverse on
@@ -224,22 +225,6 @@ static int parse_tasks(lengthgen *g) {
     return 0;
 }
 
-size_t qkv_lg_run_at(const lengthgen *g, int task, int scheme, int seed_index) {
-    return ((size_t)task * g->n_schemes + scheme) * g->o->seeds + seed_index;
-}
-
-int qkv_lg_finished(const lengthgen *g) {
-    int n = 0;
-    for (int r = 0; r < g->n_runs; r++) n += g->done[r] != 0;
-    return n;
-}
-
-int qkv_lg_complete(const lengthgen *g, int task, int scheme) {
-    for (int k = 0; k < g->o->seeds; k++)
-        if (!g->done[qkv_lg_run_at(g, task, scheme, k)]) return 0;
-    return 1;
-}
-
 static void model_config(const lengthgen *g, int task, int scheme, int seed_index, qkv_seq_model_config *c) {
     const qkv_lengthgen_options *o = g->o;
     const lg_scheme *sc = &g->schemes[scheme];
@@ -302,13 +287,19 @@ static int train_one(lengthgen *g, size_t run) {
     model_config(g, g->tasks[task], scheme, (int)(run % o->seeds), &c);
     qkv_seq_model model;
     qkv_seq_model_init(&model, &c);
-    qkv_trainer_config t = {.steps = o->steps, .log_every = 0, .quiet = 1, .clip = o->clip, .seed = c.seed};
-    t.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = o->lr, .weight_decay = o->weight_decay};
-    t.schedule = (qkv_schedule){.kind = (qkv_schedule_kind)o->schedule,
-                                .warmup = o->warmup < o->steps ? o->warmup : 0, .total = o->steps,
-                                .step_size = o->steps / 3 > 0 ? o->steps / 3 : 1, .gamma = 0.1f};
-    qkv_train_result result;
-    int rc = qkv_train(&t, &model.task, &result);
+    qkv_session_spec spec = {.config = {.steps = o->steps, .log_every = 0, .quiet = 1, .clip = o->clip, .seed = c.seed},
+                             .task = &model.task};
+    spec.config.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = o->lr, .weight_decay = o->weight_decay};
+    spec.config.schedule = (qkv_schedule){.kind = (qkv_schedule_kind)o->schedule, .warmup = o->warmup};
+    qkv_session session; /* the settings derived and the warmup fitted there, as for qkv train */
+    qkv_train_result result = {0};
+    int rc = qkv_session_prepare(&session, &spec);
+    if (rc == 0) {
+        rc = qkv_train(&session, &result);
+        qkv_session_close(&session);
+    } else if (session.status > 128) {
+        result.interrupted = session.status - 128; /* a signal during the memory's measurement */
+    }
     if (rc != 0 && result.interrupted) rc = result.interrupted;
     if (rc == 0) {
         g->train_seconds[run] = result.seconds;

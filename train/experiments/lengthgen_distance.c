@@ -24,7 +24,7 @@
 
 #include "core/error.h"
 #include "core/ops/tape.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_distance.h"
 #include "train/viz/plot.h"
 
 typedef qkv_lengthgen lengthgen;

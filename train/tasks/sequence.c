@@ -82,6 +82,9 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
         return qkv_set_error("--min-len %d / --max-len %d: expected 1 <= min <= max <= 4096", d->min_len, d->max_len), -1;
     if (qkv_stack_fields_check(c->dim, c->heads, c->pos) != 0) return -1;
     if (qkv_stack_options_check(&c->options, c->dim, c->heads, c->pos) != 0) return -1;
+    qkv_pos_opts pos_opts = {.t5_buckets = c->t5_buckets, .t5_max_distance = c->t5_max_distance,
+                             .randomize = c->pos_randomize};
+    if (qkv_stack_positions_check(&c->options, c->dim, c->heads, c->pos, position_rows(c), pos_opts) != 0) return -1;
     if (c->dim > 8192 || c->heads > 1024) return qkv_set_error("--dim %d / --heads %d: expected at most 8192 / 1024", c->dim, c->heads), -1;
     if (c->layers < 1 || c->layers > 64) return qkv_set_error("--layers %d: expected 1..64", c->layers), -1;
     if (c->ff < 1 || c->ff > 65536) return qkv_set_error("--ff %d: expected 1..65536", c->ff), -1;
@@ -91,24 +94,12 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
     if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
-    if (c->pos_randomize && !qkv_pos_randomizable(c->pos)) {
-        char names[96];
-        return qkv_set_error("--pos-randomize applies to --pos %s, not %s",
-                             qkv_pos_scheme_list(names, sizeof names, ", ", "", qkv_pos_keep_randomizable),
-                             qkv_pos_kind_name(c->pos)), -1;
-    }
     if (c->pos_randomize && c->pos_randomize < sample_len(c))
         return qkv_set_error("--pos-randomize %d: smaller than the longest stream, %d positions (--max-len %d)",
                              c->pos_randomize, sample_len(c), d->max_len), -1;
     if (c->pos_randomize < 0 || c->pos_randomize > 1000000)
         return qkv_set_error("--pos-randomize %d: expected 0..1000000", c->pos_randomize), -1;
-    if (c->pos == QKV_POS_LEARNED && c->pos_randomize && c->max_pos > 0 && c->max_pos < c->pos_randomize)
-        return qkv_set_error("--pos-randomize %d needs that many learned rows, beyond --max-pos %d", c->pos_randomize,
-                             c->max_pos), -1;
-    if (c->pos == QKV_POS_T5 && (c->t5_buckets < 4 || c->t5_buckets > 1024 || c->t5_max_distance <= c->t5_buckets / 2))
-        return qkv_set_error("--t5-buckets %d / --t5-max-distance %d: expected 4..1024 buckets and a distance above "
-                             "half of them", c->t5_buckets, c->t5_max_distance), -1;
-    if (c->pos == QKV_POS_LEARNED && c->max_pos > 0 && longest_stream(c) > c->max_pos)
+    if (qkv_pos_schemes[c->pos].table == QKV_POS_TABLE_ROWS && c->max_pos > 0 && longest_stream(c) > c->max_pos)
         return qkv_set_error("--max-len %d needs %d positions, beyond the learned table's --max-pos %d",
                              d->max_len, longest_stream(c), c->max_pos), -1;
     return 0;

@@ -242,6 +242,9 @@ static int text_check(void *config, qkv_trainer_config *trainer) {
     qkv_text_config *c = config;
     if (qkv_stack_fields_check(c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
     if (qkv_stack_options_check(&c->options, c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
+    if (qkv_stack_positions_check(&c->options, c->dim, c->heads, (qkv_pos_kind)c->pos, c->context,
+                                  (qkv_pos_opts){0}) != 0)
+        return -1;
     if (!trainer && !c->tokens) return qkv_set_error("config \"tokens\" is missing"), -1;
     if (!trainer && check_tokens(c) != 0) return -1;
     if (trainer && c->tokenizer == QKV_TOKENIZER_BPE && c->vocab == 0)
