@@ -24,6 +24,7 @@
 #include "cli/suggest.h"
 #include "train/session.h"
 #include "train/tasks/registry.h"
+#include "train/settings.h"
 
 void qkv_print_task_list(FILE *out, const char *indent) {
     for (int i = 0; i < qkv_task_kind_count(); i++) {
@@ -78,21 +79,22 @@ static void task_destroy(void *ctx, qkv_task *task) { ((task_of_kind *)ctx)->kin
 static int train_task(const qkv_task_kind *kind, void *config, const char *command, int argc, char **argv) {
     qkv_trainer_config trainer = kind->trainer;
     trainer.defaults = &kind->trainer;
-    qkv_arg args[QKV_MAX_ARGS];
+    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
     int n = qkv_common_args(args, &trainer);
-    QKV_CHECK(n + kind->n_fields <= QKV_MAX_ARGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
-              QKV_MAX_ARGS);
+    QKV_CHECK(n + kind->n_fields <= QKV_MAX_COMMAND_FLAGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
+              QKV_MAX_COMMAND_FLAGS);
     n += qkv_args_from_fields(kind->fields, kind->n_fields, config, args + n);
-    unsigned char given[QKV_MAX_ARGS];
-    int parsed = qkv_args_parse_given(command, argc, argv, args, n, given);
+    unsigned char given[QKV_MAX_COMMAND_FLAGS];
+    const qkv_command_spec command_spec = {kind->name, "", 0, kind->summary, NULL, 0, NULL, NULL, NULL};
+    int parsed = qkv_command_parse_args(&command_spec, command, argc, argv, args, n, given);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     const given_flags flags = {args, given, n};
     task_of_kind task = {kind, config};
-    const qkv_session_spec spec = {.name = command, .config = trainer, .ctx = &task, .check = task_check,
-                                   .run = task_run, .create = task_create, .destroy = task_destroy,
-                                   .given = flag_given, .given_ctx = &flags, .owns_process = 1};
+    const qkv_session_spec session_spec = {.name = command, .config = trainer, .ctx = &task, .check = task_check,
+                                           .run = task_run, .create = task_create, .destroy = task_destroy,
+                                           .given = flag_given, .given_ctx = &flags, .owns_process = 1};
     qkv_session session;
-    int prepared = qkv_session_prepare(&session, &spec);
+    int prepared = qkv_session_prepare(&session, &session_spec);
     if (prepared != 0) {
         if (prepared < 0 && !session.silent) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
         return prepared < 0 ? session.status : 0;
@@ -103,6 +105,9 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
     qkv_session_close(&session);
     return rc;
 }
+
+/* Its flags are the trainer's and the task's (qkv_task_kind: name, summary, fields). */
+const qkv_command_spec qkv_command_train = {"train", "TASK", 1, "train a model on one of these tasks:", NULL, 0, NULL, NULL, qkv_cmd_train};
 
 int qkv_cmd_train(int argc, char **argv) {
     if (argc < 1 || strcmp(argv[0], "--help") == 0) {
@@ -157,25 +162,27 @@ static int evaluate_checkpoint(const char *path, const char *data_dir) {
     return 0;
 }
 
+typedef struct eval_options {
+    int threads;
+    const char *data;
+} eval_options;
+
+static const qkv_field eval_fields[] = {
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, eval_options, threads, 0),
+    QKV_TEXT_FIELD("--data", NULL, eval_options, data, NULL,
+                   "a model trained on a data set (points, detect, text): evaluate on this set instead of the one "
+                   "the checkpoint names"),
+};
+
+const qkv_command_spec qkv_command_eval = {
+    "eval", "CKPT", 1, "re-evaluate a saved checkpoint on its task's test set", eval_fields,
+    sizeof eval_fields / sizeof *eval_fields, NULL, NULL, qkv_cmd_eval};
+
 int qkv_cmd_eval(int argc, char **argv) {
-    int threads = 0;
-    const char *data_dir = NULL;
-    const qkv_arg args[] = {
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
-        QKV_ARG_STRING_ROW("--data", &data_dir, "evaluate on this set instead of the one the checkpoint names"),
-    };
-    if (argc < 1 || argv[0][0] == '-') {
-        if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
-            puts("usage: qkv eval CHECKPOINT [--threads N] [--data DIR]: re-evaluate a saved model of any task on "
-                 "its test set\n  --data DIR       a model trained on a data set (points, detect, text): evaluate on DIR "
-                 "instead of the set it was trained on");
-            return 0;
-        }
-        fputs("qkv eval: name a checkpoint: qkv eval CHECKPOINT\n", stderr);
-        return 2;
-    }
-    int parsed = qkv_args_parse("eval", argc - 1, argv + 1, args, 2);
+    eval_options o;
+    qkv_fields_defaults(eval_fields, qkv_command_eval.n_fields, &o);
+    int parsed = qkv_command_parse(&qkv_command_eval, "eval", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
-    qkv_set_threads(threads);
-    return evaluate_checkpoint(argv[0], data_dir);
+    qkv_set_threads(o.threads);
+    return evaluate_checkpoint(argv[0], o.data);
 }

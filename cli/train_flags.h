@@ -10,8 +10,6 @@
 #include "cli/args.h"
 #include "train/trainer.h"
 
-#define QKV_MAX_ARGS 64
-
 /* Writes the shared rows, targets in trainer, into args; returns how many. */
 int qkv_common_args(qkv_arg *args, qkv_trainer_config *trainer);
 /* The last line of a run: "final: task=... steps=... loss=... <metrics> ...". */

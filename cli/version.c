@@ -36,6 +36,10 @@
 #define QKV_ARCH "other"
 #endif
 
+/* It takes no flags, and ignores what follows it. */
+const qkv_command_spec qkv_command_version = {
+    "--version", "", 0, "the release, compiler, flags and instruction-set path of this build", NULL, 0, NULL, NULL, qkv_cmd_version};
+
 int qkv_cmd_version(int argc, char **argv) {
     (void)argc;
     (void)argv;

@@ -12,7 +12,10 @@
  * signal, never a programmer-error stop (SIGABRT).
  *
  * Also: the field tables of the trainer and the experiments describe every member
- * of their structs (qkv_fields_cover), and the check can fail.
+ * of their structs (qkv_fields_cover), and the check can fail; every row of a
+ * shared setting (train/settings.h) in any table (trainer, tasks, experiments,
+ * commands) is that setting, its range at most narrowed, and no source writes a
+ * shared flag anywhere but train/settings.h.
  */
 #include "tests/test_util.h"
 
@@ -21,6 +24,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <glob.h>
+
+#include "cli/commands.h"
 #include "core/io/png.h"
 #include "core/io/safetensors.h"
 #include "cli/args.h"
@@ -28,6 +34,7 @@
 #include "train/experiments/experiments.h"
 #include "train/tasks/detect.h"
 #include "train/tasks/registry.h"
+#include "train/settings.h"
 #include "train/trainer_fields.h"
 
 #define FIXTURES "ref/tasks"
@@ -401,6 +408,107 @@ START_TEST(coverage_check_finds_a_member_without_a_row) {
 }
 END_TEST
 
+/* ---- shared settings ---------------------------------------------------------------------- */
+
+typedef struct shared_setting {
+    const char *flag, *key;
+    double lo, hi;
+    const char *const *choices;
+    const char *help;
+} shared_setting;
+#define SHARED_ROW(S) {QKV_SETTING_##S},
+static const shared_setting shared[] = {QKV_SHARED_SETTINGS(SHARED_ROW)};
+#undef SHARED_ROW
+#define N_SHARED ((int)(sizeof shared / sizeof shared[0]))
+
+/* What is wrong with a row that carries a shared flag (NULL: nothing, or no
+ * shared flag): its key must be the setting's (or none), its choices the
+ * setting's, its range within the setting's. */
+static const char *shared_row_fault(const qkv_field *f) {
+    for (int s = 0; s < N_SHARED && f->flag; s++) {
+        if (strcmp(f->flag, shared[s].flag) != 0) continue;
+        if (f->key && !(shared[s].key && strcmp(f->key, shared[s].key) == 0)) return "a key not its setting's";
+        if (f->choices != shared[s].choices) return "other choices than its setting's";
+        if (!(f->min >= shared[s].lo && f->max <= shared[s].hi && f->min <= f->max)) return "a range beyond its setting's";
+    }
+    return NULL;
+}
+
+/* Checks the rows of a table; returns how many carry flag. */
+static int check_shared_rows(const char *table, const qkv_field *fields, int n, const char *flag) {
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        const char *fault = shared_row_fault(&fields[i]);
+        ck_assert_msg(!fault, "%s: %s has %s (train/settings.h)", table, fields[i].flag, fault);
+        found += fields[i].flag && strcmp(fields[i].flag, flag) == 0;
+    }
+    return found;
+}
+
+/* Every table's rows of every command spec (and its subcommands'). */
+static int check_spec_rows(const qkv_command_spec *spec, const char *flag) {
+    int found = check_shared_rows(spec->name, spec->fields, spec->n_fields, flag);
+    for (int i = 0; spec->subs && spec->subs[i]; i++) found += check_spec_rows(spec->subs[i], flag);
+    return found;
+}
+
+/* All tables, counting the rows of flag. */
+static int check_every_table(const char *flag) {
+    int found = check_shared_rows("trainer", qkv_trainer_fields, qkv_trainer_n_fields, flag);
+    for (int k = 0; k < qkv_task_kind_count(); k++)
+        found += check_shared_rows(qkv_task_kind_at(k)->name, qkv_task_kind_at(k)->fields,
+                                   qkv_task_kind_at(k)->n_fields, flag);
+    found += check_shared_rows("permutation", qkv_perm_fields, qkv_perm_n_fields, flag);
+    found += check_shared_rows("lengthgen", qkv_lengthgen_fields, qkv_lengthgen_n_fields, flag);
+#define SPEC_ROWS(fn, under_mpi) found += check_spec_rows(&qkv_command_##fn, flag);
+    QKV_COMMANDS(SPEC_ROWS)
+#undef SPEC_ROWS
+    return found;
+}
+
+START_TEST(shared_setting_rows_are_their_settings) {
+    /* the walk reaches the rows: --heads in the 7 tasks with attention and both
+     * experiments, --threads in the trainer, the experiments and 8 commands */
+    ck_assert_int_eq(check_every_table("--heads"), 7 + 2);
+    ck_assert_int_eq(check_every_table("--threads"), 1 + 2 + 8);
+    /* the check can fail: a row that widens --heads, one with another key */
+    typedef struct { int heads; } one;
+    const qkv_field wide = QKV_INT_FIELD("--heads", "heads", one, heads, 1, 4096, 4, "attention heads");
+    const qkv_field renamed = QKV_INT_FIELD("--heads", "n_heads", one, heads, 1, 64, 4, "attention heads");
+    const qkv_field narrowed = QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_HEADS, one, heads, 4, 1, 64);
+    ck_assert_ptr_nonnull(shared_row_fault(&wide));
+    ck_assert_ptr_nonnull(shared_row_fault(&renamed));
+    ck_assert_ptr_null(shared_row_fault(&narrowed));
+}
+END_TEST
+
+/* A shared flag ("--heads" with its quotes) is written in train/settings.h only. */
+START_TEST(shared_flags_are_written_once) {
+    static const char *const globs[] = {"../cli/*.[ch]", "../train/*.[ch]", "../train/*/*.[ch]", "../web/*.c", NULL};
+    glob_t files;
+    for (int g = 0; globs[g]; g++) glob(globs[g], g ? GLOB_APPEND : 0, NULL, &files);
+    ck_assert_int_gt((int)files.gl_pathc, 50);
+    for (int s = 0; s < N_SHARED; s++) {
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"%s\"", shared[s].flag);
+        int written = 0;
+        for (size_t f = 0; f < files.gl_pathc; f++) {
+            size_t len;
+            char *text = (char *)read_file_bytes(files.gl_pathv[f], &len);
+            text[len] = '\0';
+            int here = 0;
+            for (const char *p = text; (p = strstr(p, quoted)); p++) here++;
+            ck_assert_msg(!here || strstr(files.gl_pathv[f], "train/settings.h"),
+                          "%s writes %s: embed QKV_SETTING_ rows (train/settings.h) instead", files.gl_pathv[f], quoted);
+            written += here;
+            free(text);
+        }
+        ck_assert_msg(written == 1, "%s is written %d times in train/settings.h", quoted, written);
+    }
+    globfree(&files);
+}
+END_TEST
+
 Suite *suite_config_checks(void) {
     Suite *s = suite_create("config_checks");
     TCase *tc = tcase_create("config_checks");
@@ -411,6 +519,8 @@ Suite *suite_config_checks(void) {
     tcase_add_test(tc, unknown_keys_and_bad_optimizer_state_are_refused_by_every_reader);
     tcase_add_test(tc, trainer_and_experiment_tables_cover_their_structs);
     tcase_add_test(tc, coverage_check_finds_a_member_without_a_row);
+    tcase_add_test(tc, shared_setting_rows_are_their_settings);
+    tcase_add_test(tc, shared_flags_are_written_once);
     suite_add_tcase(s, tc);
     return s;
 }

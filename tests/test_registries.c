@@ -59,7 +59,7 @@ START_TEST(every_defined_gradcheck_group_is_listed) {
 END_TEST
 
 START_TEST(every_defined_command_is_listed) {
-#define COMMAND_SYMBOL(fn, name, usage, under_mpi) "qkv_cmd_" #fn,
+#define COMMAND_SYMBOL(fn, under_mpi) "qkv_cmd_" #fn,
     static const char *const listed[] = {QKV_COMMANDS(COMMAND_SYMBOL)};
 #undef COMMAND_SYMBOL
     static const char *const sources[] = {"../cli/*.c", NULL};

@@ -62,6 +62,7 @@
 #include "train/dist.h"
 #include "train/experiments/lengthgen_record.h"
 #include "train/interrupt.h"
+#include "train/settings.h"
 #include "train/session.h"
 
 /* The kazemnejad preset's budget: the smallest of the sweep in docs/lengthgen.md
@@ -97,20 +98,20 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_INT_FIELD("--train-max", "train_max", T, train_max, 1, 256, 8, "train on lengths 1..L"),
     QKV_INT_FIELD("--test-max", "test_max", T, test_max, 1, 1024, 16, "test at lengths 1..K (K >= L)"),
     QKV_INT_FIELD("--seeds", "seeds", T, seeds, 1, 100, 1, "models per scheme (seeds --seed, --seed + 1, ...)"),
-    QKV_INT_FIELD("--seed", "seed", T, seed, 0, 2147483647, 1, "first seed (data, init)"),
-    QKV_INT_FIELD("--steps", "steps", T, steps, 1, 1e7, 2000, "training steps per model"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "first seed (data, init)"),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_STEPS, T, steps, 2000, 1, 1e7),
     QKV_INT_FIELD("--batch", "batch", T, batch, 1, 65536, 64, "batch size"),
-    QKV_FLOAT_FIELD("--lr", "lr", T, lr, 0, 10, 3e-3, "AdamW learning rate"),
-    QKV_FLOAT_FIELD("--weight-decay", "weight_decay", T, weight_decay, 0, 10, 0.01,
-                    "AdamW weight decay (not on biases, norms, position tables)"),
-    QKV_FLOAT_FIELD("--clip", "clip", T, clip, 0, 1e9, 1, "clip gradients to this global norm; 0: off"),
-    QKV_CHOICE_FIELD("--schedule", "schedule", T, schedule, qkv_schedule_kind_names, QKV_SCHED_COSINE,
-                     "learning-rate schedule (step: x0.1 every steps/3, as qkv train)"),
-    QKV_INT_FIELD("--warmup", "warmup", T, warmup, 0, 1e7, 100, "cosine: linear warmup steps"),
-    QKV_INT_FIELD("--layers", "layers", T, layers, 1, 64, 2, "decoder layers"),
-    QKV_INT_FIELD("--heads", "heads", T, heads, 1, 64, 4, "attention heads"),
-    QKV_INT_FIELD("--dim", "dim", T, dim, 2, 8192, 64, "model width"),
-    QKV_INT_FIELD("--ff", "ff", T, ff, 1, 65536, 256, "feed-forward width"),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_LR, T, lr, 3e-3),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_WEIGHT_DECAY, T, weight_decay, 0.01),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_CLIP, T, clip, 1),
+    QKV_SETTING_FIELD(QKV_FIELD_CHOICE, QKV_SETTING_SCHEDULE, T, schedule, QKV_SCHED_COSINE),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_WARMUP, T, warmup, 100, 0, 1e7),
+    /* the stack's shape: ALiBi's slopes exist for at most 64 heads, and a head
+     * of width 1 has no pair to rotate */
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_LAYERS, T, layers, 2),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_HEADS, T, heads, 4, 1, 64),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_DIM, T, dim, 64, 2, 8192),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_FF, T, ff, 256),
     QKV_INT_FIELD("--vocab", "vocab", T, vocab, 2, 100000, 10, "number of symbols"),
     QKV_INT_FIELD("--test-size", "test_size", T, test_size, 1, 1e6, 200, "test sequences per length"),
     QKV_TEXT_FIELD("--csv", NULL, T, csv, NULL, "write one row per scheme, seed and length"),
@@ -121,8 +122,7 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_FLAG_FIELD("--resume", T, resume, "continue the experiment whose finished models --json holds"),
     QKV_CHOICE_FIELD("--plot-metric", NULL, T, plot_metric, qkv_lengthgen_metric_names, QKV_LENGTHGEN_EXACT,
                      "what the plot shows"),
-    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 1,
-                  QKV_THREADS_HELP "; these models are too small to gain from more than 1"),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 1),   /* 1: these models gain nothing from more */
     QKV_FLAG_FIELD("--quiet", T, quiet, "print only the tables"),
     QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, command, "provenance: the command line, filled by the command"),
     QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, date, "provenance: the start date, filled by the run (or its caller)"),

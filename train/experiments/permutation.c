@@ -32,6 +32,7 @@
 #include "layers/set_models.h"
 #include "layers/transformer.h"
 #include "train/experiments/experiments.h"
+#include "train/settings.h"
 
 #define BATCH 2
 
@@ -295,12 +296,13 @@ const qkv_field qkv_perm_fields[] = {
     QKV_INT_FIELD("--seeds", "seeds", T, seeds, 1, 1000, 3, "random models per configuration"),
     QKV_INT_FIELD("--perms", "perms", T, perms, 1, 1000, 5, "random permutations per model"),
     QKV_INT_FIELD("--tokens", "tokens", T, tokens, 2, 256, 8, "set size / sequence length"),
-    QKV_INT_FIELD("--dim", "dim", T, dim, 2, 512, 16, "model width"),
-    QKV_INT_FIELD("--heads", "heads", T, heads, 1, 64, 4, "attention heads (dim / heads must be even)"),
+    /* heads of an even width (RoPE's pairs), at most 64 (ALiBi's slopes) */
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_DIM, T, dim, 16, 2, 512),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_HEADS, T, heads, 4, 1, 64),
     QKV_SEED_FIELD(T, seed, "seed for weights, inputs and permutations"),
     QKV_TEXT_FIELD("--json", NULL, T, json, NULL, "write the table as JSON"),
     QKV_TEXT_FIELD("--csv", NULL, T, csv, NULL, "write the table as CSV"),
-    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 0, QKV_THREADS_HELP),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };
 #undef T
 const int qkv_perm_n_fields = (int)(sizeof qkv_perm_fields / sizeof qkv_perm_fields[0]);

@@ -12,6 +12,7 @@
 #include "train/tasks/registry.h"
 #include "train/tasks/stack_fields.h"
 #include "train/interrupt.h"
+#include "train/settings.h"
 
 #define TEST_SEED_OFFSET 0x7e57ULL
 #define RANDOMIZE_SALT 0x5a3b1e0c4d2f6a71ULL   /* the position draws' own stream */
@@ -28,10 +29,7 @@ typedef qkv_seq_task_config C;
         QKV_INT_FIELD("--len", NULL, C, len, 1, 4096, 0, "sequence length (sets --min-len and --max-len)"),        \
         QKV_INT_FIELD("--min-len", "min_len", C, model.data.min_len, 1, 4096, 16, "shortest sequence"),         \
         QKV_INT_FIELD("--max-len", "max_len", C, model.data.max_len, 1, 4096, 16, "longest sequence"),          \
-        QKV_INT_FIELD("--layers", "layers", C, model.layers, 1, 64, 2, "layers per stack"),                      \
-        QKV_INT_FIELD("--heads", "heads", C, model.heads, 1, 1024, 4, "attention heads"),                        \
-        QKV_INT_FIELD("--dim", "dim", C, model.dim, 1, 8192, 64, "model width"),                                 \
-        QKV_INT_FIELD("--ff", "ff", C, model.ff, 1, 65536, 256, "feed-forward width"),                           \
+        QKV_STACK_SHAPE_FIELDS(C, model., 2, 4, 64, 256),                                                        \
         QKV_CHOICE_FIELD("--pos", "pos", C, model.pos, qkv_pos_kind_names, QKV_POS_LEARNED, "position scheme"),  \
         QKV_INT_FIELD("--max-pos", "max_pos", C, model.max_pos, 0, 1e6, 0,                                       \
                       "rows of a learned position table; 0: the longest stream"),                                \
@@ -43,7 +41,7 @@ typedef qkv_seq_task_config C;
         {"--t5-max-distance", "t5_max_distance", QKV_FIELD_INT, offsetof(C, model.t5_max_distance), 3, 1e6,        \
          QKV_T5_DEFAULT_MAX_DISTANCE, NULL, NULL, "--pos t5: distances from here on share the last bucket",         \
          QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
-        QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),               \
+        QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_DROPOUT, C, model.dropout, 0),                            \
         QKV_STACK_OPTION_FIELDS(C, model.options),                                                               \
         QKV_INT_FIELD("--batch", "batch", C, model.batch, 1, 1e6, 64, "batch size"),                             \
         QKV_INT_FIELD("--test-size", "test_size", C, model.test_size, 1, 1e7, 1000, "held-out sequences"),       \
