@@ -226,6 +226,29 @@ unsigned char *read_file_bytes(const char *path, size_t *len) {
     return buf;
 }
 
+/* A file's bytes, '\0'-terminated (read_file_bytes leaves room for it). */
+char *read_text(const char *path) {
+    size_t len;
+    char *text = (char *)read_file_bytes(path, &len);
+    text[len] = '\0';
+    return text;
+}
+
+/* A file's text with every "train_seconds" value (the wall clock) left out. */
+char *without_times(const char *path) {
+    char *text = read_text(path), *from = text, *to = text, *key;
+    const char *name = "\"train_seconds\": ";
+    while ((key = strstr(from, name))) {
+        size_t keep = (size_t)(key - from) + strlen(name);
+        memmove(to, from, keep);
+        to += keep;
+        from = key + strlen(name);
+        while (*from && *from != ',') from++;
+    }
+    memmove(to, from, strlen(from) + 1);
+    return text;
+}
+
 void write_file_bytes(const char *path, const void *bytes, size_t len) {
     FILE *f = fopen(path, "wb");
     ck_assert_msg(f != NULL, "cannot create %s", path);

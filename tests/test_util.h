@@ -134,6 +134,10 @@ int count_dir_entries(const char *path);
 
 /* The whole file in a malloc'd buffer (one spare byte past the end); *len its size. */
 unsigned char *read_file_bytes(const char *path, size_t *len);
+/* A file's text, '\0'-terminated (malloc'd). */
+char *read_text(const char *path);
+/* The same with every JSON "train_seconds" value (the wall clock) left out. */
+char *without_times(const char *path);
 
 /* Creates or truncates path and writes bytes[0..len) into it. */
 void write_file_bytes(const char *path, const void *bytes, size_t len);

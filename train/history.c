@@ -57,6 +57,13 @@ void qkv_history_add(qkv_history *h, long step, double loss, double lr, double s
     }
 }
 
+int qkv_history_awaits_evaluation(const qkv_history *h, long step) {
+    if (h->n == 0 || h->step[h->n - 1] != (double)step) return 0;
+    for (int k = 0; k < h->n_keys; k++)
+        if (!isnan(h->metric[k][h->n - 1])) return 0;
+    return 1;
+}
+
 /* ---- CSV ------------------------------------------------------------------------- */
 
 #define SECONDS 3 /* the column a checkpoint's copy leaves out */

@@ -19,6 +19,7 @@
 
 #include "train/checkpoint.h"
 #include "core/alloc.h"
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/kernels/parallel.h"
@@ -167,6 +168,7 @@ struct qkv_run {
     float lr;                         /* the last step's learning rate */
     int pending, evaluated;           /* the last step's row is still to write; an evaluation came since */
     int over;                         /* 1: the target was met (the run is over before --steps) */
+    int pending_checked;              /* a resumed step's cut evaluation was looked for (evaluate_pending) */
     qkv_history resumed;              /* the checkpoint's history, up to its step */
     qkv_train_outputs outputs;        /* --csv, --plot, --json */
     size_t arena_budget;              /* the tape arenas' budget before this run (restored at its end) */
@@ -416,12 +418,19 @@ static int save_periodic(train_run *run) {
     return save_now(run);
 }
 
-/* The task's lines after an evaluation, below the progress line. */
+/* The task's lines after an evaluation, below the progress line: written to a
+ * buffer and printed whole, unless a signal reached them (core/cancel.h: a
+ * sample decoded through a cut attention op is meaningless, and dropped). */
 static void report(train_run *run) {
     if (run->prog.tty) putchar('\n');   /* the progress bar's line ends here */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *buffer = open_memstream(&text, &len);
     tape_modes modes = inference_modes(run->tape);
-    run->task->report(run->task->self, run->tape, stdout);
+    run->task->report(run->task->self, run->tape, buffer ? buffer : stdout);
     restore_modes(run->tape, modes);
+    if (buffer && fclose(buffer) == 0 && !qkv_cancelled()) fwrite(text, 1, len, stdout);
+    free(text);
 }
 
 const qkv_metrics *qkv_run_metrics(const qkv_run *run) { return &run->metrics; }
@@ -452,13 +461,21 @@ static int write_row(train_run *run) {
      * depend on where a run was interrupted). */
     int keep_now = config->log_every > 0 && (step % config->log_every == 0 || step == 1);
     int log_now = keep_now || (config->log_every > 0 && step == run->start + 1);
+    /* A step the schedule evaluates at keeps its row even when a signal cut the
+     * evaluation short (its metrics are then not shown or kept, and the next call
+     * ends the run): the row is saved with this step's checkpoint, and a run
+     * resumed from it evaluates this step first (evaluate_pending), so its history
+     * is the uninterrupted one's (history.h). */
+    int scheduled = config->eval_every > 0 && step % config->eval_every == 0;
     int eval_now = run->evaluated;
     const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
-    qkv_train_outputs_record(&run->outputs, step, loss, run->lr, omp_get_wtime() - run->prog.start, fresh, keep_now);
+    qkv_train_outputs_record(&run->outputs, step, loss, run->lr, omp_get_wtime() - run->prog.start, fresh,
+                             keep_now || scheduled);
     if (log_now || eval_now) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
     if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
     if (save_periodic(run) != 0) return -1;
-    if (eval_now && qkv_dist_root_flag(reached_target(config, &run->metrics))) {
+    /* Every rank asks (rank 0 answers), whether or not rank 0's evaluation was cut. */
+    if (scheduled && qkv_dist_root_flag(eval_now && reached_target(config, &run->metrics))) {
         run->result->stopped_early = step < config->steps;
         run->over = 1;
         return 1;
@@ -466,9 +483,40 @@ static int write_row(train_run *run) {
     return 0;
 }
 
+/* On --resume: the evaluation of the checkpoint's step, when a signal cut it in
+ * the run that saved it (its history row awaits its metrics, history.h), done
+ * before the first step as that run would have done it after the step: the row,
+ * the progress line, the report and the target. 0 to go on, 1 to stop (the
+ * target is reached), 2 when a signal cuts it again. */
+static int evaluate_pending(train_run *run) {
+    const qkv_trainer_config *config = &run->config;
+    qkv_history *h = &run->outputs.history;
+    int pending = config->eval_every > 0 && run->start % config->eval_every == 0 &&
+                  qkv_history_awaits_evaluation(h, run->start);
+    if (!qkv_dist_root_flag(pending)) return 0; /* rank 0 alone restored the history */
+    if (qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0) {
+        run->result->interrupted = qkv_interrupt_signal();
+        return 2;
+    }
+    if (qkv_dist_rank() == 0) {
+        qkv_history_add(h, run->start, NAN, NAN, NAN, &run->metrics); /* fills the row's metric cells */
+        report_progress(&run->prog, config, run->start, (float)h->loss[h->n - 1], &run->metrics, &run->metrics, 0);
+        if (run->task->report && !config->quiet) report(run);
+    }
+    if (!qkv_dist_root_flag(reached_target(config, &run->metrics))) return 0;
+    run->result->stopped_early = 1;
+    return 1;
+}
+
 int qkv_run_step(qkv_run *run) {
     int rc = write_row(run);
     if (rc != 0 || run->over) return rc < 0 ? -1 : 1;
+    if (run->step == run->start && !run->pending_checked) { /* before the first step of a resumed run */
+        run->pending_checked = 1;
+        rc = evaluate_pending(run);
+        if (rc == 1) run->over = 1;
+        if (rc != 0) return rc;
+    }
     if (run->step >= run->config.steps) return 1;
     int signal = run->step > run->start ? qkv_dist_max(qkv_interrupt_signal()) : 0; /* the same on every rank */
     if (signal) {

@@ -41,7 +41,9 @@
  * checkpoint (atomic), --csv, --json and --plot are written, and qkv_train
  * returns -1 with result->interrupted set and the error saying where the work
  * is ("stopped by SIGINT after step 12 of 100; ck.safetensors (step 12) holds the
- * work: continue with --resume ck.safetensors").
+ * work: continue with --resume ck.safetensors"). An evaluation step whose
+ * evaluation a signal cut keeps its history row (no metrics) with its
+ * checkpoint, and a run resumed from it evaluates that step first (history.h).
  *
  * Output: on a terminal a one-line progress bar (step, loss, the last evaluated
  * metric and its step, steps/s, examples or tokens per second, ETA); piped, plain

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/io/json.h"
@@ -243,7 +244,8 @@ static void model_config(const lengthgen *g, int task, int scheme, int seed_inde
     c->seed = (unsigned long long)o->seed + (unsigned long long)seed_index;
 }
 
-/* Greedy exact match and token accuracy of a trained model at every length 1..K. */
+/* Greedy exact match and token accuracy of a trained model at every length 1..K.
+ * A signal ends it at the next length (the caller drops what it measured). */
 static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *exact, double *token) {
     const qkv_lengthgen_options *o = g->o;
     qkv_tape *tape = qkv_tape_create_inference(model->config.seed);
@@ -251,7 +253,7 @@ static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *e
     qkv_seq_config trained = model->config.data;
     int32_t *pred = malloc((size_t)o->test_size * o->test_max * sizeof(int32_t));
     QKV_CHECK(pred, "experiment lengthgen: out of memory");
-    for (int n = 1; n <= o->test_max; n++) {
+    for (int n = 1; n <= o->test_max && !qkv_interrupt_poll(); n++) {
         qkv_seq_config at_n = trained;
         at_n.min_len = at_n.max_len = n;
         qkv_seq_make_batch(&at_n, QKV_LG_TEST_SEED ^ model->config.seed, 0, o->test_size, &batch);
@@ -278,8 +280,21 @@ static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *e
     qkv_tape_free(tape);
 }
 
+/* Empties run's record: zeros, as a run no rank has finished (the MPI exchange sums records). */
+static void clear_record(lengthgen *g, size_t run) {
+    size_t k = (size_t)g->o->test_max, d = QKV_LG_DISTANCE_AT;
+    memset(g->exact + run * k, 0, k * sizeof(double));
+    memset(g->token + run * k, 0, k * sizeof(double));
+    memset(g->distance + run * d * g->bins, 0, d * g->bins * sizeof(double));
+    memset(g->distance_mean + run * d, 0, d * sizeof(double));
+    g->train_seconds[run] = g->train_loss[run] = g->done[run] = 0;
+}
+
 /* Trains and tests one model into its record: 0; -1 with qkv_last_error(); or
- * the signal that stopped its training (the record stays empty). */
+ * the signal that stopped it (the record stays empty). The rule for cut work
+ * (core/cancel.h): a signal that came while the model was tested or its
+ * distances measured may have cut an attention op short, so the whole record is
+ * dropped, never kept half computed; --resume trains and tests the model again. */
 static int train_one(lengthgen *g, size_t run) {
     const qkv_lengthgen_options *o = g->o;
     int task = (int)(run / ((size_t)g->n_schemes * o->seeds)), scheme = (int)(run / o->seeds % g->n_schemes);
@@ -307,6 +322,10 @@ static int train_one(lengthgen *g, size_t run) {
         evaluate_lengths(g, &model, g->exact + run * o->test_max, g->token + run * o->test_max);
         qkv_lg_measure_distance(g, &model, run);
         g->done[run] = 1;
+        if (qkv_cancelled() || qkv_interrupt_signal()) { /* reached by a signal: dropped */
+            clear_record(g, run);
+            rc = qkv_interrupt_signal() ? qkv_interrupt_signal() : SIGINT;
+        }
     }
     qkv_seq_model_free(&model);
     return rc;

@@ -6,7 +6,8 @@
 
 #include "train/experiments/lengthgen_runs.h"
 
-/* Measures a trained model's attention distances into run's record. */
+/* Measures a trained model's attention distances into run's record; a signal ends it at
+ * the next input (the caller drops the record: lengthgen.c). */
 void qkv_lg_measure_distance(qkv_lengthgen *g, qkv_seq_model *model, size_t run);
 /* Per task and scheme, pooled over seeds: mean, median, 90th percentile and the
  * share farther than 2L (what no training stream had). */

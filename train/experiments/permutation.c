@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/io/json.h"
@@ -32,6 +33,7 @@
 #include "layers/set_models.h"
 #include "layers/transformer.h"
 #include "train/experiments/experiments.h"
+#include "train/interrupt.h"
 #include "train/settings.h"
 
 #define BATCH 2
@@ -332,7 +334,7 @@ int qkv_perm_check(const qkv_perm_options *o) {
 int qkv_permutation_experiment(const qkv_perm_options *o, qkv_perm_row *rows) {
     QKV_CHECK(check_model_options(o) == 0, "experiment permutation: %s", qkv_last_error());
     qkv_tape *tape = qkv_tape_create_inference(o->seed);
-    for (int i = 0; i < N_CONFIGS; i++) {
+    for (int i = 0; i < N_CONFIGS && !qkv_cancelled(); i++) {
         const config *c = &configs[i];
         qkv_perm_row *r = &rows[i];
         r->config = c->name;
@@ -344,6 +346,9 @@ int qkv_permutation_experiment(const qkv_perm_options *o, qkv_perm_row *rows) {
         r->inconclusive = r->agrees && (unclear(r->equivariance) || unclear(r->invariance));
     }
     qkv_tape_free(tape);
+    if (qkv_cancelled()) /* a signal reached the measurement (core/cancel.h): nothing of it is kept */
+        return qkv_set_error("stopped by %s while measuring; nothing was printed or written",
+                             qkv_signal_name(qkv_interrupt_signal())), -1;
     return N_CONFIGS;
 }
 
@@ -443,6 +448,7 @@ int qkv_perm_run(const qkv_perm_options *o, int *all_agree) {
     if (qkv_perm_check(o) != 0) return -1;
     qkv_perm_row rows[QKV_PERM_MAX_ROWS];
     int n = qkv_permutation_experiment(o, rows);
+    if (n < 0) return -1;
     *all_agree = print_table(o, rows, n);
     if (o->json && write_json(o->json, o, rows, n, *all_agree) != 0) return -1;
     if (o->csv && write_csv(o->csv, rows, n) != 0) {   /* both outputs or neither (a full disk) */
