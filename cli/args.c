@@ -1,13 +1,14 @@
 /* args.c — see args.h. */
 #include "cli/args.h"
 
-#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "cli/suggest.h"
 
 /* The usage line (with spec: its positional arguments and its summary beneath),
@@ -48,23 +49,7 @@ static int arg_fail(const char *fmt, ...) {
     return -1;
 }
 
-/* A number as a person types it: an optional '-', then digits (an INT), or for a
- * FLOAT digits with an optional '.' and exponent. strtod alone also takes leading
- * blanks, '+', hex, "inf" and "nan": ' 5' and '+3' are typing slips, refused. */
-static int plain_number(const char *text, int integer) {
-    const char *p = text + (*text == '-');
-    if (!(*p >= '0' && *p <= '9') && !(!integer && *p == '.' && p[1] >= '0' && p[1] <= '9')) return 0;
-    for (; *p; p++) {
-        int digit = *p >= '0' && *p <= '9';
-        int exponent_sign = (*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E');
-        if (!digit && (integer || !(*p == '.' || *p == 'e' || *p == 'E' || exponent_sign))) return 0;
-    }
-    return 1;
-}
-
 static int parse_value(const char *command, const qkv_arg *arg, const char *text) {
-    char *end = NULL;
-    errno = 0;
     if (arg->kind == QKV_ARG_STRING) {
         *(const char **)arg->target = text;
         return 0;
@@ -82,10 +67,14 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
         return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
                         qkv_suggest_among(text, arg->choices, hint, sizeof hint), allowed);
     }
+    /* core/number.h: the one number syntax (no blank, '+', leading zero, hex, inf, nan) */
     int integer = arg->kind != QKV_ARG_FLOAT;
-    long long whole = integer ? strtoll(text, &end, 10) : 0;
-    double v = integer ? (double)whole : strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !plain_number(text, integer) || !(v >= arg->min && v <= arg->max)) {
+    long long whole = 0;
+    float real = 0;
+    int bad = integer ? qkv_parse_int(text, LLONG_MIN, LLONG_MAX, &whole) != 0 ||
+                            !((double)whole >= arg->min && (double)whole <= arg->max)
+                      : qkv_parse_float(text, arg->min, arg->max, &real) != 0;
+    if (bad) {
         return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
                         integer ? "an integer" : "a number", arg->min, arg->max, text);
     }
@@ -93,7 +82,7 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
     case QKV_ARG_INT: *(int *)arg->target = (int)whole; break;
     case QKV_ARG_LONG: *(long *)arg->target = (long)whole; break;
     case QKV_ARG_U64: *(unsigned long long *)arg->target = (unsigned long long)whole; break;
-    default: *(float *)arg->target = (float)v; break;
+    default: *(float *)arg->target = real; break;
     }
     return 0;
 }

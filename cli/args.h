@@ -3,11 +3,12 @@
  * A command declares its flags in a table; qkv_args_parse() walks argv, fills the
  * targets and returns 0, or prints one line naming the flag and what was wrong
  * ("qkv train spirals: --steps: expected an integer in [1, 10000000], got 'x'")
- * and returns -1. Numbers are strict: an optional '-' then digits (a float may
- * add '.' and an exponent); a leading blank, '+', hex, "inf" and "nan" are
- * refused. A flag given twice is refused ("--steps given twice"), never the
- * last one silently taken. --help prints the table.
- * Commands describe themselves once, in a qkv_command_spec (below). Nothing is half-applied: on error the
+ * and returns -1. Numbers are strict, the same as a checkpoint's (core/number.h):
+ * an optional '-' then digits (a float may add '.' and an exponent); a leading
+ * blank, '+', a leading zero, hex, "inf" and "nan" are refused. A flag given
+ * twice is refused ("--steps given twice"), never the last one silently taken.
+ * --help prints the table. Commands describe themselves once, in a
+ * qkv_command_spec (below). Nothing is half-applied: on error the
  * targets may have changed, but the command then exits without running.
  */
 #ifndef QKV_ARGS_H

@@ -16,12 +16,13 @@
  * the model's positions allow, an untrained length without --force, an
  * unwritable --out) are one line and exit 2.
  */
-#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "core/ops/ops.h"
 #include "core/kernels/parallel.h"
 #include "cli/args.h"
@@ -37,15 +38,17 @@ static int parse_input(const char *text, int vocab, int max_len, int32_t *symbol
     for (;;) {
         while (*p == ' ' || *p == ',' || *p == '\t') p++;
         if (!*p) break;
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || (*end && *end != ' ' && *end != ',' && *end != '\t')) {
+        size_t len = strcspn(p, " ,\t");
+        char token[24];
+        long long v = 0;
+        snprintf(token, sizeof token, "%.*s", (int)(len < sizeof token ? len : sizeof token - 1), p);
+        if (len >= sizeof token || qkv_parse_int(token, LLONG_MIN, LLONG_MAX, &v) != 0) {   /* core/number.h */
             qkv_set_error("--input: '%.20s' is not a list of integers", p);
             return -1;
         }
+        const char *end = p + len;
         if (v < 0 || v >= vocab) {
-            qkv_set_error("--input: symbol %ld is outside the model's vocabulary 0..%d", v, vocab - 1);
+            qkv_set_error("--input: symbol %lld is outside the model's vocabulary 0..%d", v, vocab - 1);
             return -1;
         }
         if (*n == max_len) {

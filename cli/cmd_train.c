@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
@@ -140,6 +141,9 @@ static int evaluate_checkpoint(const char *path, const char *data_dir) {
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
         return 2;
     }
+    if (isatty(STDERR_FILENO))   /* a large test set takes a while: say what runs (Ctrl-C ends it at once) */
+        fprintf(stderr, "qkv eval: %s: a %s model at step %ld: making its test set and evaluating...\n", path,
+                ckpt.kind->name, ckpt.file.step);
     qkv_task *task = qkv_task_checkpoint_create(&ckpt, 1);
     if (!task) {
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());

@@ -29,6 +29,8 @@
 #include "cli/commands.h"
 #include "core/io/png.h"
 #include "core/io/safetensors.h"
+#include "cli/args.h"
+#include "train/checkpoint.h"
 #include "train/experiments/experiments.h"
 #include "train/tasks/detect.h"
 #include "train/tasks/registry.h"
@@ -186,6 +188,192 @@ START_TEST(every_task_kind_has_a_fixture_here) {
 }
 END_TEST
 
+/* ---- numbers, keys and optimizer state as strict as flags ------------------------------------ */
+
+/* A copy of the checkpoint at src with metadata key set to value (added when the
+ * file has no such key; value NULL: the key removed), at dst. */
+static void write_with(const char *src, const char *dst, const char *key, const char *value) {
+    qkv_safetensors st;
+    ck_assert_msg(qkv_safetensors_load(src, &st) == 0, "%s", qkv_last_error());
+    qkv_st_meta *meta = malloc((size_t)(st.n_meta + 1) * sizeof *meta);
+    int n = 0, found = 0;
+    for (int i = 0; i < st.n_meta; i++) {
+        int here = strcmp(st.meta[i].key, key) == 0;
+        found |= here;
+        if (here && !value) continue;
+        meta[n] = st.meta[i];
+        if (here) meta[n].value = value;
+        n++;
+    }
+    if (!found && value) meta[n++] = (qkv_st_meta){key, value};
+    ck_assert_int_eq(qkv_safetensors_save(dst, st.n_tensors, st.tensors, n, meta), 0);
+    free(meta);
+    qkv_safetensors_free(&st);
+}
+
+/* What every reader of a checkpoint goes through (eval, sample, attn, detect
+ * and, for the header, --resume): -1 with an error containing want. */
+static void expect_open_refuses(const char *path, const char *want, const char *what) {
+    qkv_task_checkpoint ckpt;
+    int rc = qkv_task_checkpoint_open(path, NULL, &ckpt);
+    if (rc == 0) qkv_task_checkpoint_close(&ckpt);
+    ck_assert_msg(rc == -1, "%s: accepted", what);
+    ck_assert_msg(strstr(qkv_last_error(), want) && !strchr(qkv_last_error(), '\n'), "%s: %s", what,
+                  qkv_last_error());
+}
+
+/* The flag row of f refuses text, as the checkpoint's reader does. */
+static int flag_refuses(const qkv_field *f, const char *text) {
+    unsigned char config[4096] = {0};
+    qkv_arg arg;
+    if (qkv_args_from_fields(f, 1, config, &arg) != 1) return 1;   /* no flag: nothing to compare */
+    char *argv[] = {(char *)f->flag, (char *)text};
+    FILE *saved = stderr;
+    stderr = fopen("/dev/null", "w");   /* the refusal prints its line */
+    int rc = qkv_args_parse("test", 2, argv, &arg, 1);
+    fclose(stderr);
+    stderr = saved;
+    return rc == -1;
+}
+
+/* Issue 36, finding 4: "+4", " 4", "04", hex were taken from a checkpoint while
+ * the flag refused them. For every number of every fixture's config (and the
+ * trainer's settings), each such spelling of its own value is refused by the
+ * reader, and by the flag. */
+START_TEST(checkpoint_numbers_are_as_strict_as_flags) {
+    scratch_dir_create();
+    char dst[512];
+    snprintf(dst, sizeof dst, "%s", scratch_file("loose.safetensors"));
+    int cases = 0;
+    for (size_t fx = 0; fx < sizeof fixtures / sizeof fixtures[0]; fx++) {
+        char src[128];
+        snprintf(src, sizeof src, FIXTURES "/%s.safetensors", fixtures[fx]);
+        qkv_task_checkpoint ckpt;
+        ck_assert_msg(qkv_task_checkpoint_open(src, NULL, &ckpt) == 0, "%s", qkv_last_error());
+        for (int table = 0; table < 2; table++) {
+            const qkv_field *fields = table ? qkv_trainer_fields : ckpt.kind->fields;
+            int n = table ? qkv_trainer_n_fields : ckpt.kind->n_fields;
+            const qkv_config_kv *kv = table ? ckpt.file.settings : ckpt.file.config;
+            for (int i = 0; i < n; i++) {
+                const qkv_field *f = &fields[i];
+                const char *value = f->key ? qkv_config_get(kv, f->key) : NULL;
+                if (!value || (f->kind != QKV_FIELD_INT && f->kind != QKV_FIELD_LONG && f->kind != QKV_FIELD_FLOAT &&
+                               f->kind != QKV_FIELD_SEED))
+                    continue;
+                char loose[5][QKV_CONFIG_VALUE_LEN + 4], key[64], what[QKV_CONFIG_VALUE_LEN + 160];
+                snprintf(loose[0], sizeof loose[0], "+%s", value);
+                snprintf(loose[1], sizeof loose[0], " %s", value);
+                snprintf(loose[2], sizeof loose[0], "%s ", value);
+                snprintf(loose[3], sizeof loose[0], "0%s", value);
+                snprintf(loose[4], sizeof loose[0], "%s", f->kind == QKV_FIELD_FLOAT ? "0x1p-3" : "0x1");
+                snprintf(key, sizeof key, "%s.%s", table ? "train" : "config", f->key);
+                for (int l = 0; l < 5; l++, cases++) {
+                    if (value[0] == '-' && l == 3) continue;
+                    snprintf(what, sizeof what, "%s: %s = \"%.200s\"", fixtures[fx], key, loose[l]);
+                    write_with(src, dst, key, loose[l]);
+                    char want[QKV_CONFIG_VALUE_LEN + 96];
+                    snprintf(want, sizeof want, "\"%s\" is \"%.40s\"", f->key, loose[l]);
+                    expect_open_refuses(dst, want, what);
+                    ck_assert_msg(flag_refuses(f, loose[l]), "%s: the flag %s takes it", what, f->flag);
+                }
+            }
+        }
+        qkv_task_checkpoint_close(&ckpt);
+    }
+    ck_assert_int_gt(cases, 100);
+    /* The command line says it the same way: eval, attn, sample, detect. */
+    char line[512], args[1200], png[512];
+    snprintf(png, sizeof png, "%s", scratch_file("a.png"));
+    const char *runs[][3] = {{"reverse", "config.heads", "attn %s --input 1 --out %s"},
+                             {"reverse", "config.seed", "eval %s"},
+                             {"text", "config.heads", "sample %s --tokens 2"},
+                             {"detect", "config.heads", "detect %s %s"},
+                             {"spirals", "config.noise", "eval %s"}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        char src[128];
+        snprintf(src, sizeof src, FIXTURES "/%s.safetensors", runs[r][0]);
+        write_with(src, dst, runs[r][1], strcmp(runs[r][1], "config.noise") == 0 ? "0x1p3" : "+4");
+        snprintf(args, sizeof args, runs[r][2], dst, png);
+        ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+        ck_assert_msg(strstr(line, runs[r][1] + 7) && strstr(line, "(expected"), "qkv %s: %s", args, line);
+    }
+    scratch_dir_remove();
+}
+END_TEST
+
+/* Issue 36, finding 6: a metadata key no reader knows, in config.*, train.* or
+ * at the top, is refused by every reader in one line naming it; so is garbage in
+ * the optimizer's kind and step, and an optim.step that is not the checkpoint's
+ * step (0 would silently restart Adam's bias correction on --resume). */
+START_TEST(unknown_keys_and_bad_optimizer_state_are_refused_by_every_reader) {
+    scratch_dir_create();
+    char dst[512], line[512], args[1200];
+    snprintf(dst, sizeof dst, "%s", scratch_file("odd.safetensors"));
+    const char *src = FIXTURES "/reverse.safetensors";   /* step 3, adamw */
+    const char *cases[][3] = {
+        {"config.colour", "1", "unknown config key \"colour\""},
+        {"train.colour", "1", "unknown train key \"colour\""},
+        {"colour", "1", "unknown metadata \"colour\""},
+        {"optim.kind", "lion", "metadata \"optim.kind\" is \"lion\""},
+        {"optim.kind", NULL, "metadata \"optim.kind\" is missing"},
+        {"optim.step", "0", "metadata \"optim.step\" is 0, expected 3"},
+        {"optim.step", "4", "metadata \"optim.step\" is 4, expected 3"},
+        {"optim.step", "+3", "metadata \"optim.step\" is not an integer"},
+        {"optim.step", "x", "metadata \"optim.step\" is not an integer"},
+        {"step", "03", "metadata \"step\" is not an integer"},
+        {"rng.counter", " 0", "metadata \"rng.counter\" is not an integer"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        write_with(src, dst, cases[c][0], cases[c][1]);
+        expect_open_refuses(dst, cases[c][2], cases[c][0]);
+        snprintf(args, sizeof args, "eval %s", dst);
+        ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+        ck_assert_msg(strstr(line, cases[c][2]), "qkv %s: %s", args, line);
+    }
+    /* Without optimizer state, optim.step is 0. */
+    qkv_params params = {0};
+    qkv_params_new(&params, "w", 1, (int[]){3});
+    qkv_config_kv config = {0};
+    qkv_config_add(&config, "task", "maxreg");
+    ck_assert_int_eq(qkv_checkpoint_save(dst, &params, NULL, 5, NULL, &config, NULL, NULL), 0);
+    qkv_checkpoint ckpt;
+    ck_assert_msg(qkv_checkpoint_open(dst, &ckpt) == 0, "%s", qkv_last_error());
+    ck_assert_int_eq(ckpt.optim_kind, -1);
+    qkv_checkpoint_close(&ckpt);
+    char other[512];
+    snprintf(other, sizeof other, "%s", scratch_file("none.safetensors"));
+    write_with(dst, other, "optim.step", "5");
+    ck_assert_int_eq(qkv_checkpoint_open(other, &ckpt), -1);
+    ck_assert_msg(strstr(qkv_last_error(), "\"optim.step\" is 5, expected 0 (no optimizer state)"), "%s",
+                  qkv_last_error());
+    qkv_params_free(&params);
+
+    /* --resume: the same refusals, before a step is taken. */
+    char ck[512];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 2 --save %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    const char *resume_cases[][3] = {
+        {"optim.step", "0", "\"optim.step\" is 0, expected 2"},
+        {"train.lr", "0x1p3", "train \"lr\" is \"0x1p3\""},
+        {"train.clip", "+4", "train \"clip\" is \"+4\""},
+        {"train.warmup", "04", "train \"warmup\" is \"04\""},
+        {"train.colour", "1", "unknown train key \"colour\""},
+        {"config.colour", "1", "colour"},
+    };
+    for (size_t c = 0; c < sizeof resume_cases / sizeof resume_cases[0]; c++) {
+        write_with(ck, dst, resume_cases[c][0], resume_cases[c][1]);
+        snprintf(args, sizeof args, SMALL_SPIRALS " --steps 4 --resume %s", dst);
+        ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+        ck_assert_msg(strstr(line, resume_cases[c][2]), "%s = %s: %s", resume_cases[c][0], resume_cases[c][1], line);
+    }
+    /* ... and the file as saved resumes. */
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 4 --resume %s", ck);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* ---- the tables cover their structs ------------------------------------------------------ */
 
 START_TEST(trainer_and_experiment_tables_cover_their_structs) {
@@ -327,6 +515,8 @@ Suite *suite_config_checks(void) {
     tcase_set_timeout(tc, 0);
     tcase_add_loop_test(tc, hostile_config_values_end_cleanly, 0, (int)(sizeof fixtures / sizeof fixtures[0]));
     tcase_add_test(tc, every_task_kind_has_a_fixture_here);
+    tcase_add_test(tc, checkpoint_numbers_are_as_strict_as_flags);
+    tcase_add_test(tc, unknown_keys_and_bad_optimizer_state_are_refused_by_every_reader);
     tcase_add_test(tc, trainer_and_experiment_tables_cover_their_structs);
     tcase_add_test(tc, coverage_check_finds_a_member_without_a_row);
     tcase_add_test(tc, shared_setting_rows_are_their_settings);

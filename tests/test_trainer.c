@@ -93,6 +93,7 @@ START_TEST(checkpoint_that_does_not_fit_leaves_model_untouched) {
     qkv_optimizer_config oc = {.kind = QKV_OPT_ADAM, .lr = 1e-3f};
     qkv_optimizer opt;
     qkv_optimizer_init(&opt, &oc, &a.params);
+    opt.step = 17;   /* the updates of 17 steps: a checkpoint's optim.step is its step */
     qkv_rng rng = qkv_rng_make(3);
     qkv_config_kv description = {0};
     a.task.describe(&a, &description);

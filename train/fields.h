@@ -133,6 +133,16 @@ size_t qkv_field_size(const qkv_field *f);
  * checkpoint is input). TEXT members then point into in, which must outlive
  * config. */
 int qkv_fields_parse(const qkv_field *fields, int n, const qkv_config_kv *in, void *config);
+/* The first key of in that no row with a key describes (other than those in
+ * also, a NULL-terminated list, may be NULL), or NULL when every key is known:
+ * a description's key no reader knows is refused, not ignored. */
+const char *qkv_fields_unknown_key(const qkv_field *fields, int n, const qkv_config_kv *in,
+                                   const char *const *also);
+/* Reads every entry of in, a description that may leave settings out (an absent
+ * key keeps its member), into config: 0, or -1 naming the first key no row
+ * describes ("unknown WHAT key ...") or a bad value (`WHAT "key" is ...`). */
+int qkv_fields_parse_present(const char *what, const qkv_field *fields, int n, const qkv_config_kv *in,
+                             void *config);
 /* Every TEXT member fits a description's value (QKV_CONFIG_VALUE_LEN - 1 bytes):
  * 0, or -1 with qkv_last_error() naming the flag. */
 int qkv_fields_check_text(const qkv_field *fields, int n, const void *config);

@@ -1,13 +1,14 @@
 /* history.c — a run's record of steps, losses and metrics. See history.h. */
 #include "train/history.h"
 
-#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "train/viz/plot.h"
 
 #define PANEL_W 560
@@ -98,11 +99,12 @@ static int parse_cell(const char **at, double *value) {
     size_t n = strcspn(s, ",\n");
     if (n == 0) {
         *value = NAN;
-    } else {
-        char *end = NULL;
-        errno = 0;
-        *value = strtod(s, &end);
-        if (errno || end != s + n || !isfinite(*value)) return -1;
+    } else {   /* the number syntax of flags and checkpoints (core/number.h), finite */
+        char cell[64];
+        if (n >= sizeof cell) return -1;
+        memcpy(cell, s, n);
+        cell[n] = '\0';
+        if (qkv_parse_double(cell, -DBL_MAX, DBL_MAX, value) != 0) return -1;
     }
     *at = s + n + (s[n] == ',');
     return 0;

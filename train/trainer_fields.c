@@ -92,16 +92,20 @@ void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_co
     }
 }
 
+int qkv_trainer_check_settings(const qkv_config_kv *saved, const qkv_trainer_config *base) {
+    qkv_trainer_config scratch = *base;
+    return qkv_fields_parse_present("train", qkv_trainer_fields, qkv_trainer_n_fields, saved, &scratch);
+}
+
 int qkv_trainer_adopt_settings(qkv_trainer_config *config, const qkv_config_kv *saved,
                                int (*given)(const char *flag, const void *ctx), const void *ctx) {
+    qkv_trainer_config recorded = *config;   /* every recorded value checked, also those a flag replaces */
+    if (qkv_fields_parse_present("train", qkv_trainer_fields, qkv_trainer_n_fields, saved, &recorded) != 0)
+        return -1;
     for (int i = 0; i < qkv_trainer_n_fields; i++) {
         const qkv_field *f = &qkv_trainer_fields[i];
-        const char *value = f->key && f->flag ? qkv_config_get(saved, f->key) : NULL;
-        if (!value || given(f->flag, ctx)) continue;
-        qkv_config_kv one = {.n = 1};
-        snprintf(one.key[0], sizeof one.key[0], "%s", f->key);
-        snprintf(one.value[0], sizeof one.value[0], "%s", value);
-        if (qkv_fields_parse(f, 1, &one, config) != 0) return -1;
+        if (!f->key || !f->flag || !qkv_config_get(saved, f->key) || given(f->flag, ctx)) continue;
+        memcpy((char *)config + f->offset, (const char *)&recorded + f->offset, qkv_field_size(f));
     }
     return 0;
 }

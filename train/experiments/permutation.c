@@ -450,7 +450,10 @@ int qkv_perm_run(const qkv_perm_options *o, int *all_agree) {
     int n = qkv_permutation_experiment(o, rows);
     if (n < 0) return -1;
     *all_agree = print_table(o, rows, n);
-    if ((o->json && write_json(o->json, o, rows, n, *all_agree) != 0) || (o->csv && write_csv(o->csv, rows, n) != 0))
+    if (o->json && write_json(o->json, o, rows, n, *all_agree) != 0) return -1;
+    if (o->csv && write_csv(o->csv, rows, n) != 0) {   /* both outputs or neither (a full disk) */
+        if (o->json) remove(o->json);
         return -1;
+    }
     return 0;
 }
