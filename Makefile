@@ -93,7 +93,7 @@ LIB_SRC  += mk/stb_impl.c
 STB_LIBS  =
 endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
-CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) cli/bench.c cli/bench_models.c \
+CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) \
             $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a
@@ -140,7 +140,7 @@ $(LIB_OBJ) $(CLI_OBJ) $(B)/cli/main.o: | deps-build
 $(TEST_OBJ): | deps-test
 
 # ./qkv --version names the compiler flags it was built with.
-$(B)/cli/version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(BUILD_CFLAGS)"' -DQKV_BUILD_ISAS='"$(ISAS)"'
+$(B)/cli/cmd_version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(BUILD_CFLAGS)"' -DQKV_BUILD_ISAS='"$(ISAS)"'
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -6,8 +6,9 @@
  * Layers, from the bottom: core (tensors, the tape, ops, the fused attention op,
  * position encodings, box losses and matching, threads, the instruction-set
  * choice, rng, errors, .npy, safetensors and PNG files), layers (modules built
- * from ops), optim (optimizers), data (data sets), and the trainer (the training
- * loop over a task, and checkpoints). Every public symbol starts with qkv_. See
+ * from ops), optim (optimizers), data (data sets), and the trainer (a training
+ * run of a task as a session, prepared once and run whole or a step at a time;
+ * the loop; checkpoints). Every public symbol starts with qkv_. See
  * README.md for a worked example.
  *
  * What qkv's own commands, tests and benchmarks use besides (the allocator, the
@@ -59,6 +60,7 @@
 #include "data/text.h"
 #include "data/tokenizer.h"
 #include "train/trainer.h"
+#include "train/session.h"
 #include "train/checkpoint.h"
 #include "train/torch_names.h"
 

@@ -33,7 +33,7 @@ Training, as the task's defaults (train/tasks/text.c, optim/):
 Timing: every step (batch, forward, backward, clip, optimizer step) is timed;
 ms_per_step is the median of the steps after the first 20 (the mean is written
 too). Evaluations are not timed. The thread count is set for PyTorch's loops and
-for Debian's OpenBLAS (torch_bench.set_threads).
+for Debian's OpenBLAS (torch_threads.set_threads).
 
 Prints the banner (parameters, tokens), the step-1 loss, ms per step, the final
 train loss (the last batch's) and val loss, and writes them to --json.
@@ -62,7 +62,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_bench import set_threads
+from torch_threads import set_threads
 
 DEFAULT_CORPUS = "/usr/share/games/fortunes"   # train/tasks/text.h QKV_TEXT_DEFAULT_CORPUS
 VAL_FRACTION = np.float32(0.1)                 # the config's float, widened to double as qkv does

@@ -1,17 +1,21 @@
 /* args.c — see args.h. */
 #include "cli/args.h"
 
-#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "cli/suggest.h"
 
-static void print_help(const char *command, const qkv_arg *args, int n_args) {
-    printf("usage: qkv %s [flags]\n", command);
+/* The usage line (with spec: its positional arguments and its summary beneath),
+ * then one line per flag with its current (default) value. */
+static void print_help(const char *command, const qkv_command_spec *spec, const qkv_arg *args, int n_args) {
+    if (!spec) printf("usage: qkv %s [flags]\n", command);
+    else printf("usage: qkv %s%s%s [flags]\n  %s\n", command, spec->args[0] ? " " : "", spec->args, spec->summary);
     for (int i = 0; i < n_args; i++) {
         int integer = args[i].kind == QKV_ARG_INT || args[i].kind == QKV_ARG_LONG || args[i].kind == QKV_ARG_U64;
         const char *value = integer ? " N" : args[i].kind == QKV_ARG_FLOAT ? " X"
@@ -45,23 +49,7 @@ static int arg_fail(const char *fmt, ...) {
     return -1;
 }
 
-/* A number as a person types it: an optional '-', then digits (an INT), or for a
- * FLOAT digits with an optional '.' and exponent. strtod alone also takes leading
- * blanks, '+', hex, "inf" and "nan": ' 5' and '+3' are typing slips, refused. */
-static int plain_number(const char *text, int integer) {
-    const char *p = text + (*text == '-');
-    if (!(*p >= '0' && *p <= '9') && !(!integer && *p == '.' && p[1] >= '0' && p[1] <= '9')) return 0;
-    for (; *p; p++) {
-        int digit = *p >= '0' && *p <= '9';
-        int exponent_sign = (*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E');
-        if (!digit && (integer || !(*p == '.' || *p == 'e' || *p == 'E' || exponent_sign))) return 0;
-    }
-    return 1;
-}
-
 static int parse_value(const char *command, const qkv_arg *arg, const char *text) {
-    char *end = NULL;
-    errno = 0;
     if (arg->kind == QKV_ARG_STRING) {
         *(const char **)arg->target = text;
         return 0;
@@ -79,10 +67,14 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
         return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
                         qkv_suggest_among(text, arg->choices, hint, sizeof hint), allowed);
     }
+    /* core/number.h: the one number syntax (no blank, '+', leading zero, hex, inf, nan) */
     int integer = arg->kind != QKV_ARG_FLOAT;
-    long long whole = integer ? strtoll(text, &end, 10) : 0;
-    double v = integer ? (double)whole : strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !plain_number(text, integer) || !(v >= arg->min && v <= arg->max)) {
+    long long whole = 0;
+    float real = 0;
+    int bad = integer ? qkv_parse_int(text, LLONG_MIN, LLONG_MAX, &whole) != 0 ||
+                            !((double)whole >= arg->min && (double)whole <= arg->max)
+                      : qkv_parse_float(text, arg->min, arg->max, &real) != 0;
+    if (bad) {
         return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
                         integer ? "an integer" : "a number", arg->min, arg->max, text);
     }
@@ -90,7 +82,7 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
     case QKV_ARG_INT: *(int *)arg->target = (int)whole; break;
     case QKV_ARG_LONG: *(long *)arg->target = (long)whole; break;
     case QKV_ARG_U64: *(unsigned long long *)arg->target = (unsigned long long)whole; break;
-    default: *(float *)arg->target = (float)v; break;
+    default: *(float *)arg->target = real; break;
     }
     return 0;
 }
@@ -100,12 +92,14 @@ int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *ar
     return qkv_args_parse_given(command, argc, argv, args, n_args, given);
 }
 
-int qkv_args_parse_given(const char *command, int argc, char **argv, const qkv_arg *args, int n_args,
-                         unsigned char *seen) {
+static int is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
+
+static int parse_flags(const char *command, const qkv_command_spec *spec, int argc, char **argv, const qkv_arg *args,
+                       int n_args, unsigned char *seen) {
     memset(seen, 0, (size_t)n_args); /* a flag given twice is refused, not the last one taken */
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            print_help(command, args, n_args);
+        if (is_help(argv[i])) {
+            print_help(command, spec, args, n_args);
             return 1;
         }
         const qkv_arg *arg = NULL;
@@ -129,6 +123,59 @@ int qkv_args_parse_given(const char *command, int argc, char **argv, const qkv_a
         if (parse_value(command, arg, argv[++i]) != 0) return -1;
     }
     return 0;
+}
+
+int qkv_args_parse_given(const char *command, int argc, char **argv, const qkv_arg *args, int n_args,
+                         unsigned char *given) {
+    return parse_flags(command, NULL, argc, argv, args, n_args, given);
+}
+
+int qkv_command_parse_args(const qkv_command_spec *spec, const char *command, int argc, char **argv,
+                           const qkv_arg *args, int n, unsigned char *given) {
+    unsigned char seen[n > 0 ? n : 1];
+    for (int i = 0; i < spec->n_args && i < argc; i++)
+        if (is_help(argv[i])) {
+            print_help(command, spec, args, n);
+            return 1;
+        }
+    for (int i = 0; i < spec->n_args; i++)
+        if (i >= argc || argv[i][0] == '-')
+            return arg_fail("%s: name %s first: qkv %s %s [flags] (qkv %s --help lists them)", command, spec->args,
+                            command, spec->args, command);
+    return parse_flags(command, spec, argc - spec->n_args, argv + spec->n_args, args, n, given ? given : seen);
+}
+
+int qkv_command_parse(const qkv_command_spec *spec, const char *command, int argc, char **argv, void *options) {
+    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
+    QKV_CHECK(spec->n_fields <= QKV_MAX_COMMAND_FLAGS, "%s: %d flags, more than %d", command, spec->n_fields,
+              QKV_MAX_COMMAND_FLAGS);
+    int n = qkv_args_from_fields(spec->fields, spec->n_fields, options, args);
+    return qkv_command_parse_args(spec, command, argc, argv, args, n, NULL);
+}
+
+void qkv_command_list(FILE *out, const qkv_command_spec *const *subs, const char *indent, int width) {
+    for (int i = 0; subs[i]; i++) fprintf(out, "%s%-*s %s\n", indent, width, subs[i]->name, subs[i]->summary);
+}
+
+int qkv_command_dispatch(const qkv_command_spec *spec, int argc, char **argv) {
+    if (argc < 1 || is_help(argv[0])) {
+        FILE *out = argc < 1 ? stderr : stdout;
+        fprintf(out, "usage: qkv %s <%s> [flags]   (qkv %s <%s> --help lists the flags)\n", spec->name, spec->what,
+                spec->name, spec->what);
+        qkv_command_list(out, spec->subs, "  ", 13);
+        return argc < 1 ? 2 : 0;
+    }
+    for (int i = 0; spec->subs[i]; i++)
+        if (strcmp(argv[0], spec->subs[i]->name) == 0) return spec->subs[i]->run(argc - 1, argv + 1);
+    char hint[96], known[256] = "";
+    qkv_suggestion near = qkv_suggestion_begin(argv[0]);
+    for (int i = 0; spec->subs[i]; i++) {
+        qkv_suggestion_consider(&near, spec->subs[i]->name);
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", spec->subs[i]->name);
+    }
+    arg_fail("%s: unknown %s '%s' (%sknown: %s)", spec->name, spec->what, argv[0],
+             qkv_suggestion_hint(&near, hint, sizeof hint), known);
+    return 2;
 }
 
 int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *args) {

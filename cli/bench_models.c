@@ -1,4 +1,4 @@
-/* models.c — the attention, train and long sections of `qkv bench`.
+/* bench_models.c — the attention, train and long sections of `qkv bench`.
  *
  * attention  qkv_attention forward + backward (dq, dk, dv, seeded with a fixed
  *            dO) for (B,H,T,d) = (8,4,64,16), (4,8,256,64), (1,8,1024,64), causal
@@ -31,7 +31,7 @@
 #include "core/error.h"
 #include "core/ops/ops.h"
 #include "optim/optimizer.h"
-#include "cli/bench.h"
+#include "cli/bench_models.h"
 #include "train/step.h"
 #include "train/tasks/registry.h"
 
@@ -146,7 +146,8 @@ static int train_step_init(train_step *s, const char *task, int micro_batch) {
         free(s->config);
         return -1;
     }
-    if (qkv_step_init(&s->parallel, s->task, micro_batch, 0) != 0) {
+    micro_batch = qkv_step_settle(s->task, micro_batch); /* the task's default for 0 */
+    if (micro_batch < 0 || qkv_step_init(&s->parallel, s->task, micro_batch, 0) != 0) {
         s->kind->destroy(s->task);
         free(s->config);
         return -1;

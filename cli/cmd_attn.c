@@ -16,18 +16,20 @@
  * the model's positions allow, an untrained length without --force, an
  * unwritable --out) are one line and exit 2.
  */
-#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "core/ops/ops.h"
 #include "core/kernels/parallel.h"
 #include "cli/args.h"
 #include "train/viz/attn_maps.h"
 #include "cli/commands.h"
 #include "train/tasks/sequence.h"
+#include "train/settings.h"
 
 /* Parses "3 1 4" into symbols[0..n); -1 with qkv_last_error() naming --input. */
 static int parse_input(const char *text, int vocab, int max_len, int32_t *symbols, int *n) {
@@ -36,15 +38,17 @@ static int parse_input(const char *text, int vocab, int max_len, int32_t *symbol
     for (;;) {
         while (*p == ' ' || *p == ',' || *p == '\t') p++;
         if (!*p) break;
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (end == p || errno || (*end && *end != ' ' && *end != ',' && *end != '\t')) {
+        size_t len = strcspn(p, " ,\t");
+        char token[24];
+        long long v = 0;
+        snprintf(token, sizeof token, "%.*s", (int)(len < sizeof token ? len : sizeof token - 1), p);
+        if (len >= sizeof token || qkv_parse_int(token, LLONG_MIN, LLONG_MAX, &v) != 0) {   /* core/number.h */
             qkv_set_error("--input: '%.20s' is not a list of integers", p);
             return -1;
         }
+        const char *end = p + len;
         if (v < 0 || v >= vocab) {
-            qkv_set_error("--input: symbol %ld is outside the model's vocabulary 0..%d", v, vocab - 1);
+            qkv_set_error("--input: symbol %lld is outside the model's vocabulary 0..%d", v, vocab - 1);
             return -1;
         }
         if (*n == max_len) {
@@ -158,28 +162,32 @@ static int usage_error(const char *message) {
     return 2;
 }
 
+typedef struct attn_options {
+    const char *input, *out;
+    int force, threads;
+} attn_options;
+
+#define T attn_options
+static const qkv_field fields[] = {
+    QKV_TEXT_FIELD("--input", NULL, T, input, NULL, "the input symbols, e.g. \"3 1 4 1 5\" (each 0..vocab-1)"),
+    QKV_TEXT_DEFAULT_FIELD("--out", NULL, T, out, "attn.png", "the PNG to write"),
+    QKV_FLAG_FIELD("--force", T, force, "draw an input of a length the model was not trained on (marked)"),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
+};
+#undef T
+
+/* (rows of the grid: layers, columns: heads; seq2seq adds the decoder's self and cross rows) */
+const qkv_command_spec qkv_command_attn = {
+    "attn", "CKPT", 1, "attention maps of a sequence model on one --input, as a PNG grid", fields,
+    sizeof fields / sizeof *fields, NULL, NULL, qkv_cmd_attn};
+
 int qkv_cmd_attn(int argc, char **argv) {
-    const char *input = NULL, *out = "attn.png";
-    int threads = 0, force = 0;
-    const qkv_arg args[] = {
-        QKV_ARG_STRING_ROW("--input", &input, "the input symbols, e.g. \"3 1 4 1 5\" (each 0..vocab-1)"),
-        QKV_ARG_STRING_ROW("--out", &out, "the PNG to write"),
-        QKV_ARG_FLAG_ROW("--force", &force, "draw an input of a length the model was not trained on (marked)"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
-    };
-    const int n_args = (int)(sizeof args / sizeof args[0]);
-    if (argc < 1 || argv[0][0] == '-') {
-        if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
-            puts("usage: qkv attn CHECKPOINT --input \"3 1 4 1 5\" [--out attn.png]: every layer's and head's\n"
-                 "attention weights on one input of a sequence-task model, as a grid of heatmaps\n"
-                 "(rows: layers, columns: heads; seq2seq adds the decoder's self and cross rows)");
-            qkv_args_parse("attn", argc, argv, args, n_args);
-            return 0;
-        }
-        return usage_error("name a checkpoint: qkv attn CHECKPOINT --input \"3 1 4 1 5\" --out attn.png");
-    }
-    int parsed = qkv_args_parse("attn", argc - 1, argv + 1, args, n_args);
+    attn_options o;
+    qkv_fields_defaults(fields, qkv_command_attn.n_fields, &o);
+    int parsed = qkv_command_parse(&qkv_command_attn, "attn", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    const char *input = o.input, *out = o.out;
+    int threads = o.threads, force = o.force;
     if (!input) return usage_error("--input is required, e.g. --input \"3 1 4 1 5\"");
     if (qkv_check_png_path(out) != 0) return usage_error(qkv_last_error());
     qkv_set_threads(threads);

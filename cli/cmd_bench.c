@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "train/trainer.h"
+#include "train/settings.h"
 
 /* "all, matmul, ..." (sep ", ") or "all|matmul|..." (sep "|") into out. */
 static const char *section_list(char *out, size_t size, const char *sep) {
@@ -24,6 +25,30 @@ static const char *section_list(char *out, size_t size, const char *sep) {
     return out;
 }
 
+typedef struct bench_options {
+    const char *json;
+    int clock, micro_batch, threads;
+} bench_options;
+
+static const char *const clock_names[] = {"wall", "cpu", NULL};
+
+#define T bench_options
+static const qkv_field fields[] = {
+    QKV_TEXT_FIELD("--json", NULL, T, json, NULL, "also write the table as JSON to this file"),
+    QKV_CHOICE_FIELD("--clock", NULL, T, clock, clock_names, 0,
+                     "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
+    QKV_INT_FIELD("--micro-batch", NULL, T, micro_batch, 0, 65536, 0,
+                  "train: examples per micro-batch of every line (0: each task's default)"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0,
+                             "threads of the many-thread column; 0: every core"),
+};
+#undef T
+
+/* Its one positional argument is optional (a section; all by default). */
+const qkv_command_spec qkv_command_bench = {
+    "bench", "[SECTION]", 0, "speed on 1 thread and all threads: matmul, attention, train (all); long", fields,
+    sizeof fields / sizeof *fields, NULL, NULL, qkv_cmd_bench};
+
 int qkv_cmd_bench(int argc, char **argv) {
     const char *section = "all";
     if (argc > 0 && argv[0][0] != '-') {
@@ -31,7 +56,7 @@ int qkv_cmd_bench(int argc, char **argv) {
         argc--;
         argv++;
     }
-    char list[96], usage[128];
+    char list[96];
     int n_sections = 0;
     while (qkv_bench_section_names[n_sections]) n_sections++;
     if (qkv_name_lookup(section, qkv_bench_section_names, n_sections) < 0) {
@@ -39,20 +64,12 @@ int qkv_cmd_bench(int argc, char **argv) {
                 section_list(list, sizeof list, ", "));
         return 2;
     }
-    const char *json_path = NULL;
-    int clock_kind = 0, micro_batch = 0, threads = 0;
-    static const char *const clock_names[] = {"wall", "cpu", NULL};
-    const qkv_arg args[] = {
-        QKV_ARG_STRING_ROW("--json", &json_path, "also write the table as JSON to this file"),
-        QKV_ARG_CHOICE_ROW("--clock", &clock_kind, clock_names,
-                           "wall time, or the process's CPU time (1-thread lines on a loaded machine)"),
-        QKV_ARG_INT_ROW("--micro-batch", &micro_batch, 0, 65536,
-                        "train: examples per micro-batch of every line (0: each task's default)"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, "threads of the many-thread column; 0: every core"),
-    };
-    snprintf(usage, sizeof usage, "bench [%s]", section_list(list, sizeof list, "|"));
-    int parsed = qkv_args_parse(usage, argc, argv, args, (int)(sizeof args / sizeof args[0]));
+    bench_options o;
+    qkv_fields_defaults(fields, qkv_command_bench.n_fields, &o);
+    int parsed = qkv_command_parse(&qkv_command_bench, "bench", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    const char *json_path = o.json;
+    int clock_kind = o.clock, micro_batch = o.micro_batch, threads = o.threads;
     if (json_path && qkv_check_output_path(json_path) != 0) { /* before measuring */
         fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
         return 2;

@@ -8,23 +8,41 @@
 #include "data/detect.h"
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/suggest.h"
+#include "train/settings.h"
+
+typedef struct detect_set_options {
+    qkv_detect_config config;
+    const char *out;
+    int n, seed, threads;
+} detect_set_options;
+
+/* --size, --min-objects and --max-objects take qkv_detect_config_default()'s values. */
+#define T detect_set_options
+static const qkv_field detect_fields[] = {
+    QKV_TEXT_FIELD("--out", NULL, T, out, NULL, "directory to write (created if missing; must be empty)"),
+    QKV_INT_FIELD("--n", NULL, T, n, 1, 1000000, 0, "number of images"),
+    QKV_INT_FIELD("--size", NULL, T, config.size, QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE, 0, "image side in pixels"),
+    QKV_INT_FIELD("--min-objects", NULL, T, config.min_objects, 0, QKV_DETECT_MAX_GENERATED, 0, "fewest shapes per image"),
+    QKV_INT_FIELD("--max-objects", NULL, T, config.max_objects, 0, QKV_DETECT_MAX_GENERATED, 0, "most shapes per image"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "seed: image i depends on (seed, i) only"),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
+};
+#undef T
+
+static int data_detect(int argc, char **argv);
+static const qkv_command_spec detect_set = {
+    "detect", "", 0, "synthetic shapes with boxes: --out DIR --n N (PNG files + annotations.txt)", detect_fields,
+    sizeof detect_fields / sizeof *detect_fields, NULL, NULL, data_detect};
 
 static int data_detect(int argc, char **argv) {
-    qkv_detect_config config = qkv_detect_config_default();
-    const char *out = NULL;
-    int n = 0, seed = 1, threads = 0;
-    const qkv_arg args[] = {
-        QKV_ARG_STRING_ROW("--out", &out, "directory to write (created if missing; must be empty)"),
-        QKV_ARG_INT_ROW("--n", &n, 1, 1000000, "number of images"),
-        QKV_ARG_INT_ROW("--size", &config.size, QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE, "image side in pixels"),
-        QKV_ARG_INT_ROW("--min-objects", &config.min_objects, 0, QKV_DETECT_MAX_GENERATED, "fewest shapes per image"),
-        QKV_ARG_INT_ROW("--max-objects", &config.max_objects, 0, QKV_DETECT_MAX_GENERATED, "most shapes per image"),
-        QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed: image i depends on (seed, i) only"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
-    };
-    int parsed = qkv_args_parse("data detect", argc, argv, args, (int)(sizeof args / sizeof args[0]));
+    detect_set_options o;
+    qkv_fields_defaults(detect_fields, detect_set.n_fields, &o);
+    o.config = qkv_detect_config_default();
+    int parsed = qkv_command_parse(&detect_set, "data detect", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    qkv_detect_config config = o.config;
+    const char *out = o.out;
+    int n = o.n, seed = o.seed, threads = o.threads;
     qkv_set_threads(threads);
     if (!out || !*out || n == 0) {
         fprintf(stderr, "qkv data detect: %s is required\n", !out || !*out ? "--out DIR" : "--n N");
@@ -49,17 +67,9 @@ static int data_detect(int argc, char **argv) {
     return 0;
 }
 
-int qkv_cmd_data(int argc, char **argv) {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0) {
-        fputs("usage: qkv data <set> [flags]   (qkv data <set> --help lists the flags)\n"
-              "sets: detect (synthetic shapes with boxes: PNG files + annotations.txt)\n",
-              argc < 1 ? stderr : stdout);
-        return argc < 1 ? 2 : 0;
-    }
-    if (strcmp(argv[0], "detect") == 0) return data_detect(argc - 1, argv + 1);
-    static const char *const sets[] = {"detect", NULL};
-    char hint[96];
-    fprintf(stderr, "qkv data: unknown set '%s' (%sknown: detect)\n", argv[0],
-            qkv_suggest_among(argv[0], sets, hint, sizeof hint));
-    return 2;
-}
+/* The sets, in the order of the usage. */
+static const qkv_command_spec *const sets[] = {&detect_set, NULL};
+
+const qkv_command_spec qkv_command_data = {"data", "SET", 1, "write a data set:", NULL, 0, sets, "set", qkv_cmd_data};
+
+int qkv_cmd_data(int argc, char **argv) { return qkv_command_dispatch(&qkv_command_data, argc, argv); }

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "train/tasks/detect.h"
 #include "train/tasks/registry.h"
+#include "train/settings.h"
 
 /* ---- qkv detect CKPT IMAGE ------------------------------------------------------------------ */
 
@@ -111,27 +112,33 @@ static int detect_image(const char *path, const char *image_path, const char *ou
     return rc;
 }
 
+typedef struct detect_options {
+    const char *out;
+    float threshold;
+    int scale, threads;
+} detect_options;
+
+#define T detect_options
+static const qkv_field fields[] = {
+    QKV_TEXT_FIELD("--out", NULL, T, out, NULL, "write the image with the predicted boxes here (PNG)"),
+    QKV_FLOAT_FIELD("--threshold", NULL, T, threshold, 0, 1, 0.5, "keep queries whose no-object probability is below this"),
+    QKV_INT_FIELD("--scale", NULL, T, scale, 1, 64, 8, "the drawing's pixels per image pixel"),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
+};
+#undef T
+
+const qkv_command_spec qkv_command_detect = {
+    "detect", "CKPT IMG", 2, "print and draw (--out boxes.png) the boxes a detect checkpoint predicts", fields,
+    sizeof fields / sizeof *fields, NULL, NULL, qkv_cmd_detect};
+
 int qkv_cmd_detect(int argc, char **argv) {
-    const char *out = NULL;
-    float threshold = 0.5f;
-    int scale = 8, threads = 0;
-    const qkv_arg args[] = {
-        QKV_ARG_STRING_ROW("--out", &out, "write the image with the predicted boxes here (PNG)"),
-        QKV_ARG_FLOAT_ROW("--threshold", &threshold, 0, 1, "keep queries whose no-object probability is below this"),
-        QKV_ARG_INT_ROW("--scale", &scale, 1, 64, "the drawing's pixels per image pixel"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
-    };
-    if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
-        puts("usage: qkv detect CHECKPOINT IMAGE [--out boxes.png] [--threshold 0.5] [--scale 8] [--threads N]: predicted boxes "
-             "of a `qkv train detect` model");
-        return qkv_args_parse("detect", argc, argv, args, 4) > 0 ? 0 : 2;
-    }
-    if (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-') {
-        fputs("qkv detect: name a checkpoint and an image: qkv detect CHECKPOINT IMAGE [--out boxes.png]\n", stderr);
-        return 2;
-    }
-    int parsed = qkv_args_parse("detect", argc - 2, argv + 2, args, 4);
+    detect_options o;
+    qkv_fields_defaults(fields, qkv_command_detect.n_fields, &o);
+    int parsed = qkv_command_parse(&qkv_command_detect, "detect", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
+    const char *out = o.out;
+    float threshold = o.threshold;
+    int scale = o.scale, threads = o.threads;
     if (out && qkv_check_png_path(out) != 0) {
         fprintf(stderr, "qkv detect: --out %s\n", qkv_last_error());
         return 2;

@@ -20,25 +20,27 @@
 #include "layers/positions.h"
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/suggest.h"
 #include "train/dist.h"
 #include "train/experiments/experiments.h"
 #include "train/interrupt.h"
 
-#define COUNT(table) ((int)(sizeof table / sizeof table[0]))
-#define QKV_MAX_EXPERIMENT_ARGS 40
 
 static int fail(const char *name) {
     fprintf(stderr, "qkv experiment %s: %s\n", name, qkv_last_error());
     return 2;
 }
 
+static int cmd_permutation(int argc, char **argv);
+static const qkv_command_spec permutation = {
+    "permutation", "", 0, "measure permutation equivariance and invariance of every model kind", qkv_perm_fields, 0,
+    NULL, NULL, cmd_permutation};
+
 static int cmd_permutation(int argc, char **argv) {
     qkv_perm_options o;
     qkv_perm_default_options(&o);
-    qkv_arg args[QKV_MAX_EXPERIMENT_ARGS];
-    int n = qkv_args_from_fields(qkv_perm_fields, qkv_perm_n_fields, &o, args);
-    int parsed = qkv_args_parse("experiment permutation", argc, argv, args, n);
+    qkv_command_spec spec = permutation;
+    spec.n_fields = qkv_perm_n_fields;   /* a count in another file: not a constant here */
+    int parsed = qkv_command_parse(&spec, "experiment permutation", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (qkv_perm_check(&o) != 0) return fail("permutation");
     qkv_set_threads(o.threads);
@@ -71,6 +73,11 @@ static char *command_line(int argc, char **argv) {
     return text;
 }
 
+static int cmd_lengthgen(int argc, char **argv);
+static const qkv_command_spec lengthgen = {
+    "lengthgen", "", 0, "train decoder-only models per position scheme, test on longer sequences",
+    qkv_lengthgen_fields, 0, NULL, NULL, cmd_lengthgen};
+
 static int run_lengthgen(int argc, char **argv) {
     qkv_lengthgen_options o;
     qkv_lengthgen_default_options(&o);
@@ -84,11 +91,11 @@ static int run_lengthgen(int argc, char **argv) {
     snprintf(pos_help, sizeof pos_help, "comma-separated position schemes (%s; %s)",
              qkv_pos_scheme_list(all, sizeof all, ", ", NULL, NULL),
              qkv_pos_scheme_list(randomized, sizeof randomized, ", ", "-rand", qkv_pos_keep_randomizable));
-    qkv_arg args[QKV_MAX_EXPERIMENT_ARGS];
+    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
     int n = qkv_args_from_fields(qkv_lengthgen_fields, qkv_lengthgen_n_fields, &o, args);
     for (int i = 0; i < n; i++) /* --pos lists the table's schemes, whatever its row says */
         if (strcmp(args[i].flag, "--pos") == 0) args[i].help = pos_help;
-    int parsed = qkv_args_parse("experiment lengthgen", argc, argv, args, n);
+    int parsed = qkv_command_parse_args(&lengthgen, "experiment lengthgen", argc, argv, args, n, NULL);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (qkv_lengthgen_check(&o) != 0) return fail("lengthgen");
     qkv_set_threads(o.threads);
@@ -115,31 +122,9 @@ static int cmd_lengthgen(int argc, char **argv) {
 }
 
 /* The experiments: the dispatcher, the usage and the error message read this table. */
-static const struct {
-    const char *name;
-    int (*run)(int argc, char **argv);
-    const char *summary;
-} experiments[] = {
-    {"permutation", cmd_permutation, "measure permutation equivariance and invariance of every model kind"},
-    {"lengthgen", cmd_lengthgen, "train decoder-only models per position scheme, test on longer sequences"},
-};
+static const qkv_command_spec *const experiments[] = {&permutation, &lengthgen, NULL};
 
-int qkv_cmd_experiment(int argc, char **argv) {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-        FILE *out = argc < 1 ? stderr : stdout;
-        fputs("usage: qkv experiment <name> [flags]   (qkv experiment <name> --help lists the flags)\n", out);
-        for (int i = 0; i < COUNT(experiments); i++)
-            fprintf(out, "  %-13s %s\n", experiments[i].name, experiments[i].summary);
-        return argc < 1 ? 2 : 0;
-    }
-    for (int i = 0; i < COUNT(experiments); i++)
-        if (strcmp(argv[0], experiments[i].name) == 0) return experiments[i].run(argc - 1, argv + 1);
-    char hint[96];
-    qkv_suggestion near = qkv_suggestion_begin(argv[0]);
-    for (int i = 0; i < COUNT(experiments); i++) qkv_suggestion_consider(&near, experiments[i].name);
-    fprintf(stderr, "qkv experiment: unknown experiment '%s' (%sknown:", argv[0],
-            qkv_suggestion_hint(&near, hint, sizeof hint));
-    for (int i = 0; i < COUNT(experiments); i++) fprintf(stderr, "%s %s", i ? "," : "", experiments[i].name);
-    fputs(")\n", stderr);
-    return 2;
-}
+const qkv_command_spec qkv_command_experiment = {
+    "experiment", "NAME", 1, "runs of models with a verdict:", NULL, 0, experiments, "experiment", qkv_cmd_experiment};
+
+int qkv_cmd_experiment(int argc, char **argv) { return qkv_command_dispatch(&qkv_command_experiment, argc, argv); }

@@ -10,18 +10,33 @@
 #include "layers/check/checks.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "train/settings.h"
+
+typedef struct gradcheck_options {
+    const char *filter;
+    int seed, threads;
+} gradcheck_options;
+
+#define T gradcheck_options
+static const qkv_field fields[] = {
+    QKV_TEXT_FIELD("--filter", NULL, T, filter, NULL, "only cases whose name contains this"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1234, "seed for inputs and weights"),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
+};
+#undef T
+
+const qkv_command_spec qkv_command_gradcheck = {
+    "gradcheck", "", 0, "finite-difference check of every op and layer", fields, sizeof fields / sizeof *fields,
+    NULL, NULL, qkv_cmd_gradcheck};
 
 int qkv_cmd_gradcheck(int argc, char **argv) {
-    const char *filter = NULL;
-    int seed = 1234, threads = 0;
-    const qkv_arg args[] = {
-        QKV_ARG_STRING_ROW("--filter", &filter, "only cases whose name contains this"),
-        QKV_ARG_INT_ROW("--seed", &seed, 0, 2147483647, "seed for inputs and weights"),
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
-    };
-    int parsed = qkv_args_parse("gradcheck", argc, argv, args, (int)(sizeof args / sizeof args[0]));
+    gradcheck_options o;
+    qkv_fields_defaults(fields, qkv_command_gradcheck.n_fields, &o);
+    int parsed = qkv_command_parse(&qkv_command_gradcheck, "gradcheck", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
-    qkv_set_threads(threads);
+    const char *filter = o.filter;
+    int seed = o.seed;
+    qkv_set_threads(o.threads);
 
     int run = 0, failed = 0;
     double worst = 0.0;

@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "train/tasks/text.h"
+#include "train/settings.h"
 
 static const char *const unknown_names[] = {"error", "skip", NULL};
 
@@ -62,29 +63,28 @@ static int sample(const char *path, const sample_options *o) {
     return n_prompt >= 0 ? 0 : -1;
 }
 
+#define T sample_options
+static const qkv_field fields[] = {
+    QKV_TEXT_FIELD("--prompt", NULL, T, prompt, NULL, "the text to continue (default: a newline)"),
+    QKV_INT_FIELD("--tokens", NULL, T, tokens, 0, 1e7, 200, "tokens to generate"),
+    QKV_FLOAT_FIELD("--temperature", NULL, T, sampling.temperature, 0, 100, 1, "softmax temperature; 0: greedy"),
+    QKV_INT_FIELD("--top-k", NULL, T, sampling.top_k, 0, 1e6, 0, "draw among the k likeliest tokens only; 0: all"),
+    QKV_FLOAT_FIELD("--top-p", NULL, T, sampling.top_p, 0, 1, 1, "draw among the likeliest tokens of total probability p"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "seed of the draws"),
+    QKV_CHOICE_FIELD("--unknown", NULL, T, unknown, unknown_names, 0, "prompt bytes outside the vocabulary"),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
+};
+#undef T
+
+const qkv_command_spec qkv_command_sample = {
+    "sample", "CKPT", 1, "a text model continues --prompt (--tokens, --temperature, --top-k, --top-p)", fields,
+    sizeof fields / sizeof *fields, NULL, NULL, qkv_cmd_sample};
+
 int qkv_cmd_sample(int argc, char **argv) {
-    sample_options o = {.tokens = 200, .seed = 1, .sampling = {.temperature = 1.0f, .top_k = 0, .top_p = 1.0f}};
-    const qkv_arg args[] = {
-        QKV_ARG_STRING_ROW("--prompt", &o.prompt, "the text to continue (default: a newline)"),
-        QKV_ARG_INT_ROW("--tokens", &o.tokens, 0, 1e7, "tokens to generate"),
-        QKV_ARG_FLOAT_ROW("--temperature", &o.sampling.temperature, 0, 100, "softmax temperature; 0: greedy"),
-        QKV_ARG_INT_ROW("--top-k", &o.sampling.top_k, 0, 1e6, "draw among the k likeliest tokens only; 0: all"),
-        QKV_ARG_FLOAT_ROW("--top-p", &o.sampling.top_p, 0, 1, "draw among the likeliest tokens of total probability p"),
-        QKV_ARG_INT_ROW("--seed", &o.seed, 0, 2147483647, "seed of the draws"),
-        QKV_ARG_CHOICE_ROW("--unknown", &o.unknown, unknown_names, "prompt bytes outside the vocabulary"),
-        QKV_ARG_INT_ROW("--threads", &o.threads, 0, 1024, QKV_THREADS_HELP),
-    };
-    int n_args = (int)(sizeof args / sizeof args[0]);
-    if (argc < 1 || argv[0][0] == '-') {
-        if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-            puts("usage: qkv sample CHECKPOINT [flags]: a `qkv train text` model continues a prompt");
-            qkv_args_parse("sample CHECKPOINT", argc, argv, args, n_args);
-            return 0;
-        }
-        fputs("qkv sample: name a checkpoint: qkv sample CHECKPOINT [--prompt TEXT]\n", stderr);
-        return 2;
-    }
-    int parsed = qkv_args_parse("sample", argc - 1, argv + 1, args, n_args);
+    sample_options o;
+    memset(&o, 0, sizeof o);
+    qkv_fields_defaults(fields, qkv_command_sample.n_fields, &o);
+    int parsed = qkv_command_parse(&qkv_command_sample, "sample", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     if (qkv_sampling_check(&o.sampling) != 0) {
         fprintf(stderr, "qkv sample: %s\n", qkv_last_error());

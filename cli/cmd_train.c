@@ -2,30 +2,29 @@
  * of the registry (train/tasks/registry.h).
  *
  * A task's flags are the trainer's (train_flags.h), with the task's defaults,
- * then its field table's. Everything is checked before anything runs: a bad
- * flag, a bad combination (the task's check) or an unwritable output prints one
- * line naming it, exits 2 and writes nothing. Then the task loads its data and
- * builds its model (an error there: one line, exit 2), prints its banner, and
- * the trainer runs. `qkv eval` reopens any task's checkpoint by the name in its
+ * then its field table's. Then a session is prepared (train/session.h): every
+ * check, the task's data and model, --resume, the micro-batch and the memory; a
+ * bad flag, a bad combination, an unwritable output, a checkpoint of another run
+ * or a run too large prints one line naming it, exits 2 and writes nothing (a
+ * signal during the memory's measurement: 128 + the signal). Then the task's
+ * banner, and the run. `qkv eval` reopens any task's checkpoint by the name in its
  * description and re-evaluates it on the task's held-out data.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
-#include "train/step.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/train_flags.h"
 #include "cli/suggest.h"
-#include "train/dist.h"
-#include "train/interrupt.h"
-#include "train/memory.h"
+#include "train/session.h"
 #include "train/tasks/registry.h"
-#include "train/trainer_fields.h"
+#include "train/settings.h"
 
 void qkv_print_task_list(FILE *out, const char *indent) {
     for (int i = 0; i < qkv_task_kind_count(); i++) {
@@ -48,99 +47,67 @@ static int flag_given(const char *flag, const void *ctx) {
     return 0;
 }
 
-/* --resume's checkpoint, opened once (rank 0 alone reads files: train/dist.h):
- * that it is one of this run (its task's config, checked before anything is
- * said about its settings); the run's settings the command line did not give
- * are then the checkpoint's, and those it changes are said on stderr.
- * 0, or -1 with qkv_last_error(); *opened tells whether ckpt is to be closed. */
-static int open_resume(const char *command, qkv_task *task, qkv_trainer_config *trainer, qkv_checkpoint *ckpt,
-                       int *opened, const given_flags *given) {
-    *opened = 0;
-    if (!trainer->resume_path || qkv_dist_rank() != 0) return 0;
-    if (qkv_checkpoint_open(trainer->resume_path, ckpt) != 0) return -1;
-    *opened = 1;
-    qkv_config_kv *description = qkv_malloc(sizeof *description, "the task's description");
-    description->n = 0;
-    task->describe(task->self, description);
-    int rc = qkv_trainer_check_resume(ckpt, description);
-    free(description);
-    if (rc != 0) return -1;
-    trainer->resume = ckpt;
-    if (qkv_trainer_adopt_settings(trainer, ckpt->settings, flag_given, given) != 0) return -1;
-    char changes[512];
-    qkv_trainer_settings_changes(trainer, ckpt->settings, changes, sizeof changes);
-    if (changes[0]) /* allowed, but the run is then another one: say so */
-        fprintf(stderr, "qkv %s: --resume with changed settings: %s; the run goes on with them and is no longer "
-                "the uninterrupted one\n", command, changes);
+/* The registry's task as a session's (train/session.h): its kind and config. */
+typedef struct task_of_kind {
+    const qkv_task_kind *kind;
+    void *config;
+} task_of_kind;
+
+static int task_check(void *ctx, qkv_trainer_config *trainer) {
+    task_of_kind *t = ctx;
+    if (qkv_fields_check_text(t->kind->fields, t->kind->n_fields, t->config) != 0 ||
+        t->kind->check(t->config, trainer) != 0)
+        return -1;
+    trainer->seed = qkv_task_config_seed(t->kind, t->config);   /* the tape's dropout stream */
     return 0;
 }
 
-/* Flags, checks, then one training run (or the task's own run). */
+static int task_run(void *ctx, const qkv_trainer_config *trainer) {
+    task_of_kind *t = ctx;
+    return t->kind->run ? t->kind->run(t->config, trainer) : 1;
+}
+
+static qkv_task *task_create(void *ctx, size_t max_memory) {
+    task_of_kind *t = ctx;
+    return qkv_task_create(t->kind, t->config, 0, max_memory); /* its data set judged first */
+}
+
+static void task_destroy(void *ctx, qkv_task *task) { ((task_of_kind *)ctx)->kind->destroy(task); }
+
+/* Flags, a session prepared (every check: one line, exit 2, nothing written),
+ * the banner, the run. */
 static int train_task(const qkv_task_kind *kind, void *config, const char *command, int argc, char **argv) {
     qkv_trainer_config trainer = kind->trainer;
     trainer.defaults = &kind->trainer;
-    qkv_arg args[QKV_MAX_ARGS];
+    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
     int n = qkv_common_args(args, &trainer);
-    QKV_CHECK(n + kind->n_fields <= QKV_MAX_ARGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
-              QKV_MAX_ARGS);
+    QKV_CHECK(n + kind->n_fields <= QKV_MAX_COMMAND_FLAGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
+              QKV_MAX_COMMAND_FLAGS);
     n += qkv_args_from_fields(kind->fields, kind->n_fields, config, args + n);
-    unsigned char given[QKV_MAX_ARGS];
-    int parsed = qkv_args_parse_given(command, argc, argv, args, n, given);
+    unsigned char given[QKV_MAX_COMMAND_FLAGS];
+    const qkv_command_spec command_spec = {kind->name, "", 0, kind->summary, NULL, 0, NULL, NULL, NULL};
+    int parsed = qkv_command_parse_args(&command_spec, command, argc, argv, args, n, given);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     const given_flags flags = {args, given, n};
-    size_t max_memory;
-    if (qkv_fields_check_text(kind->fields, kind->n_fields, config) != 0 || kind->check(config, &trainer) != 0 ||
-        qkv_trainer_check_outputs(&trainer) != 0 ||
-        (trainer.max_memory && qkv_memory_parse_size(trainer.max_memory, &max_memory) != 0)) {
-        fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
-        return 2;
+    task_of_kind task = {kind, config};
+    const qkv_session_spec session_spec = {.name = command, .config = trainer, .ctx = &task, .check = task_check,
+                                           .run = task_run, .create = task_create, .destroy = task_destroy,
+                                           .given = flag_given, .given_ctx = &flags, .owns_process = 1};
+    qkv_session session;
+    int prepared = qkv_session_prepare(&session, &session_spec);
+    if (prepared != 0) {
+        if (prepared < 0 && !session.silent) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
+        return prepared < 0 ? session.status : 0;
     }
-    trainer.seed = qkv_task_config_seed(kind, config);   /* the tape's dropout stream */
-    qkv_common_finish(&trainer);
-    int ran = kind->run ? kind->run(config, &trainer) : 1;
-    if (ran <= 0) {
-        if (ran < 0) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
-        return ran < 0 ? 2 : 0;
-    }
-    /* From here a signal ends the run cleanly (the memory's measurement below can
-     * take a while on a large model): Ctrl-C, SIGTERM, SIGHUP, a closed stdout. */
-    qkv_interrupt_install();
-    qkv_task *task = qkv_task_create(kind, config, 0, trainer.max_memory);   /* its data set judged first */
-    if (!task) {
-        fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
-        return qkv_interrupt_signal() ? 128 + qkv_interrupt_signal() : 2;
-    }
-    /* Before the banner; under MPI every rank finds it, and they agree (dist.h):
-     * the micro-batch, and whether the run fits in this rank's memory (memory.h). */
-    qkv_checkpoint resume;
-    int opened = 0;
-    qkv_memory_estimate memory;
-    int unfit = qkv_step_check(task, trainer.micro_batch) != 0 || qkv_memory_check(&trainer, task, &memory) != 0;
-    if (qkv_dist_any(unfit)) {
-        int signal = qkv_dist_max(qkv_interrupt_signal()); /* a signal on any rank: one line, rank 0's */
-        if (signal) qkv_memory_stopped(signal);
-        else if (!unfit)
-            qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
-        if (!signal || qkv_dist_rank() == 0) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
-        kind->destroy(task);
-        return signal ? 128 + signal : 2;
-    }
-    if (!trainer.micro_batch) trainer.micro_batch = qkv_step_default_micro_batch(task);   /* as the checkpoint says it */
-    int bad = open_resume(command, task, &trainer, &resume, &opened, &flags) != 0;
-    if (qkv_dist_any(bad)) {
-        if (bad) fprintf(stderr, "qkv: %s\n", qkv_last_error());   /* as qkv_train's errors (train_flags.h) */
-        if (opened) qkv_checkpoint_close(&resume);
-        kind->destroy(task);
-        return 2;
-    }
-    if (trainer.resume_path) qkv_trainer_share_settings(&trainer); /* rank 0 read them */
-    if (!trainer.quiet) kind->banner(task, &trainer, trainer.threads);
+    if (!session.config.quiet) kind->banner(session.task, &session.config, session.config.threads);
     qkv_train_result result;
-    int rc = qkv_train_exit(qkv_train(&trainer, task, &result), task->name, &result);
-    if (opened) qkv_checkpoint_close(&resume);
-    kind->destroy(task);
+    int rc = qkv_train_exit(qkv_train(&session, &result), session.task->name, &result);
+    qkv_session_close(&session);
     return rc;
 }
+
+/* Its flags are the trainer's and the task's (qkv_task_kind: name, summary, fields). */
+const qkv_command_spec qkv_command_train = {"train", "TASK", 1, "train a model on one of these tasks:", NULL, 0, NULL, NULL, qkv_cmd_train};
 
 int qkv_cmd_train(int argc, char **argv) {
     if (argc < 1 || strcmp(argv[0], "--help") == 0) {
@@ -174,6 +141,9 @@ static int evaluate_checkpoint(const char *path, const char *data_dir) {
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
         return 2;
     }
+    if (isatty(STDERR_FILENO))   /* a large test set takes a while: say what runs (Ctrl-C ends it at once) */
+        fprintf(stderr, "qkv eval: %s: a %s model at step %ld: making its test set and evaluating...\n", path,
+                ckpt.kind->name, ckpt.file.step);
     qkv_task *task = qkv_task_checkpoint_create(&ckpt, 1);
     if (!task) {
         fprintf(stderr, "qkv eval: %s\n", qkv_last_error());
@@ -192,25 +162,27 @@ static int evaluate_checkpoint(const char *path, const char *data_dir) {
     return 0;
 }
 
+typedef struct eval_options {
+    int threads;
+    const char *data;
+} eval_options;
+
+static const qkv_field eval_fields[] = {
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, eval_options, threads, 0),
+    QKV_TEXT_FIELD("--data", NULL, eval_options, data, NULL,
+                   "a model trained on a data set (points, detect, text): evaluate on this set instead of the one "
+                   "the checkpoint names"),
+};
+
+const qkv_command_spec qkv_command_eval = {
+    "eval", "CKPT", 1, "re-evaluate a saved checkpoint on its task's test set", eval_fields,
+    sizeof eval_fields / sizeof *eval_fields, NULL, NULL, qkv_cmd_eval};
+
 int qkv_cmd_eval(int argc, char **argv) {
-    int threads = 0;
-    const char *data_dir = NULL;
-    const qkv_arg args[] = {
-        QKV_ARG_INT_ROW("--threads", &threads, 0, 1024, QKV_THREADS_HELP),
-        QKV_ARG_STRING_ROW("--data", &data_dir, "evaluate on this set instead of the one the checkpoint names"),
-    };
-    if (argc < 1 || argv[0][0] == '-') {
-        if (argc >= 1 && strcmp(argv[0], "--help") == 0) {
-            puts("usage: qkv eval CHECKPOINT [--threads N] [--data DIR]: re-evaluate a saved model of any task on "
-                 "its test set\n  --data DIR       a model trained on a data set (points, detect, text): evaluate on DIR "
-                 "instead of the set it was trained on");
-            return 0;
-        }
-        fputs("qkv eval: name a checkpoint: qkv eval CHECKPOINT\n", stderr);
-        return 2;
-    }
-    int parsed = qkv_args_parse("eval", argc - 1, argv + 1, args, 2);
+    eval_options o;
+    qkv_fields_defaults(eval_fields, qkv_command_eval.n_fields, &o);
+    int parsed = qkv_command_parse(&qkv_command_eval, "eval", argc, argv, &o);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
-    qkv_set_threads(threads);
-    return evaluate_checkpoint(argv[0], data_dir);
+    qkv_set_threads(o.threads);
+    return evaluate_checkpoint(argv[0], o.data);
 }

@@ -1,5 +1,5 @@
 /* main.c — ./qkv: the dispatch and the usage text, both read from the one table of
- * subcommands (QKV_COMMANDS in commands.h). */
+ * subcommands (QKV_COMMANDS in commands.h) and their specs. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,21 +11,26 @@
 #include "train/dist.h"
 
 static const struct {
-    const char *name, *usage;   /* usage: "  NAME ARGS   what it does" */
+    const qkv_command_spec *spec;
     int (*run)(int argc, char **argv);
     int under_mpi;              /* under mpirun: one rank of a data-parallel run (train/dist.h) */
 } commands[] = {
-#define COMMAND_ROW(fn, name, usage, under_mpi) {name, usage, qkv_cmd_##fn, under_mpi},
+#define COMMAND_ROW(fn, under_mpi) {&qkv_command_##fn, qkv_cmd_##fn, under_mpi},
     QKV_COMMANDS(COMMAND_ROW)
 #undef COMMAND_ROW
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
+/* "  NAME ARGS         summary", then a command's tasks or subcommands beneath it. */
 static void usage(FILE *out) {
     fputs("usage: qkv <command> [flags]   (qkv <command> --help for its flags)\ncommands:\n", out);
     for (int i = 0; i < N_COMMANDS; i++) {
-        fputs(commands[i].usage, out);
+        const qkv_command_spec *c = commands[i].spec;
+        char name_args[64];
+        snprintf(name_args, sizeof name_args, "%s%s%s", c->name, c->args[0] ? " " : "", c->args);
+        fprintf(out, "  %-17s %s\n", name_args, c->summary);
         if (commands[i].run == qkv_cmd_train) qkv_print_task_list(out, "    ");
+        if (c->subs) qkv_command_list(out, c->subs, "    ", 11);
     }
     fputs("environment:\n"
           "  QKV_ISA=avx512|avx2|portable   kernels for this instruction set (default: the widest the\n"
@@ -45,7 +50,7 @@ int main(int argc, char **argv) {
     }
     const char *command = argv[1];
     for (int i = 0; i < N_COMMANDS; i++) {
-        if (strcmp(command, commands[i].name) != 0) continue;
+        if (strcmp(command, commands[i].spec->name) != 0) continue;
         if (!commands[i].under_mpi) return commands[i].run(argc - 2, argv + 2);
         qkv_dist_init(&argc, &argv);
         return qkv_dist_finish(commands[i].run(argc - 2, argv + 2));
@@ -56,7 +61,7 @@ int main(int argc, char **argv) {
     }
     char hint[96];
     qkv_suggestion near = qkv_suggestion_begin(command);
-    for (int i = 0; i < N_COMMANDS; i++) qkv_suggestion_consider(&near, commands[i].name);
+    for (int i = 0; i < N_COMMANDS; i++) qkv_suggestion_consider(&near, commands[i].spec->name);
     fprintf(stderr, "qkv: unknown command '%s' (%sknown: see below)\n", command,
             qkv_suggestion_hint(&near, hint, sizeof hint));
     usage(stderr);

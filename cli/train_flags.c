@@ -5,20 +5,11 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/trainer_fields.h"
 
 int qkv_common_args(qkv_arg *args, qkv_trainer_config *trainer) {
     return qkv_args_from_fields(qkv_trainer_fields, qkv_trainer_n_fields, trainer, args);
-}
-
-void qkv_common_finish(qkv_trainer_config *t) {
-    if (t->schedule.warmup >= t->steps) t->schedule.warmup = 0;
-    t->schedule.total = t->steps;
-    if (t->schedule.step_size == 0) t->schedule.step_size = t->steps / 3 > 0 ? t->steps / 3 : 1;
-    if (t->schedule.gamma == 0) t->schedule.gamma = 0.1f;
-    t->threads = qkv_set_threads(qkv_dist_threads(t->threads));   /* MPI: cores per rank */
 }
 
 void qkv_print_final(const char *task, const qkv_train_result *r) {

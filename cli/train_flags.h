@@ -2,21 +2,16 @@
  * optimizer, schedule, clipping, evaluation, checkpoints, output files, threads.
  * They are the rows of the trainer's field table (train/trainer_fields.h) with
  * a flag. A command fills a qkv_trainer_config with its task's defaults, appends
- * these rows to its own flag table, parses, then calls qkv_common_finish for the
- * settings derived from the parsed ones. */
+ * these rows to its own flag table, parses, then prepares a session with it
+ * (train/session.h), which derives the settings that follow from the parsed ones. */
 #ifndef QKV_TRAIN_FLAGS_H
 #define QKV_TRAIN_FLAGS_H
 
 #include "cli/args.h"
 #include "train/trainer.h"
 
-#define QKV_MAX_ARGS 64
-
 /* Writes the shared rows, targets in trainer, into args; returns how many. */
 int qkv_common_args(qkv_arg *args, qkv_trainer_config *trainer);
-/* After parsing: the schedule's derived settings (warmup not beyond --steps,
- * total, step size) and the threads (set, then the count in use). */
-void qkv_common_finish(qkv_trainer_config *trainer);
 /* The last line of a run: "final: task=... steps=... loss=... <metrics> ...". */
 void qkv_print_final(const char *task, const qkv_train_result *r);
 /* After qkv_train: rc 0 prints the final line for task (unless task is NULL); rc -1

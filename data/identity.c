@@ -74,8 +74,12 @@ static int hash_dir(walk *w, const char *dir, const char *name, int depth) {
         char *relative = path ? (name[0] ? qkv_join_path(name, entries.names[i])
                                          : qkv_strdup(entries.names[i], "a file name")) : NULL;
         struct stat st;
+        int found = path && stat(path, &st) == 0, err = errno;
+        /* A symlink to nothing holds no data: skipped, as the loaders skip it. */
+        int dangling = path && !found && err == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
         if (!relative) rc = -1;
-        else if (stat(path, &st) != 0) rc = qkv_file_fail(path, "cannot open: %s", strerror(errno));
+        else if (dangling) rc = 0;
+        else if (!found) rc = qkv_file_fail(path, "cannot open: %s", strerror(err));
         else if (S_ISDIR(st.st_mode)) rc = hash_dir(w, path, relative, depth + 1);
         else if (S_ISREG(st.st_mode)) rc = hash_file(w, path, relative);
         free(relative);

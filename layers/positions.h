@@ -58,39 +58,55 @@
  * the names (every --pos flag, its --help and error message), lengthgen's
  * scheme lists and randomizable check, permutation and `qkv explain` read;
  * tests/test_registries.c fails when a source list names a scheme this table
- * does not. X(KIND, name, needs, table, randomizable):
- *   needs         what the scheme asks of a model: QKV_POS_INPUT (added to the
- *                 input embedding), QKV_POS_ROTATION (queries and keys rotated
- *                 inside attention), QKV_POS_BIAS (an additive score bias)
+ * does not. A row carries the scheme's behaviour: its functions (static in
+ * layers/positions.c, 0 where the scheme has none), which the module calls
+ * through the row instead of asking which scheme it is.
+ *   X(KIND, name, table, randomizable, check, init, add, rotate, bias)
  *   table         its trained table: QKV_POS_TABLE_NONE, _ROWS ([max_len, d_model],
  *                 max_len rows), _BUCKETS ([buckets, heads]), _MLP (FIRE's
  *                 MLP and its c and L)
- *   randomizable  1 if it reads positions by index, so a sample can replace them */
-#define QKV_POS_SCHEMES(X)                                                                \
-    X(NONE, "none", 0, QKV_POS_TABLE_NONE, 0)                                             \
-    X(LEARNED, "learned", QKV_POS_INPUT, QKV_POS_TABLE_ROWS, 1)                           \
-    X(SINUSOIDAL, "sinusoidal", QKV_POS_INPUT, QKV_POS_TABLE_NONE, 1)                     \
-    X(ROPE, "rope", QKV_POS_ROTATION, QKV_POS_TABLE_NONE, 1)                              \
-    X(ALIBI, "alibi", QKV_POS_BIAS, QKV_POS_TABLE_NONE, 0)                                \
-    X(T5, "t5", QKV_POS_BIAS, QKV_POS_TABLE_BUCKETS, 0)                                   \
-    X(PROPE, "p-rope", QKV_POS_ROTATION, QKV_POS_TABLE_NONE, 1)                           \
-    X(FIRE, "fire", QKV_POS_BIAS, QKV_POS_TABLE_MLP, 0)
+ *   randomizable  1 if it reads positions by index, so a sample can replace them
+ *   check         its rules, written once: 0, or -1 with a one-line
+ *                 qkv_set_error naming the flags; a task shows it as its error,
+ *                 qkv_positions_init_opts stops with it (qkv_pos_check)
+ *   init          makes its tables and settings (qkv_positions_init_opts)
+ *   add           what it adds to the input x [B,T,d_model] (qkv_positions_add)
+ *   rotate        the rope options attention rotates queries and keys with
+ *                 (qkv_positions_rope)
+ *   bias          the additive score bias [1,H,Tq,Tk] (qkv_positions_bias) */
+#define QKV_POS_SCHEMES(X)                                                                                   \
+    X(NONE, "none", QKV_POS_TABLE_NONE, 0, 0, 0, 0, 0, 0)                                                    \
+    X(LEARNED, "learned", QKV_POS_TABLE_ROWS, 1, learned_check, learned_init, learned_add, 0, 0)             \
+    X(SINUSOIDAL, "sinusoidal", QKV_POS_TABLE_NONE, 1, 0, 0, sinusoidal_add, 0, 0)                          \
+    X(ROPE, "rope", QKV_POS_TABLE_NONE, 1, 0, rope_init, 0, rope_rotate, 0)                                  \
+    X(ALIBI, "alibi", QKV_POS_TABLE_NONE, 0, alibi_check, alibi_init, 0, 0, alibi_bias)                      \
+    X(T5, "t5", QKV_POS_TABLE_BUCKETS, 0, t5_check, t5_init, 0, 0, t5_bias)                                  \
+    X(PROPE, "p-rope", QKV_POS_TABLE_NONE, 1, prope_check, prope_init, 0, rope_rotate, 0)                    \
+    X(FIRE, "fire", QKV_POS_TABLE_MLP, 0, fire_check, fire_init, 0, 0, fire_bias)
 
-#define QKV_POS_ENUM_(KIND, name, needs, table, randomizable) QKV_POS_##KIND,
+#define QKV_POS_ENUM_(KIND, name, table, randomizable, check, init, add, rotate, bias) QKV_POS_##KIND,
 typedef enum qkv_pos_kind { QKV_POS_SCHEMES(QKV_POS_ENUM_) QKV_POS_COUNT } qkv_pos_kind;
 #undef QKV_POS_ENUM_
 
-enum { QKV_POS_INPUT = 1, QKV_POS_ROTATION = 2, QKV_POS_BIAS = 4 };
 typedef enum qkv_pos_table {
     QKV_POS_TABLE_NONE, QKV_POS_TABLE_ROWS, QKV_POS_TABLE_BUCKETS, QKV_POS_TABLE_MLP
 } qkv_pos_table;
 
+typedef struct qkv_positions qkv_positions;
+typedef struct qkv_pos_opts qkv_pos_opts;
+
 typedef struct qkv_pos_scheme {
     qkv_pos_kind kind;
     const char *name;
-    int needs;              /* QKV_POS_INPUT | QKV_POS_ROTATION | QKV_POS_BIAS */
     qkv_pos_table table;
     int randomizable;
+    /* the row's behaviour (see the table above); NULL where the scheme has none */
+    int (*check)(int d_model, int max_len, int n_heads, const qkv_pos_opts *opts);
+    void (*init)(qkv_positions *pos, qkv_params *params, const char *name, const qkv_pos_opts *opts,
+                 qkv_rng *rng);
+    qkv_tensor *(*add)(qkv_tape *tape, const qkv_positions *pos, qkv_tensor *x, int offset);
+    const qkv_rope_opts *(*rotate)(const qkv_positions *pos);
+    qkv_tensor *(*bias)(qkv_tape *tape, const qkv_positions *pos, int tq, int tk, int symmetric);
 } qkv_pos_scheme;
 
 extern const qkv_pos_scheme qkv_pos_schemes[QKV_POS_COUNT];
@@ -105,7 +121,7 @@ char *qkv_pos_scheme_list(char *out, size_t size, const char *sep, const char *s
                           int (*keep)(const qkv_pos_scheme *scheme));
 
 /* Options beyond the kind; zeros are the defaults. */
-typedef struct qkv_pos_opts {
+struct qkv_pos_opts {
     int t5_buckets;          /* t5: 0 = 32 */
     int t5_max_distance;     /* t5: 0 = 128 */
     int randomize;           /* learned, sinusoidal, rope, p-rope: M > 0 allows a sample from [0, M) */
@@ -113,7 +129,9 @@ typedef struct qkv_pos_opts {
     int fire_width;          /* fire: the MLP's hidden width; 0 = 32 */
     float fire_c;            /* fire: c's initial value; 0 = 0.1 */
     float fire_l;            /* fire: L's initial value (l_init); 0 = 512 */
-} qkv_pos_opts;
+    const qkv_rope_opts *rope;   /* rope, p-rope: the layout, base and rotated share of
+                              * each head (NULL: defaults); offset and positions 0 */
+};
 
 #define QKV_T5_DEFAULT_BUCKETS 32
 #define QKV_T5_DEFAULT_MAX_DISTANCE 128
@@ -121,13 +139,16 @@ typedef struct qkv_pos_opts {
 #define QKV_FIRE_DEFAULT_WIDTH 32
 #define QKV_FIRE_DEFAULT_C 0.1f
 #define QKV_FIRE_DEFAULT_L 512.0f
+#define QKV_T5_MIN_BUCKETS 4
+#define QKV_T5_MAX_BUCKETS 1024
+#define QKV_ALIBI_MAX_HEADS 64   /* the slopes 2^(-8h/H) of the paper's recipe, kept per head */
 
-typedef struct qkv_positions {
+struct qkv_positions {
     qkv_pos_kind kind;
     int d_model, max_len, n_heads;
     qkv_tensor *table;       /* learned: [max_len, d_model] */
     qkv_rope_opts rope;      /* rope, p-rope: defaults (base 10000, interleaved, whole head) */
-    float slopes[64];        /* alibi: one per head */
+    float slopes[QKV_ALIBI_MAX_HEADS];   /* alibi: one per head */
     qkv_tensor *t5;          /* t5: [buckets, n_heads] */
     int t5_buckets, t5_max_distance;
     qkv_linear fire_fc1, fire_fc2;   /* fire: 1 -> width, width -> n_heads */
@@ -137,7 +158,7 @@ typedef struct qkv_positions {
     const int32_t *sample;   /* the positions of indices 0.., or NULL (set_sample) */
     int sample_len;          /* entries per row */
     int sample_rows;         /* 0: one list for every row; B: row b's at sample + b * sample_len */
-} qkv_positions;
+};
 
 /* Name <-> kind, from the table above. Returns -1 for an unknown name. */
 int qkv_pos_kind_parse(const char *name);
@@ -148,11 +169,26 @@ const char *qkv_pos_kind_name(qkv_pos_kind kind);
 void qkv_positions_init(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
                         int d_model, int max_len, int n_heads, qkv_rng *rng);
 /* The same with options (NULL: defaults). The t5 table is registered as
- * "<name>.t5.table", init N(0, 0.02). Stops on t5 buckets < 2 or max_distance
- * below the exact half, or randomize for a kind without indices (none, alibi, t5)
- * or beyond a learned table's max_len rows. */
+ * "<name>.t5.table", init N(0, 0.02). Stops with "positions <name>: " and
+ * qkv_pos_check's message when that refuses the settings. */
 void qkv_positions_init_opts(qkv_positions *pos, qkv_params *params, const char *name, qkv_pos_kind kind,
                              int d_model, int max_len, int n_heads, const qkv_pos_opts *opts, qkv_rng *rng);
+
+/* The rules of a scheme for a model of d_model, max_len rows (a learned
+ * table's) and n_heads, with opts (NULL: defaults): randomize only for a
+ * randomizable scheme and never negative, then the row's own check (alibi: at
+ * most QKV_ALIBI_MAX_HEADS heads; t5: 4..1024 buckets and a max distance above
+ * half of them; p-rope: a fraction in (0, 1] that keeps at least one of a
+ * head's rotated pairs turning; learned: at least 1 row, and randomize M within
+ * them; fire: width, heads, c and L positive). 0, or -1 with a one-line
+ * qkv_last_error() naming the flags (--pos-randomize, --t5-buckets, ...): what
+ * a task shows, and what qkv_positions_init_opts stops with. */
+int qkv_pos_check(qkv_pos_kind kind, int d_model, int max_len, int n_heads, const qkv_pos_opts *opts);
+
+/* The dims of a head of width d_head that rope rotates with the share fraction
+ * (qkv_rope_opts.rotary_fraction): the whole head for 0 or >= 1, else
+ * floor(fraction d_head) rounded down to even; they form dims / 2 pairs. */
+int qkv_pos_rope_dims(int d_head, float fraction);
 
 /* T5's bucket of a relative position rel = key - query (the published rule):
  *   bidirectional: n = buckets / 2, offset n if rel > 0, d = |rel|;
@@ -178,7 +214,8 @@ void qkv_positions_set_samples(qkv_positions *pos, const int32_t *samples, int r
  * sinusoidal, x itself for the others. */
 qkv_tensor *qkv_positions_add(qkv_tape *tape, const qkv_positions *pos, qkv_tensor *x, int offset);
 
-/* rope and p-rope: the options for attention; NULL for other kinds. */
+/* rope and p-rope: the options for attention (the stack's layout, base and
+ * fraction from opts.rope, p-rope's keep_fraction); NULL for other kinds. */
 const qkv_rope_opts *qkv_positions_rope(const qkv_positions *pos);
 
 /* alibi, t5 and fire: the bias [1,H,Tq,Tk] for queries at the last Tq of Tk

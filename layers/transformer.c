@@ -142,15 +142,12 @@ static void stack_common_init(const qkv_stack_config *cfg, qkv_positions *pos, q
     char full[QKV_NAME_MAX];
     QKV_CHECK(cfg->n_layers >= 1, "%s: n_layers %d must be >= 1", name, cfg->n_layers);
     qkv_name_join(full, name, "pos");
-    qkv_positions_init_opts(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
-                            cfg->block.n_heads, &cfg->pos_opts, rng);
     QKV_CHECK(cfg->rope.offset == 0 && !cfg->rope.positions, "%s: the stack's rope options set an offset",
               name);
-    if (qkv_positions_rope(pos)) {   /* rope, p-rope: the stack's layout, base and fraction */
-        float keep = pos->rope.keep_fraction;   /* p-rope's p, from pos_opts */
-        pos->rope = cfg->rope;
-        pos->rope.keep_fraction = keep;
-    }
+    qkv_pos_opts pos_opts = cfg->pos_opts;
+    pos_opts.rope = &cfg->rope;   /* rope, p-rope: the stack's layout, base and fraction */
+    qkv_positions_init_opts(pos, params, full, cfg->positions, cfg->block.d_model, cfg->max_len,
+                            cfg->block.n_heads, &pos_opts, rng);
     if (!cfg->block.post_ln) {
         qkv_name_join(full, name, "ln_final");
         block_ln_init(final_ln, params, full, &cfg->block);

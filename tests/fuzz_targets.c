@@ -86,7 +86,7 @@ int qkv_fuzz_args(const uint8_t *data, size_t size) {
     int width = 8, color = 0, flag = 0;
     float noise = 0.1f;
     const char *name = NULL;
-    qkv_arg args[QKV_MAX_ARGS];
+    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
     int n = qkv_common_args(args, &f);
     args[n++] = (qkv_arg)QKV_ARG_INT_ROW("--width", &width, 1, 8192, "an int");
     args[n++] = (qkv_arg)QKV_ARG_FLOAT_ROW("--noise", &noise, 0, 1, "a float");
@@ -94,6 +94,9 @@ int qkv_fuzz_args(const uint8_t *data, size_t size) {
     args[n++] = (qkv_arg)QKV_ARG_FLAG_ROW("--flag", &flag, "a flag");
     args[n++] = (qkv_arg)QKV_ARG_STRING_ROW("--name", &name, "a string");
     qkv_args_parse("fuzz", argc, argv, args, n);
+    /* the same through a command's spec: one positional argument first */
+    const qkv_command_spec spec = {"fuzz", "ARG", 1, "a command", NULL, 0, NULL, NULL, NULL};
+    qkv_command_parse_args(&spec, "fuzz", argc, argv, args, n, NULL);
     free(text);
     return 0;
 }

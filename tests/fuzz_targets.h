@@ -18,7 +18,7 @@ typedef int (*qkv_fuzz_target)(const uint8_t *data, size_t size);
 int qkv_fuzz_safetensors(const uint8_t *data, size_t size); /* qkv_safetensors_parse */
 int qkv_fuzz_npy(const uint8_t *data, size_t size);         /* qkv_npy_parse */
 int qkv_fuzz_off(const uint8_t *data, size_t size);         /* qkv_off_parse, then sampling */
-int qkv_fuzz_args(const uint8_t *data, size_t size);        /* qkv_args_parse, '\n'-separated argv */
+int qkv_fuzz_args(const uint8_t *data, size_t size);        /* qkv_args_parse and qkv_command_parse_args, '\\n'-separated argv */
 int qkv_fuzz_detect(const uint8_t *data, size_t size);      /* qkv_detect_annotations_parse */
 int qkv_fuzz_image(const uint8_t *data, size_t size);       /* qkv_image_decode, own channels and RGB */
 int qkv_fuzz_tokenizer(const uint8_t *data, size_t size);   /* qkv_tokenizer_from_text, then a round trip */

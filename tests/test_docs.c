@@ -141,7 +141,7 @@ static char **help_lines(size_t from, int *n) {
 
 static void load_corpora(void) {
     if (sources.s) return;
-    static const char *const dirs[] = {"../core", "../layers", "../optim", "../data", "../train",
+    static const char *const dirs[] = {"../core", "../layers", "../optim", "../data", "../train", "../cli",
                                        "../bench", "../tests", "../python", "../mk", "../docs"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) add_sources(&sources, dirs[i]);
     add_file(&sources, "../Makefile");

@@ -16,7 +16,7 @@
 #include "core/kernels/isa.h"
 #include "core/version.h"
 #include "train/experiments/experiments.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_distance.h"
 
 /* Parses path as JSON (failing the test otherwise); the caller frees both. */
 static unsigned char *parse_json_file(const char *path, qkv_json *doc) {
@@ -203,29 +203,6 @@ START_TEST(lengthgen_refuses_bad_flags_in_one_line) {
 }
 END_TEST
 
-
-/* A file's bytes, '\0'-terminated (read_file_bytes leaves room for it). */
-static char *read_text(const char *path) {
-    size_t len;
-    char *text = (char *)read_file_bytes(path, &len);
-    text[len] = '\0';
-    return text;
-}
-
-/* A file's text with every "train_seconds" value (the wall clock) left out. */
-static char *without_times(const char *path) {
-    char *text = read_text(path), *from = text, *to = text, *key;
-    const char *name = "\"train_seconds\": ";
-    while ((key = strstr(from, name))) {
-        size_t keep = (size_t)(key - from) + strlen(name);
-        memmove(to, from, keep);
-        to += keep;
-        from = key + strlen(name);
-        while (*from && *from != ',') from++;
-    }
-    memmove(to, from, strlen(from) + 1);
-    return text;
-}
 
 #define RESUMABLE "experiment lengthgen " TINY_MODEL " --pos none,rope --seeds 2 --steps 4"
 

@@ -265,7 +265,8 @@ START_TEST(a_signal_during_an_evaluation_stops_it_at_the_next_chunk) {
     for (size_t i = 0; i < sizeof corpus; i++) corpus[i] = "the quick brown fox jumps over the lazy dog\n"[i % 44];
     write_file_bytes(text, corpus, sizeof corpus);
     snprintf(args, sizeof args, "train text --data %s --context 8 --layers 1 --heads 2 --dim 16 --ff 32 --batch 4 "
-             "--micro-batch 2 --val-windows 4000 --eval-every 0 --sample-tokens 0 --steps 1 --threads 1 --save %s",
+             "--micro-batch 2 --val-windows 4000 --eval-every 0 --sample-tokens 0 --steps 1 --warmup 0 --threads 1 "
+             "--save %s",
              text, ck);
     /* poll 1: the memory's measurement; 2-3: the step's micro-batches; 4..1003: the evaluation's chunks */
     expect_stopped_at_poll(args, 6, "stopped by SIGINT in the final evaluation, after step 1 of 1");
@@ -309,8 +310,148 @@ START_TEST(large_sets_make_small_units_of_work) {
 }
 END_TEST
 
-/* At 256 tokens RoPE's invariance error (about 6e-3) falls between "holds" and
- * "broken": inconclusive, not a disagreement, so the command exits 0. */
+/* ---- cut work never reaches a record (issue 36, findings 2 and 5) --------------------- */
+
+/* Runs args with env; returns the exit status; the first stderr line in line, and
+ * P of the hook's "SIGINT at cancellation point N of P" line in *points. */
+static int run_with_hook(const char *args, const char *env, char *line, size_t len, long *points) {
+    int status = wait_qkv(spawn_qkv(args, env, 0, scratch_file("err")));
+    FILE *err = fopen(scratch_file("err"), "r");
+    ck_assert_ptr_nonnull(err);
+    char text[512], *first = line;
+    *points = -1;
+    first[0] = '\0';
+    while (fgets(text, sizeof text, err)) {
+        const char *hook = strstr(text, "cancellation point ");
+        long n;
+        if (hook && sscanf(hook, "cancellation point %ld of %ld", &n, points) == 2) continue;
+        if (!first[0]) snprintf(first, len, "%s", text);
+    }
+    fclose(err);
+    ck_assert_msg(WIFEXITED(status), "status %d", status);
+    return WEXITSTATUS(status);
+}
+
+/* Two tiny lengthgen models; a --json path of its own. */
+#define CUT_LENGTHGEN "experiment lengthgen --steps 4 --seeds 1 --train-max 2 --test-max 4 --test-size 4 --dim 8 " \
+                      "--heads 2 --ff 16 --layers 1 --batch 8 --threads 1 --quiet --pos none,rope"
+
+/* Finding 2: a signal inside the fused attention, while a model is tested at its
+ * lengths or its attention distances are measured, cut that op short (its rows
+ * stay finite, meaningless: core/cancel.h); the model used to be recorded as
+ * finished with that half-computed result (distance_mean 0, a histogram of
+ * [1, 0, ...], lower accuracies) and --resume kept it. The hook raises SIGINT at
+ * the N-th cancellation point of the attention op itself (not between units of
+ * work); the interrupted run finishes no model, and resumed, its --json equals
+ * the uninterrupted run's byte for byte apart from the measured training times.
+ * The points, counted with threads 1: each model passes 314 (170 in training:
+ * the memory's measurement, 4 steps, the final evaluation; 80 testing at lengths
+ * 1..4; 64 measuring distances), so 200 lands in model 1's test and 280 in its
+ * distances. */
+START_TEST(a_signal_inside_attention_never_reaches_a_lengthgen_record) {
+    scratch_dir_create();
+    setenv("SOURCE_DATE_EPOCH", "86400", 1);
+    char args[1024], line[512], json[64], one[64];
+    long points;
+    snprintf(json, sizeof json, "%s", scratch_file("lg.json"));
+    snprintf(one, sizeof one, "%s", scratch_file("one.json"));
+    snprintf(args, sizeof args, CUT_LENGTHGEN " --plot %s --json %s", scratch_file("lg.png"), json);
+    ck_assert_int_eq(run_with_hook(args, "QKV_TEST_SIGNAL_IN_OP=1000000000", line, sizeof line, &points), 0);
+    ck_assert_msg(points == 2 * 314, "%ld cancellation points: recount the points of the comment above", points);
+    ck_assert_int_eq(rename(json, one), 0);
+    const int at[2] = {200, 280};
+    for (int i = 0; i < 2; i++) {
+        char env[64];
+        snprintf(env, sizeof env, "QKV_TEST_SIGNAL_IN_OP=%d", at[i]);
+        ck_assert_int_eq(run_with_hook(args, env, line, sizeof line, &points), 130);
+        ck_assert_msg(strstr(line, "stopped by SIGINT after 0 of 2 models"), "point %d: %s", at[i], line);
+        ck_assert_msg(points >= at[i], "point %d: the hook did not fire (%ld points)", at[i], points);
+        snprintf(args + strlen(args), sizeof args - strlen(args), " --resume");
+        ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+        args[strlen(args) - strlen(" --resume")] = '\0';
+        char *a = without_times(one), *b = without_times(json);
+        ck_assert_msg(strcmp(a, b) == 0, "point %d: the resumed record differs from the uninterrupted one", at[i]);
+        free(a);
+        free(b);
+        remove(json);
+    }
+    unsetenv("SOURCE_DATE_EPOCH");
+    scratch_dir_remove();
+}
+END_TEST
+
+/* A CSV's text without its seconds column (the wall clock; rows restored from a
+ * checkpoint leave it empty): the fourth cell of every line. */
+static char *without_seconds(const char *path) {
+    char *text = read_text(path), *to = text;
+    int cell = 0;
+    for (const char *from = text; *from; from++) {
+        if (*from == ',' || *from == '\n') {
+            int in_seconds = cell == 3;
+            cell = *from == '\n' ? 0 : cell + 1;
+            if (in_seconds) continue; /* the comma that ends it */
+        } else if (cell == 3) {
+            continue;
+        }
+        *to++ = *from;
+    }
+    *to = '\0';
+    return text;
+}
+
+/* Finding 5: with --eval-every 10, a signal during step 10's evaluation drops that
+ * evaluation, and the step-10 checkpoint used to be saved without its "10,..."
+ * history row, so the resumed run's history differed from the uninterrupted
+ * one's. Now the row (loss, learning rate) is saved with the checkpoint, the
+ * resumed run evaluates step 10 first, and its checkpoint's history and its CSV
+ * (apart from the seconds) are the uninterrupted run's. Spirals with the poll
+ * hook (poll 1 is the memory's measurement, 2 per step, the 22nd is inside step
+ * 10's evaluation), with every step kept (--log-every 0) and with rows kept only
+ * at evaluations and every 7 steps; points with the hook inside the attention op
+ * (48 cancellation points each for the memory's measurement, a step and an
+ * evaluation: point 540 is in the middle of step 10's evaluation). */
+START_TEST(a_cut_evaluation_keeps_its_step_row_with_the_checkpoint) {
+    static const struct { const char *task, *log_every, *hook; } runs[] = {
+        {"spirals --hidden 8 --batch 16 --points 50 --schedule constant --micro-batch 8", "0",
+         "QKV_TEST_SIGNAL_AT_POLL=22"},
+        {"spirals --hidden 8 --batch 16 --points 50 --schedule constant --micro-batch 8", "7",
+         "QKV_TEST_SIGNAL_AT_POLL=22"},
+        {"points --points 16 --test-size 8 --batch 4 --width 16 --heads 2 --layers 1 --inducing 4", "7",
+         "QKV_TEST_SIGNAL_IN_OP=540"},
+    };
+    for (int i = 0; i < 3; i++) {
+        scratch_dir_create();
+        char args[1024], line[512], ck[64], csv[64], base[512];
+        long points;
+        snprintf(ck, sizeof ck, "%s", scratch_file("ck.safetensors"));
+        snprintf(csv, sizeof csv, "%s", scratch_file("log.csv"));
+        snprintf(base, sizeof base, "train %s --warmup 0 --target 0 --threads 1 --quiet --eval-every 10 --log-every %s "
+                 "--steps 30 --save %s --csv %s", runs[i].task, runs[i].log_every, ck, csv);
+        ck_assert_int_eq(run_qkv(base, line, sizeof line), 0);
+        char *uninterrupted = without_seconds(csv);
+        qkv_safetensors a;
+        ck_assert_int_eq(qkv_safetensors_load(ck, &a), 0);
+        remove(ck);
+        ck_assert_int_eq(run_with_hook(base, runs[i].hook, line, sizeof line, &points), 130);
+        ck_assert_msg(strstr(line, "stopped by SIGINT after step 10 of 30"), "%s: %s", runs[i].hook, line);
+        ck_assert_int_eq(checkpoint_step(ck), 10);
+        snprintf(args, sizeof args, "%s --resume %s", base, ck);
+        ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+        char *resumed = without_seconds(csv);
+        ck_assert_msg(strcmp(uninterrupted, resumed) == 0, "run %d: the histories differ:\n%s\n%s", i, uninterrupted,
+                      resumed);
+        qkv_safetensors b;
+        ck_assert_int_eq(qkv_safetensors_load(ck, &b), 0);
+        ck_assert_str_eq(qkv_safetensors_meta(&a, "history"), qkv_safetensors_meta(&b, "history"));
+        qkv_safetensors_free(&a);
+        qkv_safetensors_free(&b);
+        free(uninterrupted);
+        free(resumed);
+        scratch_dir_remove();
+    }
+}
+END_TEST
+
 
 Suite *suite_interrupt(void) {
     Suite *s = suite_create("interrupt");
@@ -327,6 +468,8 @@ Suite *suite_interrupt(void) {
     tcase_add_test(tc, a_signal_during_an_evaluation_stops_it_at_the_next_chunk);
     tcase_add_test(tc, a_signal_while_the_memory_is_measured_ends_the_run_before_it_starts);
     tcase_add_test(tc, large_sets_make_small_units_of_work);
+    tcase_add_test(tc, a_signal_inside_attention_never_reaches_a_lengthgen_record);
+    tcase_add_test(tc, a_cut_evaluation_keeps_its_step_row_with_the_checkpoint);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,8 +8,9 @@
  * samples: each row reads its own, decoding equals the full pass, a model's rows
  * draw sorted, distinct, reproducible and different samples); fire's bias and
  * gradients and p-rope's rotation against torch (ref/fire_*.npy, ref/prope_*.npy
- * from make_pos_reference.py); the mean reciprocal rank of the lengthgen
- * experiment. */
+ * from make_pos_reference.py); each scheme's rules as its row's one check (the
+ * task's message and the layer's stop), the rows' functions against their
+ * columns; the mean reciprocal rank of the lengthgen experiment. */
 #include "tests/test_util.h"
 
 #include <stdlib.h>
@@ -420,6 +421,69 @@ START_TEST(randomized_bad_m_is_refused_in_one_line) {
 }
 END_TEST
 
+/* Each rule of a scheme is its row's check, written once: the task shows its
+ * message (the command's one line, exit 2) and the layer stops with the same
+ * message, prefixed by the module's name. */
+static void expect_rule(const char *command, qkv_pos_kind kind, int d_model, int max_len, int n_heads,
+                        const qkv_pos_opts *opts, const char *message) {
+    char line[512], stop[512];
+    ck_assert_int_eq(qkv_pos_check(kind, d_model, max_len, n_heads, opts), -1);
+    ck_assert_str_eq(qkv_last_error(), message);
+    ck_assert_int_eq(run_qkv(command, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, message), "%s: %s", command, line);
+    qkv_params params = {0};
+    qkv_rng rng = qkv_rng_make(1);
+    qkv_positions pos;
+    snprintf(stop, sizeof stop, "positions pos: %s", message);
+    EXPECT_FATAL(qkv_positions_init_opts(&pos, &params, "pos", kind, d_model, max_len, n_heads, opts, &rng), stop);
+    qkv_params_free(&params);
+}
+
+START_TEST(scheme_rules_are_one_check_for_task_and_layer) {
+    expect_rule("train copy --arch decoder --len 4 --pos alibi --dim 130 --heads 65 --steps 1", QKV_POS_ALIBI, 130,
+                16, 65, NULL, "--pos alibi supports at most 64 heads");
+    expect_rule("train copy --arch decoder --len 4 --pos t5 --t5-buckets 8 --t5-max-distance 4 --steps 1", QKV_POS_T5,
+                64, 16, 4, &(qkv_pos_opts){.t5_buckets = 8, .t5_max_distance = 4},
+                "--t5-buckets 8 / --t5-max-distance 4: expected 4..1024 buckets and a distance above half of them");
+    /* head width 8, 4 pairs: 0.2 of them floors to none */
+    expect_rule("train copy --arch decoder --len 4 --pos p-rope --dim 16 --heads 2 --p-rope 0.2 --steps 1",
+                QKV_POS_PROPE, 16, 16, 2, &(qkv_pos_opts){.prope = 0.2f},
+                "--p-rope 0.2 of 4 pairs keeps none turning (head width 8)");
+    char names[96], applies[160];
+    snprintf(applies, sizeof applies, "--pos-randomize applies to --pos %s, not alibi",
+             qkv_pos_scheme_list(names, sizeof names, ", ", "", qkv_pos_keep_randomizable));
+    expect_rule("train copy --arch decoder --len 4 --pos alibi --pos-randomize 100 --steps 1", QKV_POS_ALIBI, 64, 16,
+                4, &(qkv_pos_opts){.randomize = 100}, applies);
+    expect_rule("train copy --arch decoder --len 4 --pos learned --pos-randomize 40 --max-pos 20 --steps 1",
+                QKV_POS_LEARNED, 64, 20, 4, &(qkv_pos_opts){.randomize = 40},
+                "--pos-randomize 40 needs that many learned rows, beyond --max-pos 20");
+    /* text builds its stack from the same check */
+    char line[512];
+    ck_assert_int_eq(run_qkv("train text --pos alibi --dim 130 --heads 65 --steps 1", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--pos alibi supports at most 64 heads"), "%s", line);
+    /* the rules hold at the limits: 64 heads, a distance just above half the buckets */
+    ck_assert_int_eq(qkv_pos_check(QKV_POS_ALIBI, 128, 0, 64, NULL), 0);
+    ck_assert_int_eq(qkv_pos_check(QKV_POS_T5, 8, 0, 2, &(qkv_pos_opts){.t5_buckets = 8, .t5_max_distance = 5}), 0);
+    ck_assert_int_eq(qkv_pos_check(QKV_POS_PROPE, 16, 0, 2, &(qkv_pos_opts){.prope = 0.25f}), 0);
+}
+END_TEST
+
+/* The rows' behaviour agrees with their columns: a scheme with a trained table
+ * makes it (init), randomizable ones read positions by index (an add or a
+ * rotation, never a bias), and none does nothing. */
+START_TEST(scheme_rows_carry_their_behaviour) {
+    for (int k = 0; k < QKV_POS_COUNT; k++) {
+        const qkv_pos_scheme *s = &qkv_pos_schemes[k];
+        ck_assert_int_eq(s->kind, k);
+        ck_assert_msg(s->table == QKV_POS_TABLE_NONE || s->init, "%s has a table but no init", s->name);
+        ck_assert_msg(!s->randomizable || ((s->add || s->rotate) && !s->bias), "%s: randomizable without indices",
+                      s->name);
+        ck_assert_msg(!!s->add + !!s->rotate + !!s->bias == (k != QKV_POS_NONE), "%s: one of add, rotate, bias",
+                      s->name);
+    }
+}
+END_TEST
+
 /* Ranks by score, ties sharing the mean rank; the MRR averages 1/rank over tasks. */
 START_TEST(lengthgen_mrr_hand_values) {
     /* task 0: a > b > c; task 1: c > a = b (a, b share rank 2.5) */
@@ -450,5 +514,9 @@ Suite *suite_pos_schemes(void) {
     tcase_add_test(rnd, per_row_draws_of_a_model_are_sorted_distinct_reproducible);
     tcase_add_test(rnd, lengthgen_mrr_hand_values);
     suite_add_tcase(s, rnd);
+    TCase *rows = tcase_create("rows");
+    tcase_add_test(rows, scheme_rules_are_one_check_for_task_and_layer);
+    tcase_add_test(rows, scheme_rows_carry_their_behaviour);
+    suite_add_tcase(s, rows);
     return s;
 }

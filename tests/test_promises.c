@@ -13,7 +13,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "data/image.h"
 #include "tests/test_util.h"
@@ -44,17 +50,18 @@ static int parse_one(const char *flag, const char *text) {
 }
 
 START_TEST(numbers_are_parsed_strictly) {
-    const char *refused_int[] = {" 5", "+3", "5 ", "0x10", "1e3", "3.0", "", "-", "--2", "5x"};
+    const char *refused_int[] = {" 5", "+3", "5 ", "0x10", "1e3", "3.0", "", "-", "--2", "5x", "04", "-04", "00"};
     for (size_t i = 0; i < sizeof refused_int / sizeof refused_int[0]; i++)
         ck_assert_msg(parse_one("--n", refused_int[i]) == -1, "--n '%s' accepted", refused_int[i]);
-    const char *refused_float[] = {" 0.5", "+0.5", "0x1p3", "inf", "nan", ".", "1e", "1.5.", "e3"};
+    const char *refused_float[] = {" 0.5", "+0.5", "0x1p3", "inf", "nan", ".", "1e", "1.5.", "e3", "00.5", "01"};
     for (size_t i = 0; i < sizeof refused_float / sizeof refused_float[0]; i++)
         ck_assert_msg(parse_one("--x", refused_float[i]) == -1, "--x '%s' accepted", refused_float[i]);
-    const char *accepted_float[] = {"0.5", ".5", "-2", "1e-3", "1E+3", "7", "3."};
+    const char *accepted_float[] = {"0.5", ".5", "-2", "1e-3", "1E+3", "7", "3.", "0", "-0.25", "1e-05"};
     for (size_t i = 0; i < sizeof accepted_float / sizeof accepted_float[0]; i++)
         ck_assert_msg(parse_one("--x", accepted_float[i]) == 0, "--x '%s' refused", accepted_float[i]);
     ck_assert_int_eq(parse_one("--n", "-7"), 0);
     ck_assert_int_eq(parse_one("--n", "12"), 0);
+    ck_assert_int_eq(parse_one("--n", "0"), 0);
 }
 END_TEST
 
@@ -154,6 +161,106 @@ START_TEST(data_that_cannot_teach_is_refused) {
 }
 END_TEST
 
+/* Runs qkv args with files capped at limit bytes (RLIMIT_FSIZE, SIGXFSZ ignored:
+ * a write past it fails with EFBIG, as one on a full disk fails with ENOSPC);
+ * returns the exit status, the first line of stderr in line. */
+static int run_qkv_with_file_limit(const char *args, rlim_t limit, char *line, size_t len) {
+    char err[512], copy[2048], *argv[64];
+    snprintf(err, sizeof err, "%s", scratch_file("limit.err"));
+    snprintf(copy, sizeof copy, "%s", args);
+    int argc = 0;
+    argv[argc++] = (char *)qkv_binary();
+    for (char *save = NULL, *word = strtok_r(copy, " ", &save); word && argc < 63; word = strtok_r(NULL, " ", &save))
+        argv[argc++] = word;
+    argv[argc] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct rlimit cap = {limit, limit};
+        signal(SIGXFSZ, SIG_IGN);
+        int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 2) < 0 || !freopen("/dev/null", "w", stdout) || setrlimit(RLIMIT_FSIZE, &cap) != 0)
+            _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status), "qkv %s: killed by signal %d", args, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    size_t n = 0;
+    unsigned char *text = read_file_bytes(err, &n);
+    size_t end = strcspn((const char *)text, "\n");
+    snprintf(line, len, "%.*s", (int)end, (const char *)text);
+    free(text);
+    return WEXITSTATUS(status);
+}
+
+static size_t file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* Issue 36, finding 6: on a full disk --csv and --json were written and then
+ * --plot failed, leaving the outputs of a failed run. Now the three are written
+ * together: a write that fails leaves none of the run's files (a previous run's
+ * stay as they were) and no temporary file. */
+START_TEST(the_outputs_of_a_failed_run_are_all_or_nothing) {
+    scratch_dir_create();
+    char args[2048], line[512], paths[3][512];
+    const char *names[3] = {"run.csv", "run.json", "run.png"};
+    for (int i = 0; i < 3; i++) snprintf(paths[i], sizeof paths[i], "%s", scratch_file(names[i]));
+    snprintf(args, sizeof args, SMALL_SPIRALS " --steps 2 --csv %s --json %s --plot %s", paths[0], paths[1], paths[2]);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    size_t sizes[3];
+    unsigned char *before[3];
+    for (int i = 0; i < 3; i++) before[i] = read_file_bytes(paths[i], &sizes[i]);
+    /* A cap the CSV and the JSON fit under and the plot does not: the plot's write fails last. */
+    size_t small = sizes[0] > sizes[1] ? sizes[0] : sizes[1];
+    ck_assert_uint_gt(sizes[2], 2 * small + 1024);
+    rlim_t limit = (rlim_t)(small + 1024);
+    for (int pass = 0; pass < 2; pass++) {   /* over the previous run's files, then in an empty directory */
+        ck_assert_int_eq(run_qkv_with_file_limit(args, limit, line, sizeof line), 2);
+        ck_assert_msg(strstr(line, "run.png") && strstr(line, "File too large"), "%s", line);
+        for (int i = 0; i < 3; i++) {
+            if (pass == 0) {
+                size_t n;
+                unsigned char *now = read_file_bytes(paths[i], &n);
+                ck_assert_msg(n == sizes[i] && memcmp(now, before[i], n) == 0, "%s changed", names[i]);
+                free(now);
+                ck_assert_int_eq(remove(paths[i]), 0);
+            } else {
+                ck_assert_msg(!path_exists(paths[i]), "%s of the failed run is left (%zu bytes)", names[i],
+                              file_size(paths[i]));
+            }
+        }
+    }
+    DIR *dir = opendir(scratch_dir);
+    for (struct dirent *e; (e = readdir(dir));) ck_assert_msg(!strstr(e->d_name, ".tmp."), "%s left", e->d_name);
+    closedir(dir);
+    for (int i = 0; i < 3; i++) free(before[i]);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* `--data /etc` failed on a dangling symlink ("cannot open") while the message
+ * of a directory without text says symlinks are skipped: the data set's identity
+ * (data/identity.h) skips a symlink to nothing, as the loader does. */
+START_TEST(a_dangling_symlink_in_a_data_directory_is_skipped) {
+    scratch_dir_create();
+    char dir[512], link[600], args[700], line[512];
+    snprintf(dir, sizeof dir, "%s", scratch_file("texts"));
+    make_dir(dir);
+    snprintf(link, sizeof link, "%s/gone.txt", dir);
+    ck_assert_int_eq(symlink("/nonexistent/qkv-test", link), 0);
+    snprintf(args, sizeof args, "train text --data %s --steps 1", dir);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "no file to read in the directory (hidden files, symlinks and .dat files are skipped)"),
+                  "%s", line);
+    scratch_dir_remove();
+}
+END_TEST
+
 Suite *suite_promises(void) {
     Suite *s = suite_create("promises");
     TCase *tc = tcase_create("promises");
@@ -164,6 +271,8 @@ Suite *suite_promises(void) {
     tcase_add_test(tc, a_proc_file_as_data_is_named_a_special_file);
     tcase_add_test(tc, a_png_of_no_or_too_many_pixels_says_its_size);
     tcase_add_test(tc, data_that_cannot_teach_is_refused);
+    tcase_add_test(tc, the_outputs_of_a_failed_run_are_all_or_nothing);
+    tcase_add_test(tc, a_dangling_symlink_in_a_data_directory_is_skipped);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,17 +11,22 @@
  *   commands:  every `int qkv_cmd_NAME(int argc, char **argv)` of cli/ is a
  *              row of QKV_COMMANDS (cli/commands.h), which ./qkv dispatches;
  *   unary ops: every row of the elementwise table (qkv_unary_ops, core/ops/
- *              ops_elementwise.c) has a public qkv_NAME in ops.h and gradient-check
- *              rows "NAME [shape]" in the elementwise group at 1-D and more dims;
- *              the table's names differ;
+ *              unary_ops.h) has a public qkv_NAME in ops.h and gradient-check
+ *              rows "NAME [shape]" in the elementwise group at 2-D and 3-D (the
+ *              table generates them); the table's names differ; and every op
+ *              qkv_NAME defined in core/ops/ops_elementwise.c, in the table or
+ *              not, has rows "NAME ..." there;
  *   position schemes: every list of scheme names in the sources (C string
  *              lists "a,b" "a|b" "a, b", arrays {"a", "b"}, Python tuples, and
  *              one name in context: "--pos", "a" and Python's scheme == "a",
  *              cfg["pos"] != "a") names only rows of layers/positions.h's
  *              table (a "-rand" suffix allowed): a list with two or more scheme
  *              names is taken as a scheme list, so a spelling the table lacks
- *              fails here, naming the file and line. */
+ *              fails here, naming the file and line;
+ *   lines:     the files of `qkv experiment lengthgen` and of `qkv bench` form
+ *              lines, each including (of its line) only the next one's header. */
 #include <glob.h>
+#include <regex.h>
 #include <stdlib.h>
 
 #include "tests/suites.h"
@@ -54,7 +59,7 @@ START_TEST(every_defined_gradcheck_group_is_listed) {
 END_TEST
 
 START_TEST(every_defined_command_is_listed) {
-#define COMMAND_SYMBOL(fn, name, usage, under_mpi) "qkv_cmd_" #fn,
+#define COMMAND_SYMBOL(fn, under_mpi) "qkv_cmd_" #fn,
     static const char *const listed[] = {QKV_COMMANDS(COMMAND_SYMBOL)};
 #undef COMMAND_SYMBOL
     static const char *const sources[] = {"../cli/*.c", NULL};
@@ -107,6 +112,40 @@ START_TEST(every_unary_op_has_a_wrapper_and_gradcheck_rows) {
         ck_assert_msg(ranks[2] && ranks[3], "unary op %s: gradient-check rows need 2-D and 3-D shapes", op);
     }
     free(ops_h);
+}
+END_TEST
+
+/* Does any case of the group have a name "op ..." (a space after the op)? */
+static int has_named_case(const qkv_gradcheck_group *g, const char *op) {
+    size_t n = strlen(op);
+    for (int i = 0; i < g->n_cases; i++)
+        if (strncmp(g->cases[i].name, op, n) == 0 && g->cases[i].name[n] == ' ') return 1;
+    return 0;
+}
+
+/* The table's ops get their rows generated; an op written in ops_elementwise.c
+ * outside the table (a public qkv_NAME defined there) needs rows of its own. */
+START_TEST(every_elementwise_op_has_gradcheck_rows) {
+    size_t len;
+    char *source = (char *)read_file_bytes("../core/ops/ops_elementwise.c", &len);
+    source[len] = '\0';
+    regex_t definition;
+    ck_assert_int_eq(regcomp(&definition, "(^|\n)qkv_tensor \\*qkv_([a-z_0-9]+)\\(", REG_EXTENDED), 0);
+    int ops = 0;
+    regmatch_t m[3];
+    for (const char *at = source; regexec(&definition, at, 3, m, 0) == 0; at += m[0].rm_eo) {
+        char op[64];
+        snprintf(op, sizeof op, "%.*s", (int)(m[2].rm_eo - m[2].rm_so), at + m[2].rm_so);
+        if (strcmp(op, "unary") == 0) continue;   /* the table's entry point, not an op */
+        ops++;
+        ck_assert_msg(has_named_case(&qkv_checks_elementwise, op),
+                      "op qkv_%s of core/ops/ops_elementwise.c has no gradient-check row \"%s ...\" "
+                      "(a row of core/ops/unary_ops.h gets them; an op outside it, in core/check/checks_elementwise.c)",
+                      op, op);
+    }
+    ck_assert_int_ge(ops, 4 + qkv_unary_op_count + 1);   /* add sub mul div, the table, dropout */
+    regfree(&definition);
+    free(source);
 }
 END_TEST
 
@@ -206,6 +245,43 @@ START_TEST(position_scheme_table_is_the_enum) {
 }
 END_TEST
 
+/* Each module (NAME.c and NAME.h) of a line includes, of the line's modules,
+ * only the next one's header: calls can then only point down the line. */
+static void assert_line(const char *const *modules, int n) {
+    for (int i = 0; i < n; i++)
+        for (int ext = 0; ext < 2; ext++) {
+            char path[256];
+            snprintf(path, sizeof path, "../%s.%s", modules[i], ext ? "h" : "c");
+            FILE *exists = fopen(path, "rb");
+            if (!exists) {   /* the top of a line has no header */
+                ck_assert_msg(ext == 1 && i == 0, "%s is missing", path);
+                continue;
+            }
+            fclose(exists);
+            size_t len;
+            char *text = (char *)read_file_bytes(path, &len);
+            text[len] = '\0';
+            for (int j = 0; j < n; j++) {
+                char include[256];
+                snprintf(include, sizeof include, "#include \"%s.h\"", modules[j]);
+                int allowed = j == i + 1 || (ext == 0 && j == i);   /* the one below; a .c its own header */
+                ck_assert_msg(allowed || !strstr(text, include), "%s includes %s.h: the line is %s -> ... (%s.h only)",
+                              path, modules[j], modules[0], i + 1 < n ? modules[i + 1] : "none");
+            }
+            free(text);
+        }
+}
+
+START_TEST(lengthgen_and_bench_files_form_lines) {
+    static const char *const lengthgen[] = {"train/experiments/lengthgen", "train/experiments/lengthgen_record",
+                                            "train/experiments/lengthgen_report", "train/experiments/lengthgen_distance",
+                                            "train/experiments/lengthgen_runs"};
+    static const char *const bench[] = {"cli/cmd_bench", "cli/bench", "cli/bench_models", "cli/bench_table"};
+    assert_line(lengthgen, ELEMENTS(lengthgen));
+    assert_line(bench, ELEMENTS(bench));
+}
+END_TEST
+
 Suite *suite_registries(void) {
     Suite *s = suite_create("registries");
     TCase *suites = tcase_create("suites");
@@ -220,7 +296,11 @@ Suite *suite_registries(void) {
     suite_add_tcase(s, commands);
     TCase *unary = tcase_create("unary ops");
     tcase_add_test(unary, every_unary_op_has_a_wrapper_and_gradcheck_rows);
+    tcase_add_test(unary, every_elementwise_op_has_gradcheck_rows);
     suite_add_tcase(s, unary);
+    TCase *lines = tcase_create("lines");
+    tcase_add_test(lines, lengthgen_and_bench_files_form_lines);
+    suite_add_tcase(s, lines);
     TCase *positions = tcase_create("position schemes");
     tcase_add_test(positions, position_scheme_table_is_the_enum);
     tcase_add_test(positions, every_listed_position_scheme_is_in_the_table);

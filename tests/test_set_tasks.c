@@ -72,7 +72,7 @@ static float *points_run(int steps, const char *save, const char *resume, size_t
     trainer.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAM, .lr = 1e-3f};
     trainer.schedule = (qkv_schedule){.kind = QKV_SCHED_COSINE, .warmup = 2, .total = 12};
     qkv_train_result result;
-    ck_assert_int_eq(qkv_train(&trainer, &task.task, &result), 0);
+    ck_assert_int_eq(train_with(&trainer, &task.task, &result), 0);
     *n = qkv_params_count(&task.params);
     float *flat = malloc(*n * sizeof(float));
     qkv_params_copy_values(&task.params, flat);

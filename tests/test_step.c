@@ -109,7 +109,7 @@ static void copy_grads(const qkv_task *task, float *out) {
 /* Step `step`'s gradient and loss with this micro-batch size (dropout stream seed 9). */
 static float *step_gradients(qkv_task *task, long step, int micro_batch, float *loss) {
     qkv_step s;
-    ck_assert_int_eq(qkv_step_init(&s, task, micro_batch, 0), 0);
+    ck_assert_int_eq(qkv_step_init(&s, task, qkv_step_settle(task, micro_batch), 0), 0);
     qkv_rng rng = qkv_rng_make(9);
     qkv_step_result r;
     ck_assert_int_eq(qkv_step_run(&s, step, &rng, &r, NULL, NULL), 0);
@@ -313,9 +313,11 @@ START_TEST(micro_batch_sizes) {
     qkv_seq_model model;
     qkv_seq_model_init(&model, &config);
     qkv_step s;
-    ck_assert_int_eq(qkv_step_init(&s, &model.task, 3, 0), -1);
+    ck_assert_int_eq(qkv_step_settle(&model.task, 3), -1);
     ck_assert_str_eq(qkv_last_error(), "--micro-batch 3 does not divide the batch of 8 (try 8)");
-    ck_assert_int_eq(qkv_step_init(&s, &model.task, 0, 0), 0);
+    ck_assert_int_eq(qkv_step_settle(&model.task, -2), -1);
+    ck_assert_int_eq(qkv_step_settle(&model.task, 0), 8);   /* the default, settled once */
+    ck_assert_int_eq(qkv_step_init(&s, &model.task, qkv_step_settle(&model.task, 0), 0), 0);
     ck_assert_int_eq(s.micro_batch, 8);
     ck_assert_int_eq(s.micro_batches, 1);
     qkv_step_free(&s);

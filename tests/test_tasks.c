@@ -17,6 +17,7 @@
 
 #include "train/checkpoint.h"
 #include "train/tasks/registry.h"
+#include "train/settings.h"
 
 #define FIXTURES "ref/tasks"
 #define MAX_RUNS 32

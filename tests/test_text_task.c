@@ -54,7 +54,7 @@ START_TEST(a_tiny_model_learns_a_generated_text) {
     qkv_trainer_config t = {.steps = 150, .log_every = 0, .quiet = 1, .clip = 1.0f, .seed = 1,
                             .optim = {.kind = QKV_OPT_ADAMW, .lr = 3e-3f}};
     qkv_train_result result;
-    ck_assert_int_eq(qkv_train(&t, task, &result), 0);
+    ck_assert_int_eq(train_with(&t, task, &result), 0);
     double after = *qkv_metrics_get(&result.metrics, "val_loss");
     ck_assert_msg(after < 0.6 * before, "val_loss %.3f -> %.3f", before, after);
     const double *bpb = qkv_metrics_get(&result.metrics, "val_bpb");

@@ -30,7 +30,7 @@ START_TEST(mlp_learns_spirals) {
     qkv_trainer_config trainer = {.steps = 2000, .quiet = 1, .seed = 1};
     trainer.optim = (qkv_optimizer_config){.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f};
     qkv_train_result result;
-    ck_assert_int_eq(qkv_train(&trainer, &model.task, &result), 0);
+    ck_assert_int_eq(train_with(&trainer, &model.task, &result), 0);
     const double *accuracy = qkv_metrics_get(&result.metrics, "test_acc");
     ck_assert_ptr_nonnull(accuracy);
     ck_assert_msg(*accuracy > 0.95, "test accuracy %.3f", *accuracy);
@@ -87,8 +87,8 @@ END_TEST
 /* Every command takes --threads (its --help lists it): the commands of the table in
  * cli/commands.h, a command with subcommands through one of them. */
 START_TEST(every_command_takes_threads) {
-#define COMMAND_NAME(fn, name, usage, under_mpi) name,
-    static const char *const names[] = {QKV_COMMANDS(COMMAND_NAME)};
+#define COMMAND_NAME(fn, under_mpi) qkv_command_##fn.name,
+    const char *const names[] = {QKV_COMMANDS(COMMAND_NAME)};
 #undef COMMAND_NAME
     static const struct { const char *command, *as; } sub[] = {
         {"train", "train spirals"}, {"data", "data detect"}, {"explain", "explain attention"},
@@ -99,6 +99,38 @@ START_TEST(every_command_takes_threads) {
         for (size_t s = 0; s < sizeof sub / sizeof *sub; s++)
             if (strcmp(sub[s].command, names[i]) == 0) runs += 1, expect_help_lists(sub[s].as, "--threads N");
         if (!runs) expect_help_lists(names[i], "--threads N");
+    }
+}
+END_TEST
+
+/* Each command's usage comes from its spec (cli/args.h): `qkv --help` lists
+ * "NAME ARGS" and its summary, its own --help opens with "usage: qkv NAME ARGS
+ * [flags]" and the summary, and a command that needs positional arguments refuses
+ * a command line without them (one line, exit 2) naming them. */
+START_TEST(every_command_usage_comes_from_its_spec) {
+    char command[512], line[1024], expected[256];
+    snprintf(command, sizeof command, "%s --help", qkv_binary());
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    char help[8192] = "";
+    while (fgets(line, sizeof line, p)) strncat(help, line, sizeof help - strlen(help) - 1);
+    pclose(p);
+#define SPEC_PTR(fn, under_mpi) &qkv_command_##fn,
+    const qkv_command_spec *const specs[] = {QKV_COMMANDS(SPEC_PTR)};
+#undef SPEC_PTR
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        const qkv_command_spec *c = specs[i];
+        ck_assert_ptr_nonnull(strstr(help, c->summary));
+        snprintf(expected, sizeof expected, "  %s%s%s ", c->name, c->args[0] ? " " : "", c->args);
+        ck_assert_msg(strstr(help, expected), "qkv --help lacks '%s'", expected);
+        if (c->subs || c->run == qkv_cmd_train || c->run == qkv_cmd_version) continue;
+        snprintf(expected, sizeof expected, "usage: qkv %s%s%s [flags]", c->name, c->args[0] ? " " : "", c->args);
+        expect_help_lists(c->name, expected);
+        expect_help_lists(c->name, c->summary);
+        if (c->n_args == 0) continue;
+        ck_assert_int_eq(run_qkv(c->name, line, sizeof line), 2);
+        snprintf(expected, sizeof expected, "qkv %s: name %s first", c->name, c->args);
+        ck_assert_msg(strstr(line, expected), "qkv %s: %s", c->name, line);
     }
 }
 END_TEST
@@ -134,6 +166,7 @@ Suite *suite_train(void) {
     tcase_add_test(tc, cli_rejects_bad_flags_with_one_line);
     tcase_add_test(tc, cli_suggests_the_nearest_name);
     tcase_add_test(tc, every_command_takes_threads);
+    tcase_add_test(tc, every_command_usage_comes_from_its_spec);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -134,6 +134,10 @@ int count_dir_entries(const char *path);
 
 /* The whole file in a malloc'd buffer (one spare byte past the end); *len its size. */
 unsigned char *read_file_bytes(const char *path, size_t *len);
+/* A file's text, '\0'-terminated (malloc'd). */
+char *read_text(const char *path);
+/* The same with every JSON "train_seconds" value (the wall clock) left out. */
+char *without_times(const char *path);
 
 /* Creates or truncates path and writes bytes[0..len) into it. */
 void write_file_bytes(const char *path, const void *bytes, size_t len);
@@ -200,5 +204,7 @@ void assert_list_matches_sources(const char *what, const char *const *listed, in
 /* Trains task for steps (seed 7, clip 1) with the optimizer; writes the parameters
  * and the final loss to out (when not NULL) and returns how many floats that is. */
 size_t train_and_dump(qkv_task *task, int steps, qkv_optimizer_config optim, float *out);
+/* A session of task prepared with config (train/session.h), run and closed: qkv_train's result. */
+int train_with(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result);
 
 #endif

@@ -1,7 +1,6 @@
 /* checkpoint.c — see checkpoint.h. */
 #include "train/checkpoint.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/number.h"
 #include "core/io/safetensors.h"
 
 #define FORMAT "qkv-checkpoint-1"
@@ -110,23 +110,73 @@ int qkv_checkpoint_save(const char *path, const qkv_params *params, const qkv_op
     return rc;
 }
 
-/* Parses a non-negative decimal integer metadata value. */
+/* A non-negative integer metadata value (core/number.h's syntax: "3", never
+ * "03" or "+3"), in 0..max: 0, or -1 with the error. */
 static int meta_u64(const qkv_safetensors *st, const char *path, const char *key, uint64_t max,
                     uint64_t *out) {
     const char *text = qkv_safetensors_meta(st, key);
+    unsigned long long v;
     if (!text) {
         qkv_set_error("%s: metadata \"%s\" is missing", path, key);
         return -1;
     }
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno || end == text || *end || text[0] == '-' || v > max) {
+    if (qkv_parse_u64(text, max, &v) != 0) {
         qkv_set_error("%s: metadata \"%s\" is not an integer in 0..%llu: \"%.40s\"", path, key,
                       (unsigned long long)max, text);
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+/* The keys a checkpoint's metadata may hold, besides the prefixed ones: a key
+ * no reader knows is refused, not ignored (what would it have meant?). */
+static const char *const fixed_keys[] = {"format", "step", "rng.seed", "rng.counter", "optim.kind", "optim.step",
+                                         "history", NULL};
+
+/* The fixed metadata into out, checked: every key known, the numbers strict,
+ * the optimizer one of the known kinds (or "none") and its step the checkpoint's
+ * (Adam's bias correction counts the updates: a run saved at step s made s of
+ * them; with no optimizer state, 0). 0, or -1 with the error. */
+static int read_fixed(const qkv_safetensors *st, const char *path, qkv_checkpoint *out) {
+    for (int i = 0; i < st->n_meta; i++) {
+        const char *key = st->meta[i].key;
+        int known = strncmp(key, CONFIG_PREFIX, strlen(CONFIG_PREFIX)) == 0 ||
+                    strncmp(key, SETTINGS_PREFIX, strlen(SETTINGS_PREFIX)) == 0;
+        for (int k = 0; fixed_keys[k] && !known; k++) known = strcmp(key, fixed_keys[k]) == 0;
+        if (!known) {
+            qkv_set_error("%s: unknown metadata \"%.40s\" (a qkv checkpoint holds format, step, rng.*, optim.*, "
+                          "history, config.* and train.*)", path, key);
+            return -1;
+        }
+    }
+    uint64_t step, seed, counter, optim_step;
+    if (meta_u64(st, path, "step", MAX_STEP, &step) != 0 || meta_u64(st, path, "rng.seed", UINT64_MAX, &seed) != 0 ||
+        meta_u64(st, path, "rng.counter", UINT64_MAX, &counter) != 0 ||
+        meta_u64(st, path, "optim.step", MAX_STEP, &optim_step) != 0)
+        return -1;
+    const char *kind = qkv_safetensors_meta(st, "optim.kind");
+    out->optim_kind = -2;
+    if (kind && strcmp(kind, "none") == 0) out->optim_kind = -1;
+    for (int k = 0; kind && qkv_opt_kind_names[k]; k++)
+        if (strcmp(kind, qkv_opt_kind_names[k]) == 0) out->optim_kind = k;
+    if (out->optim_kind == -2) {
+        qkv_set_error("%s: metadata \"optim.kind\" is %s%.20s%s (expected none, %s, %s or %s)", path,
+                      kind ? "\"" : "", kind ? kind : "missing", kind ? "\"" : "", qkv_opt_kind_names[0],
+                      qkv_opt_kind_names[1], qkv_opt_kind_names[2]);
+        return -1;
+    }
+    uint64_t expected_step = out->optim_kind == -1 ? 0 : step;
+    if (optim_step != expected_step) {
+        qkv_set_error("%s: metadata \"optim.step\" is %llu, expected %llu (%s)", path,
+                      (unsigned long long)optim_step, (unsigned long long)expected_step,
+                      out->optim_kind == -1 ? "no optimizer state" : "the optimizer's updates: the checkpoint's step");
+        return -1;
+    }
+    out->step = (long)step;
+    out->optim_step = (long)optim_step;
+    out->rng_seed = seed;
+    out->rng_counter = counter;
     return 0;
 }
 
@@ -156,6 +206,10 @@ int qkv_checkpoint_open(const char *path, qkv_checkpoint *out) {
     if (!format || strcmp(format, FORMAT) != 0) {
         qkv_set_error("%s: not a qkv checkpoint (metadata \"format\" is %s%s%s, expected \"" FORMAT "\")", path,
                       format ? "\"" : "", format ? format : "missing", format ? "\"" : "");
+        qkv_safetensors_free(&out->file);
+        return -1;
+    }
+    if (read_fixed(&out->file, path, out) != 0) {
         qkv_safetensors_free(&out->file);
         return -1;
     }
@@ -220,21 +274,19 @@ int qkv_checkpoint_restore(qkv_checkpoint *ckpt, const qkv_params *params, qkv_o
     int n_state = n_state_tensors(opt), rc = -1;
     const qkv_st_tensor **source = qkv_calloc((size_t)(params->n + n_state) + 1, sizeof *source, "the checkpoint's tensor list");
     char *name = NULL;
-    uint64_t step_value, seed, counter, optim_step = 0;
 
     /* 1. Validate everything. */
     for (int i = 0; i < params->n; i++)
         if (!(source[i] = expect_tensor(&st, path, params->items[i]->name, params->items[i]))) goto done;
     int expected = params->n;
     if (opt) {
-        const char *kind = qkv_safetensors_meta(&st, "optim.kind");
-        if (kind && strcmp(kind, "none") == 0) {
+        if (ckpt->optim_kind < 0) {
             qkv_set_error("%s: holds the parameters only (saved with --save-weights-only): it evaluates, it "
                           "cannot resume", path);
             goto done;
         }
-        if (!kind || strcmp(kind, qkv_opt_kind_name(opt->config.kind)) != 0) {
-            qkv_set_error("%s: optimizer is %.20s, this run uses %s", path, kind ? kind : "missing",
+        if (ckpt->optim_kind != (int)opt->config.kind) {
+            qkv_set_error("%s: optimizer is %s, this run uses %s", path, qkv_opt_kind_names[ckpt->optim_kind],
                           qkv_opt_kind_name(opt->config.kind));
             goto done;
         }
@@ -246,7 +298,6 @@ int qkv_checkpoint_restore(qkv_checkpoint *ckpt, const qkv_params *params, qkv_o
             if (!source[params->n + k]) goto done;
         }
         expected += n_state;
-        if (meta_u64(&st, path, "optim.step", MAX_STEP, &optim_step) != 0) goto done;
     }
     for (int i = 0; i < st.n_tensors; i++) {
         /* Optimizer state is checked by count below, or ignored when evaluating. */
@@ -260,9 +311,6 @@ int qkv_checkpoint_restore(qkv_checkpoint *ckpt, const qkv_params *params, qkv_o
         qkv_set_error("%s: %d tensors, this model and optimizer have %d", path, st.n_tensors, expected);
         goto done;
     }
-    if (meta_u64(&st, path, "step", MAX_STEP, &step_value) != 0 || meta_u64(&st, path, "rng.seed", UINT64_MAX, &seed) != 0 ||
-        meta_u64(&st, path, "rng.counter", UINT64_MAX, &counter) != 0)
-        goto done;
     if (qkv_safetensors_read_data(&ckpt->file) != 0 || check_finite(path, "refused", st.n_tensors, st.tensors) != 0)
         goto done;
 
@@ -271,11 +319,11 @@ int qkv_checkpoint_restore(qkv_checkpoint *ckpt, const qkv_params *params, qkv_o
         memcpy(params->items[i]->data, source[i]->data, params->items[i]->size * sizeof(float));
     for (int k = 0; k < n_state; k++)
         memcpy(opt->state[k], source[params->n + k]->data, params->items[k % params->n]->size * sizeof(float));
-    if (opt) opt->step = (long)optim_step;
-    if (step) *step = (long)step_value;
+    if (opt) opt->step = ckpt->optim_step;
+    if (step) *step = ckpt->step;
     if (rng) {
-        rng->seed = seed;
-        rng->counter = counter;
+        rng->seed = ckpt->rng_seed;
+        rng->counter = ckpt->rng_counter;
     }
     rc = 0;
 done:

@@ -53,10 +53,17 @@ typedef struct qkv_checkpoint {
     qkv_config_kv *config;     /* the "config." entries (the task's), without the prefix */
     qkv_config_kv *settings;   /* the "train." entries (none before they existed) */
     const char *history;       /* the "history" text, or NULL (a checkpoint from before it) */
+    long step;                 /* "step" */
+    int optim_kind;            /* "optim.kind": a qkv_opt_kind, or -1: none (the parameters only) */
+    long optim_step;           /* "optim.step": step, or 0 with no optimizer */
+    uint64_t rng_seed, rng_counter;
 } qkv_checkpoint;
 
 /* Opens and parses path's header: 0, or -1 with a one-line qkv_last_error()
- * naming path (a bad file, not a qkv checkpoint). Close with qkv_checkpoint_close. */
+ * naming path (a bad file, not a qkv checkpoint, a metadata key no reader knows,
+ * a number not written as flags are (core/number.h), an optimizer kind qkv does
+ * not have, an "optim.step" other than the step, or 0 without an optimizer).
+ * Close with qkv_checkpoint_close. */
 int qkv_checkpoint_open(const char *path, qkv_checkpoint *out);
 /* The tensors into params (and opt's state, step, rng): opt may be NULL
  * (evaluation): optimizer tensors are then ignored; step and rng may be NULL.

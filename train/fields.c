@@ -2,13 +2,13 @@
  * config fields. See fields.h. */
 #include "train/fields.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 
 static void *member(void *config, const qkv_field *f) { return (char *)config + f->offset; }
 static const void *const_member(const void *config, const qkv_field *f) { return (const char *)config + f->offset; }
@@ -169,46 +169,41 @@ int qkv_fields_cover(const qkv_field *fields, int n, size_t size, char *why, siz
     return rc;
 }
 
-static int bad_value(const qkv_field *f, const char *text, const char *expected) {
-    qkv_set_error("config \"%s\" is \"%.40s\" (expected %s)", f->key, text, expected);
+static int bad_value(const char *what, const qkv_field *f, const char *text, const char *expected) {
+    qkv_set_error("%s \"%s\" is \"%.40s\" (expected %s)", what, f->key, text, expected);
     return -1;
 }
 
-/* One field's text into its member: 0, or -1 with the error. */
-static int parse_one(const qkv_field *f, const char *text, void *m) {
-    char *end = NULL, expected[160];
-    errno = 0;
+/* One field's text into its member: 0, or -1 with the error. Numbers go through
+ * the parser flags use (core/number.h): a checkpoint says "4", never "+4" or "04". */
+static int parse_one(const char *what, const qkv_field *f, const char *text, void *m) {
+    char expected[160];
     switch (f->kind) {
-    case QKV_FIELD_INT: {
-        long long v = strtoll(text, &end, 10);
+    case QKV_FIELD_INT: case QKV_FIELD_LONG: {
+        long long v;
         snprintf(expected, sizeof expected, "an integer in %.0f..%.0f", f->min, f->max);
-        if (errno || end == text || *end || v < f->min || v > f->max) return bad_value(f, text, expected);
-        *(int *)m = (int)v;
-        return 0;
-    }
-    case QKV_FIELD_LONG: {
-        long long v = strtoll(text, &end, 10);
-        snprintf(expected, sizeof expected, "an integer in %.0f..%.0f", f->min, f->max);
-        if (errno || end == text || *end || v < f->min || v > f->max) return bad_value(f, text, expected);
-        *(long *)m = (long)v;
+        if (qkv_parse_int(text, (long long)f->min, (long long)f->max, &v) != 0)
+            return bad_value(what, f, text, expected);
+        if (f->kind == QKV_FIELD_INT) *(int *)m = (int)v;
+        else *(long *)m = (long)v;
         return 0;
     }
     case QKV_FIELD_FLOAT: {
-        float v = strtof(text, &end);
+        float v;
         snprintf(expected, sizeof expected, "a number in [%g, %g]", f->min, f->max);
-        if (errno || end == text || *end || !(v >= f->min && v <= f->max)) return bad_value(f, text, expected);
+        if (qkv_parse_float(text, f->min, f->max, &v) != 0) return bad_value(what, f, text, expected);
         *(float *)m = v;
         return 0;
     }
     case QKV_FIELD_SEED: {
-        unsigned long long v = strtoull(text, &end, 10);
-        if (errno || end == text || *end || text[0] == '-') return bad_value(f, text, "an unsigned 64-bit integer");
+        unsigned long long v;
+        if (qkv_parse_u64(text, ~0ULL, &v) != 0) return bad_value(what, f, text, "an unsigned 64-bit integer");
         *(unsigned long long *)m = v;
         return 0;
     }
     case QKV_FIELD_HASH: {
         size_t digits = strspn(text, "0123456789abcdef");
-        if (digits != 16 || text[16]) return bad_value(f, text, "16 lowercase hex digits");
+        if (digits != 16 || text[16]) return bad_value(what, f, text, "16 lowercase hex digits");
         *(uint64_t *)m = (uint64_t)strtoull(text, NULL, 16);
         return 0;
     }
@@ -218,7 +213,7 @@ static int parse_one(const qkv_field *f, const char *text, void *m) {
                 *(int *)m = c;
                 return 0;
             }
-        return bad_value(f, text, "one of the names its flag takes");
+        return bad_value(what, f, text, "one of the names its flag takes");
     case QKV_FIELD_TEXT:
         *(const char **)m = strcmp(text, f->none) == 0 ? NULL : text;
         return 0;
@@ -237,9 +232,31 @@ int qkv_fields_parse(const qkv_field *fields, int n, const qkv_config_kv *in, vo
             qkv_set_error("config \"%s\" is missing", f->key);
             return -1;
         }
-        if (parse_one(f, text, member(config, f)) != 0) return -1;
+        if (parse_one("config", f, text, member(config, f)) != 0) return -1;
     }
     return 0;
+}
+
+int qkv_fields_parse_present(const char *what, const qkv_field *fields, int n, const qkv_config_kv *in,
+                             void *config) {
+    for (int i = 0; i < in->n; i++) {
+        const qkv_field *f = qkv_fields_find_key(fields, n, in->key[i]);
+        if (!f || !described(f))
+            return qkv_set_error("unknown %s key \"%.40s\" (no setting of that name)", what, in->key[i]), -1;
+        if (parse_one(what, f, in->value[i], member(config, f)) != 0) return -1;
+    }
+    return 0;
+}
+
+const char *qkv_fields_unknown_key(const qkv_field *fields, int n, const qkv_config_kv *in,
+                                   const char *const *also) {
+    for (int i = 0; i < in->n; i++) {
+        const qkv_field *f = qkv_fields_find_key(fields, n, in->key[i]);
+        int known = f && described(f);
+        for (int k = 0; also && also[k] && !known; k++) known = strcmp(in->key[i], also[k]) == 0;
+        if (!known) return in->key[i];
+    }
+    return NULL;
 }
 
 int qkv_fields_check_text(const qkv_field *fields, int n, const void *config) {

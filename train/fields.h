@@ -1,11 +1,13 @@
 /* fields.h — a config as one table of fields, read by everything that names a
  * setting: the command line's flags and their --help, the defaults, the
  * checkpoint's description (`__metadata__`) and its parsing back, JSON records.
- * The tasks' configs (train/tasks/), the trainer's (train/trainer_fields.h) and
- * the experiments' options (train/experiments/experiments.h) are such tables.
+ * The tasks' configs (train/tasks/), the trainer's (train/trainer_fields.h),
+ * the experiments' options (train/experiments/experiments.h) and the commands'
+ * (cli/) are such tables; a setting several of them take (--heads, --threads)
+ * is written once in train/settings.h and embedded as a row of each.
  *
  * A field is one member of the task's config struct (at `offset`) with
- *   flag   "--heads" on the command line, or NULL: a value the task works out
+ *   flag   "--vocab" on the command line, or NULL: a value the task works out
  *          itself (the image size of a detection set) and only writes down;
  *   key    "heads" in the checkpoint's description, or NULL: a command-line
  *          convenience that is not part of the model (--len sets --min-len and
@@ -58,7 +60,7 @@ typedef enum {
 #define QKV_FIELD_OF_DATA 2
 
 typedef struct qkv_field {
-    const char *flag;               /* "--heads", or NULL */
+    const char *flag;               /* "--vocab", or NULL */
     const char *key;                /* "heads", or NULL */
     qkv_field_kind kind;
     size_t offset;                  /* of the member in the config struct */
@@ -79,8 +81,6 @@ typedef struct qkv_field {
     {flag, key, QKV_FIELD_FLOAT, offsetof(T, M), lo, hi, def, NULL, NULL, help, 0, 0, NULL}
 #define QKV_CHOICE_FIELD(flag, key, T, M, names, def, help) \
     {flag, key, QKV_FIELD_CHOICE, offsetof(T, M), 0, 0, def, names, NULL, help, 0, 0, NULL}
-#define QKV_SEED_FIELD(T, M, help) \
-    {"--seed", "seed", QKV_FIELD_SEED, offsetof(T, M), 0, 2147483647, 1, NULL, NULL, help, 0, 0, NULL}
 #define QKV_FLAG_FIELD(flag, T, M, help) \
     {flag, NULL, QKV_FIELD_FLAG, offsetof(T, M), 0, 1, 0, NULL, NULL, help, 0, 0, NULL}
 #define QKV_TEXT_FIELD(flag, key, T, M, none, help) \
@@ -133,6 +133,16 @@ size_t qkv_field_size(const qkv_field *f);
  * checkpoint is input). TEXT members then point into in, which must outlive
  * config. */
 int qkv_fields_parse(const qkv_field *fields, int n, const qkv_config_kv *in, void *config);
+/* The first key of in that no row with a key describes (other than those in
+ * also, a NULL-terminated list, may be NULL), or NULL when every key is known:
+ * a description's key no reader knows is refused, not ignored. */
+const char *qkv_fields_unknown_key(const qkv_field *fields, int n, const qkv_config_kv *in,
+                                   const char *const *also);
+/* Reads every entry of in, a description that may leave settings out (an absent
+ * key keeps its member), into config: 0, or -1 naming the first key no row
+ * describes ("unknown WHAT key ...") or a bad value (`WHAT "key" is ...`). */
+int qkv_fields_parse_present(const char *what, const qkv_field *fields, int n, const qkv_config_kv *in,
+                             void *config);
 /* Every TEXT member fits a description's value (QKV_CONFIG_VALUE_LEN - 1 bytes):
  * 0, or -1 with qkv_last_error() naming the flag. */
 int qkv_fields_check_text(const qkv_field *fields, int n, const void *config);

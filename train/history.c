@@ -1,13 +1,14 @@
 /* history.c — a run's record of steps, losses and metrics. See history.h. */
 #include "train/history.h"
 
-#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "train/viz/plot.h"
 
 #define PANEL_W 560
@@ -56,6 +57,13 @@ void qkv_history_add(qkv_history *h, long step, double loss, double lr, double s
     }
 }
 
+int qkv_history_awaits_evaluation(const qkv_history *h, long step) {
+    if (h->n == 0 || h->step[h->n - 1] != (double)step) return 0;
+    for (int k = 0; k < h->n_keys; k++)
+        if (!isnan(h->metric[k][h->n - 1])) return 0;
+    return 1;
+}
+
 /* ---- CSV ------------------------------------------------------------------------- */
 
 #define SECONDS 3 /* the column a checkpoint's copy leaves out */
@@ -91,11 +99,12 @@ static int parse_cell(const char **at, double *value) {
     size_t n = strcspn(s, ",\n");
     if (n == 0) {
         *value = NAN;
-    } else {
-        char *end = NULL;
-        errno = 0;
-        *value = strtod(s, &end);
-        if (errno || end != s + n || !isfinite(*value)) return -1;
+    } else {   /* the number syntax of flags and checkpoints (core/number.h), finite */
+        char cell[64];
+        if (n >= sizeof cell) return -1;
+        memcpy(cell, s, n);
+        cell[n] = '\0';
+        if (qkv_parse_double(cell, -DBL_MAX, DBL_MAX, value) != 0) return -1;
     }
     *at = s + n + (s[n] == ',');
     return 0;

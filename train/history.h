@@ -30,6 +30,14 @@ typedef struct qkv_history {
 /* A row; metrics NULL (or without a key) leaves those cells NaN. */
 void qkv_history_add(qkv_history *h, long step, double loss, double lr, double seconds, const qkv_metrics *metrics);
 
+/* 1 when the last row is step's and holds no metric value: the row of a step
+ * whose evaluation a signal cut short (train/trainer.c keeps such a row, loss
+ * and learning rate, with that step's checkpoint, and a run resumed from it
+ * evaluates that step before its first one and fills the row in, so the
+ * history of a step is saved with that step's checkpoint and ends as the
+ * uninterrupted run's). */
+int qkv_history_awaits_evaluation(const qkv_history *h, long step);
+
 /* The history as CSV text: a header "step,loss,lr,seconds,<key>,..." then one line
  * per row, an empty cell where a value is NaN. Without seconds (a checkpoint's
  * copy: its bytes must not depend on the clock), the column is left out.

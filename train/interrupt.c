@@ -32,6 +32,13 @@ static void report_hook(void) {
     fprintf(stderr, "qkv: test hook: SIGINT at poll %ld, %ld polls after it\n", hook_poll, polls_after);
 }
 
+/* The hook inside the ops (core/cancel.h): the cancellation point that raises SIGINT. */
+static long hook_point;
+
+static void report_point_hook(void) {
+    fprintf(stderr, "qkv: test hook: SIGINT at cancellation point %ld of %ld\n", hook_point, qkv_cancel_points());
+}
+
 int qkv_interrupt_poll(void) {
     if (hook_poll > 0) {
         long n;
@@ -49,6 +56,8 @@ int qkv_interrupt_poll(void) {
 void qkv_interrupt_install(void) {
     const char *hook = getenv("QKV_TEST_SIGNAL_AT_POLL");
     if (hook && !hook_poll && (hook_poll = atol(hook)) > 0) atexit(report_hook);
+    const char *in_op = getenv("QKV_TEST_SIGNAL_IN_OP");
+    if (in_op && !hook_point && (hook_point = atol(in_op)) > 0) atexit(report_point_hook);
     static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -56,6 +65,7 @@ void qkv_interrupt_install(void) {
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART; /* a read or write in progress goes on; the step ends normally */
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) sigaction(signals[i], &sa, NULL);
+    if (hook_point > 0) qkv_cancel_test_hook(hook_point); /* armed once the handler is in place */
 }
 
 int qkv_interrupt_signal(void) { return first_signal; }

@@ -6,8 +6,10 @@
  * evaluation: the memory's measurement before the first step (train/memory.h)
  * looks at qkv_interrupt_poll() once, the step before each micro-batch
  * (train/step.h: the step is then dropped, the state stays the last whole step's),
- * every task's evaluation before each chunk (the evaluation is then dropped), and
- * the trainer between steps; the run ends with what a save at that point may save:
+ * every task's evaluation before each chunk (the evaluation is then dropped),
+ * lengthgen's test and distance measurement before each length and input (the
+ * model is then dropped: core/cancel.h's rule for cut work), and the trainer
+ * between steps; the run ends with what a save at that point may save:
  * the checkpoint of --save (the last whole step), the --csv, --json and --plot
  * files, then qkv_train returns -1 with result->interrupted = the signal
  * (trainer.h), and the command line exits 128 + the signal (130, 143, 129, 141).
@@ -29,7 +31,12 @@ int qkv_interrupt_signal(void);
  * qkv_interrupt_install runs, the N-th poll raises SIGINT itself, and at exit the
  * process prints to stderr how many polls came after it ("qkv: test hook: SIGINT
  * at poll N, P polls after it"): a test sees that the work stopped at the next
- * boundary without timing anything. */
+ * boundary without timing anything.
+ * Inside an op: with QKV_TEST_SIGNAL_IN_OP=N, the N-th cancellation point of the
+ * long ops (core/cancel.h: the fused attention's blocks, forward and backward)
+ * raises SIGINT, so the signal lands in the middle of the op, and at exit the
+ * process prints "qkv: test hook: SIGINT at cancellation point N of P" (P >= N:
+ * the hook fired; P counts every point passed, before and after it). */
 int qkv_interrupt_poll(void);
 /* "SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", or "a signal". */
 const char *qkv_signal_name(int sig);

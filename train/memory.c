@@ -57,6 +57,16 @@ const char *qkv_memory_size_text(size_t bytes, char *out, size_t len) {
 
 /* ---- the memory available --------------------------------------------------------------- */
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten/heap.h>
+
+/* In the browser the one limit is the WebAssembly heap's maximum (the memory can
+ * grow to it and no further). */
+size_t qkv_memory_available(const char **source) {
+    *source = "the WebAssembly heap's maximum";
+    return (size_t)emscripten_get_heap_max();
+}
+#else
 /* The number a limit file holds, or 0 (absent, "max", not a number). */
 static size_t read_limit(const char *path) {
     FILE *f = fopen(path, "r");
@@ -136,6 +146,7 @@ size_t qkv_memory_available(const char **source) {
     }
     return physical;
 }
+#endif
 
 /* The process's resident bytes now (/proc/self/statm's second field); 0 if unknown. */
 static size_t resident_now(void) {
@@ -208,13 +219,10 @@ static int measure_micro_batch(qkv_task *task, int examples, size_t *peak, size_
     return 0;
 }
 
-int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out) {
+int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_task *task, qkv_memory_estimate *out) {
     memset(out, 0, sizeof *out);
-    size_t limit = 0;
-    if (config->max_memory && qkv_memory_parse_size(config->max_memory, &limit) != 0) return -1;
-    int micro_batch = config->micro_batch ? config->micro_batch : qkv_step_default_micro_batch(task);
+    int micro_batch = config->micro_batch; /* settled (train/step.h) */
     int local = qkv_step_local_micro_batches(task, micro_batch);
-    if (local < 0) return -1;
     const qkv_params *params = task->params;
     size_t n_params = qkv_params_count(params), buffer = qkv_step_buffer_floats(params) * sizeof(float);
     int ranks = qkv_dist_size(), threads = qkv_threads();
@@ -249,8 +257,8 @@ int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qk
     return 0;
 }
 
-int qkv_memory_check(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out) {
-    if (qkv_memory_estimate_run(config, task, out) != 0) return -1;
+int qkv_memory_check(const qkv_trainer_config *config, size_t max_memory, qkv_task *task, qkv_memory_estimate *out) {
+    if (qkv_memory_estimate_run(config, max_memory, task, out) != 0) return -1;
     if (!out->available || out->total <= out->available) return 0; /* 0: the machine did not say */
     char total[32], now[32], grads[32], optim[32], act[32], eval[32], available[32], limit[96];
     int by_flag = strcmp(out->limit, "--max-memory") == 0;
@@ -270,17 +278,14 @@ int qkv_memory_check(const qkv_trainer_config *config, qkv_task *task, qkv_memor
 
 /* ---- the data set, before it is made ---------------------------------------------------- */
 
-int qkv_memory_check_data(const char *max_memory, size_t data_bytes, const char *what) {
-    size_t limit = 0;
+int qkv_memory_check_data(size_t max_memory, size_t data_bytes, const char *what) {
+    size_t limit = max_memory;
     const char *source = "--max-memory";
-    if (max_memory && qkv_memory_parse_size(max_memory, &limit) != 0) return -1;
     if (!limit) limit = qkv_memory_available(&source);
     size_t now = resident_now(), total = now + data_bytes;
     if (!limit || total <= limit) return 0;   /* 0: the machine did not say */
     char data[32], in_use[32], available[32], where[96];
-    int by_flag = strcmp(source, "--max-memory") == 0;
-    snprintf(where, sizeof where, by_flag ? "--max-memory %s" : "%s; --max-memory to change",
-             by_flag ? max_memory : source);
+    snprintf(where, sizeof where, max_memory ? "--max-memory" : "%s; --max-memory to change", source);
     qkv_set_error("the data set (%s) needs about %s, with the %s in use more than the %s available (%s); nothing "
                   "was made", what, qkv_memory_size_text(data_bytes, data, sizeof data),
                   qkv_memory_size_text(now, in_use, sizeof in_use), qkv_memory_size_text(limit, available, sizeof available),

@@ -38,7 +38,8 @@
 
 #include <stddef.h>
 
-#include "train/trainer.h"
+#include "train/task.h"
+#include "train/trainer_config.h"
 
 typedef struct qkv_memory_estimate {
     size_t now;              /* resident when estimated: program, data, parameters */
@@ -58,16 +59,18 @@ typedef struct qkv_memory_estimate {
  * -1 with qkv_last_error() naming --max-memory and the text. */
 int qkv_memory_parse_size(const char *text, size_t *bytes);
 
-/* The memory this process may use: the smaller of MemTotal and the cgroup
- * limits found (0 if neither can be read); *source says which. */
+/* The memory this process may use, from the one source the build chooses:
+ * natively the smaller of MemTotal and the cgroup limits found (0 if neither
+ * can be read); in WebAssembly (__EMSCRIPTEN__) the heap's maximum
+ * (emscripten_get_heap_max). *source says which. */
 size_t qkv_memory_available(const char **source);
 
-/* The estimate of a run of task with config (its micro_batch, optimizer and
- * max_memory), measured as above (once per task: a second call reuses the
- * measurement). 0, or -1 with qkv_last_error() (a bad --max-memory or
- * --micro-batch, or a signal during the measurement: qkv_interrupt_signal()
- * then says which). */
-int qkv_memory_estimate_run(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out);
+/* The estimate of a run of task with config (its settled micro_batch,
+ * train/step.h, and its optimizer), measured as above (once per task: a second
+ * call reuses the measurement), judged against limit (--max-memory parsed, in
+ * bytes) or, 0, qkv_memory_available. 0, or -1 with qkv_last_error() (a signal
+ * during the measurement: qkv_interrupt_signal() then says which). */
+int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_task *task, qkv_memory_estimate *out);
 
 /* Sets the error of a run stopped by `signal` during the measurement (one line:
  * "stopped by SIGINT while measuring the run's memory, before its first step;
@@ -78,16 +81,16 @@ int qkv_memory_stopped(int signal);
  * qkv_last_error(): "this run needs about 21.9 GiB (now 0.1 GiB; gradients
  * 20.1 GiB for 25000 micro-batches; ...), more than the 23.5 GiB available
  * (physical memory; --max-memory to change)". */
-int qkv_memory_check(const qkv_trainer_config *config, qkv_task *task, qkv_memory_estimate *out);
+int qkv_memory_check(const qkv_trainer_config *config, size_t limit, qkv_task *task, qkv_memory_estimate *out);
 
 /* The data set a run is about to make or read, judged before it is (the task
  * kind's estimate, train/tasks/registry.h): 0 when the memory in use now
- * (resident) plus data_bytes fits the memory available (max_memory: the text of
- * --max-memory, or NULL for the machine's); else -1 with one line naming the
- * estimate: "the data set (2000 test clouds of 100000 points) needs about 2.2
- * GiB, with the 12.0 MiB in use more than the 1.0 GiB available (--max-memory
- * 1G); nothing was made". what says what the set is. */
-int qkv_memory_check_data(const char *max_memory, size_t data_bytes, const char *what);
+ * (resident) plus data_bytes fits the memory available (max_memory: --max-memory
+ * in bytes, as the session parsed it, or 0 for the machine's); else -1 with one
+ * line naming the estimate: "the data set (2000 test clouds of 100000 points)
+ * needs about 2.2 GiB, with the 12.0 MiB in use more than the 1.0 GiB available
+ * (--max-memory); nothing was made". what says what the set is. */
+int qkv_memory_check_data(size_t max_memory, size_t data_bytes, const char *what);
 
 /* Formats bytes as "1.5 GiB", "12.0 MiB", "640 KiB" into out. */
 const char *qkv_memory_size_text(size_t bytes, char *out, size_t len);

@@ -62,19 +62,22 @@ static int check_split(const qkv_task *task, int micro_batch, int *micro_batches
     return 0;
 }
 
-/* The micro-batch size and count, or -1 with qkv_last_error(). */
-static int resolve(const qkv_task *task, int *micro_batch, int *m) {
-    if (*micro_batch == 0) *micro_batch = qkv_step_default_micro_batch(task);
-    if (*micro_batch < 1) {
-        qkv_set_error("--micro-batch %d: must be at least 1", *micro_batch);
+int qkv_step_settle(const qkv_task *task, int micro_batch) {
+    if (micro_batch == 0) micro_batch = qkv_step_default_micro_batch(task);
+    if (micro_batch < 1) {
+        qkv_set_error("--micro-batch %d: must be at least 1", micro_batch);
         return -1;
     }
-    return check_split(task, *micro_batch, m);
+    int m;
+    return check_split(task, micro_batch, &m) == 0 ? micro_batch : -1;
 }
 
-int qkv_step_check(const qkv_task *task, int micro_batch) {
+/* The micro-batch count of a settled micro_batch (qkv_step_settle). */
+static int micro_batches(const qkv_task *task, int micro_batch) {
     int m;
-    return resolve(task, &micro_batch, &m);
+    QKV_CHECK(micro_batch >= 1 && check_split(task, micro_batch, &m) == 0,
+              "step: micro-batch %d is not settled for a batch of %d (qkv_step_settle)", micro_batch, batch_of(task));
+    return m;
 }
 
 static size_t padded(size_t floats) { return (floats + PAD_FLOATS - 1) / PAD_FLOATS * PAD_FLOATS; }
@@ -86,8 +89,7 @@ size_t qkv_step_buffer_floats(const qkv_params *params) {
 }
 
 int qkv_step_local_micro_batches(const qkv_task *task, int micro_batch) {
-    int m, rank = qkv_dist_rank(), ranks = qkv_dist_size();
-    if (resolve(task, &micro_batch, &m) != 0) return -1;
+    int m = micro_batches(task, micro_batch), rank = qkv_dist_rank(), ranks = qkv_dist_size();
     return (rank + 1) * m / ranks - rank * m / ranks;
 }
 
@@ -98,8 +100,7 @@ int qkv_step_workers(int local) {
 
 int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) {
     memset(s, 0, sizeof *s);
-    int m;
-    if (resolve(task, &micro_batch, &m) != 0) return -1;
+    int m = micro_batches(task, micro_batch);
     int rank = qkv_dist_rank(), ranks = qkv_dist_size();
     *s = (qkv_step){.task = task, .micro_batch = micro_batch, .micro_batches = m, .first = rank * m / ranks,
                     .last = (rank + 1) * m / ranks, .detect_nan = detect_nan};

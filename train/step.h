@@ -59,23 +59,26 @@ typedef struct qkv_step {
  * batch not above the task's preferred size (task->micro_batch, 0: 8). */
 int qkv_step_default_micro_batch(const qkv_task *task);
 
-/* Whether micro_batch (0: the default) cuts the task's batch for this run's MPI
- * ranks: it must divide the batch, and the micro-batches must split over the
- * ranks (see above). 0, or -1 with qkv_last_error() naming --micro-batch: the
- * command line asks before it prints anything. */
-int qkv_step_check(const qkv_task *task, int micro_batch);
+/* The one place a run's micro-batch is worked out: micro_batch, or the task's
+ * default for 0, checked to cut the task's batch for this run's MPI ranks (it
+ * must divide the batch, and the micro-batches must split over the ranks: see
+ * above). The settled micro-batch, or -1 with qkv_last_error() naming
+ * --micro-batch: the session (session.h) settles it once, before anything is
+ * printed, and every function below takes it settled. */
+int qkv_step_settle(const qkv_task *task, int micro_batch);
 
 /* What a step will hold, for the memory budget (train/memory.h) before
  * qkv_step_init allocates it: the floats of one micro-batch's gradient buffer
  * (every parameter, each padded to a 64-byte line); the micro-batches this rank
- * computes (-1 with qkv_last_error() as qkv_step_check); the worker tapes a step
+ * computes; the worker tapes a step
  * runs them on at most (the threads, when there are at least as many local
  * micro-batches as threads and two or more threads; else 1). */
 size_t qkv_step_buffer_floats(const qkv_params *params);
 int qkv_step_local_micro_batches(const qkv_task *task, int micro_batch);
 int qkv_step_workers(int local_micro_batches);
 
-/* micro_batch 0: the default. 0, or -1 with qkv_last_error() as qkv_step_check. */
+/* micro_batch as qkv_step_settle settled it (anything else stops: a programmer
+ * error). Returns 0. */
 int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan);
 void qkv_step_free(qkv_step *s);
 

@@ -1,13 +1,13 @@
 /* task.c — metrics and config descriptions. See task.h. */
 #include "train/task.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 
 void qkv_metrics_set(qkv_metrics *m, const char *key, double value) {
     for (int i = 0; i < m->n; i++)
@@ -50,10 +50,8 @@ const char *qkv_config_get(const qkv_config_kv *c, const char *key) {
 
 int qkv_config_get_int(const qkv_config_kv *c, const char *key, long long lo, long long hi, long long *out) {
     const char *text = qkv_config_get(c, key);
-    char *end = NULL;
-    errno = 0;
-    long long v = text ? strtoll(text, &end, 10) : 0;
-    if (!text || errno || end == text || *end || v < lo || v > hi) {
+    long long v = 0;
+    if (qkv_parse_int(text, lo, hi, &v) != 0) {   /* NULL (missing) fails too */
         qkv_set_error("config \"%s\" is %s%s%s (expected an integer in %lld..%lld)", key, text ? "\"" : "missing",
                       text ? text : "", text ? "\"" : "", lo, hi);
         return -1;

@@ -4,7 +4,7 @@
  * A task is a small vtable: it owns a model (its parameter list), builds the loss
  * of step s on a tape, evaluates held-out metrics, and describes its config as
  * key/value pairs, enough to rebuild the model (train/tasks/ holds qkv's own
- * tasks; a program can define its own and hand it to qkv_train, trainer.h).
+ * tasks; a program can define its own and prepare a session of it, session.h).
  */
 #ifndef QKV_TASK_H
 #define QKV_TASK_H

@@ -1,4 +1,4 @@
-/* train_result.h — what a training run ends with: qkv_train (trainer.h) fills it,
+/* train_result.h — what a training run ends with: qkv_train (session.h) fills it,
  * the --json summary (trainer_outputs.h) writes it. Its own header so that the
  * outputs depend on this and on task.h only, never on the trainer that uses them:
  * trainer.c -> trainer_outputs.h -> train_result.h <- trainer.h, no cycle.

@@ -1,5 +1,6 @@
-/* trainer.c — the shared training loop: setup and --resume, one step, the
- * evaluations, logs and checkpoints between steps, and the end of a run; the
+/* trainer.c — the shared training loop, one call at a time: the start (the
+ * optimizer, tapes and buffers; --resume restored), one step, the evaluations,
+ * logs and checkpoints between steps, and the end of a run; the
  * metrics and config helpers; progress output. The --csv, --plot and --json files
  * are trainer_outputs.c's. See trainer.h. */
 #include "train/trainer.h"
@@ -18,12 +19,12 @@
 
 #include "train/checkpoint.h"
 #include "core/alloc.h"
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
-#include "train/memory.h"
 #include "train/step.h"
 #include "train/trainer_fields.h"
 #include "train/trainer_outputs.h"
@@ -34,7 +35,6 @@ qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared) {
     qkv_trainer_config own = *shared;
     if (qkv_dist_rank() != 0)
         own.save_path = own.json_path = own.csv_path = own.resume_path = own.plot_path = own.dot_path = NULL;
-    if (qkv_dist_rank() != 0) own.resume = NULL;
     return own;
 }
 
@@ -150,12 +150,13 @@ static void report_progress(progress *p, const qkv_trainer_config *config, long 
 
 /* ---- a run ------------------------------------------------------------------------ */
 
-/* What the phases of qkv_train share: setup, one step, the work between steps, the end. */
-typedef struct train_run {
-    const qkv_trainer_config *config; /* this rank's (train/dist.h) */
+/* What the phases of a run share: its start, one step, the work between steps, the end. */
+struct qkv_run {
+    qkv_trainer_config config;        /* this rank's (train/dist.h), as the session settled it */
     qkv_task *task;
     qkv_train_result *result;
-    qkv_config_kv description;        /* the task's config: checkpoint metadata, --json */
+    const qkv_config_kv *description; /* the task's config: checkpoint metadata, --json */
+    qkv_checkpoint *resume;           /* the session's, opened and checked; or NULL */
     qkv_optimizer opt;
     qkv_tape *tape;                   /* evaluations, and the dropout stream between steps */
     qkv_step parallel;                /* the micro-batches' tapes and gradients (train/step.h) */
@@ -165,102 +166,54 @@ typedef struct train_run {
     progress prog;
     qkv_metrics metrics;              /* the last evaluation's */
     float lr;                         /* the last step's learning rate */
+    int pending, evaluated;           /* the last step's row is still to write; an evaluation came since */
+    int over;                         /* 1: the target was met (the run is over before --steps) */
+    int pending_checked;              /* a resumed step's cut evaluation was looked for (evaluate_pending) */
     qkv_history resumed;              /* the checkpoint's history, up to its step */
     qkv_train_outputs outputs;        /* --csv, --plot, --json */
     size_t arena_budget;              /* the tape arenas' budget before this run (restored at its end) */
-} train_run;
+};
+typedef struct qkv_run train_run;
 
 /* ---- setup and resume --------------------------------------------------------------- */
 
-/* Keys --resume leaves out of the comparison: with the data set's identity on
- * both sides, its path; without it on one side (a checkpoint written before
- * identities), the identity. */
-static int skipped_on_resume(const char *key, int both_identified) {
-    if (both_identified) return strcmp(key, "data") == 0;
-    return strcmp(key, "data_bytes") == 0 || strcmp(key, "data_hash") == 0;
-}
-
-/* Appends "; " and one difference to list (cut short when full). */
-static void add_difference(char *list, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add_difference(char *list, size_t len, const char *fmt, ...) {
-    size_t used = strlen(list);
-    if (used + 8 >= len) return;
-    if (used) used += (size_t)snprintf(list + used, len - used, "; ");
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(list + used, len - used, fmt, ap);
-    va_end(ap);
-}
-
-int qkv_trainer_check_resume(const qkv_checkpoint *ckpt, const qkv_config_kv *now) {
-    const qkv_config_kv *saved = ckpt->config;
-    char list[768] = ""; /* every difference, in one message */
-    const char *hash_there = qkv_config_get(saved, "data_hash"), *hash_here = qkv_config_get(now, "data_hash");
-    if (hash_there && hash_here && strcmp(hash_there, hash_here) != 0) {   /* the same bytes wherever they are */
-        const char *there = qkv_config_get(saved, "data"), *here = qkv_config_get(now, "data");
-        add_difference(list, sizeof list, "the data differs (%.200s there, hash %s; %.200s here, hash %s)",
-                       there ? there : "?", hash_there, here ? here : "?", hash_here);
-    }
-    for (int i = 0; i < now->n; i++) {
-        if (skipped_on_resume(now->key[i], hash_there && hash_here)) continue;
-        const char *value = qkv_config_get(saved, now->key[i]);
-        if (!value || strcmp(value, now->value[i]) != 0)
-            add_difference(list, sizeof list, "%s is %s%.60s%s there, %.60s here", now->key[i], value ? "\"" : "",
-                           value ? value : "missing", value ? "\"" : "", now->value[i]);
-    }
-    for (int i = 0; i < saved->n; i++)   /* a setting written only when not its default (fields.h) */
-        if (!skipped_on_resume(saved->key[i], hash_there && hash_here) && !qkv_config_get(now, saved->key[i]))
-            add_difference(list, sizeof list, "%s is \"%.60s\" there, the default here", saved->key[i],
-                           saved->value[i]);
-    if (!list[0]) return 0;
-    qkv_set_error("%s: a checkpoint of another run: %s", ckpt->path, list);
-    return -1;
-}
-
-/* --resume: the parameters, optimizer state, step and dropout stream of a checkpoint
- * of this run that is short of --steps, from the caller's opened checkpoint or
- * resume_path opened here. 0, or -1 with qkv_last_error(). */
+/* --resume: the parameters, optimizer state, step, dropout stream and history of
+ * the session's checkpoint, which must be short of --steps. 0, or -1 with
+ * qkv_last_error(). */
 static int resume_from_checkpoint(train_run *run) {
-    qkv_checkpoint own, *ckpt = run->config->resume;
-    if (!ckpt && qkv_checkpoint_open(run->config->resume_path, ckpt = &own) != 0) return -1;
-    int rc = qkv_trainer_check_resume(ckpt, &run->description) == 0 &&
-             qkv_checkpoint_restore(ckpt, run->task->params, &run->opt, &run->start, &run->tape->rng) == 0 ? 0 : -1;
+    qkv_checkpoint *ckpt = run->resume;
+    int rc = qkv_checkpoint_restore(ckpt, run->task->params, &run->opt, &run->start, &run->tape->rng);
     if (rc == 0 && ckpt->history) rc = qkv_history_parse(&run->resumed, ckpt->history, run->start, ckpt->path);
-    if (rc == 0 && run->start >= run->config->steps) {
+    if (rc == 0 && run->start >= run->config.steps) {
         qkv_set_error("%s: the checkpoint is at step %ld; --steps %d must be larger to resume", ckpt->path, run->start,
-                      run->config->steps);
+                      run->config.steps);
         rc = -1;
     }
-    if (ckpt == &own) qkv_checkpoint_close(&own);
     return rc;
 }
 
-/* Checks the outputs, the memory and the batch, makes the optimizer and the tape, resumes,
- * and makes every rank's state rank 0's. 0, or -1 with nothing left allocated. */
-static int start_run(train_run *run) {
-    const qkv_trainer_config *config = run->config;
+qkv_run *qkv_run_start(const qkv_run_setup *setup, qkv_train_result *result) {
+    memset(result, 0, sizeof *result);
+    train_run *run = qkv_calloc(1, sizeof *run, "the run");
+    *run = (train_run){.config = qkv_trainer_rank_config(setup->config), .task = setup->task, .result = result,
+                       .description = setup->description, .resume = qkv_dist_rank() == 0 ? setup->resume : NULL};
+    const qkv_trainer_config *config = &run->config;
     qkv_task *task = run->task;
-    qkv_memory_estimate memory = {0};
-    /* The memory is judged before the micro-batches' buffers are taken (memory.h);
-     * then the tape arenas grow within what the rest of the estimate leaves them
-     * (tape.h; 0, no limit, when the machine does not say what it has). */
-    int bad = qkv_trainer_check_outputs(config) != 0 || qkv_memory_check(config, task, &memory) != 0;
-    size_t fixed = memory.total - (size_t)memory.tapes * memory.activations - memory.evaluation;
-    run->arena_budget = qkv_tape_set_arena_budget(bad || !memory.available ? 0 : memory.available - fixed);
-    if (!bad) bad = qkv_step_init(&run->parallel, task, config->micro_batch, config->detect_nan) != 0;
-    task->describe(task->self, &run->description);
+    /* The tape arenas grow within what the rest of the session's estimate leaves them. */
+    run->arena_budget = qkv_tape_set_arena_budget(setup->arena_budget);
+    int bad = qkv_step_init(&run->parallel, task, config->micro_batch, config->detect_nan) != 0;
     qkv_optimizer_init(&run->opt, &config->optim, task->params);
     run->tape = qkv_tape_create(config->seed);
-    if (!bad && config->resume_path && resume_from_checkpoint(run) != 0) bad = 1;
+    if (!bad && run->resume && resume_from_checkpoint(run) != 0) bad = 1;
     if (qkv_dist_any(bad)) {
         if (!bad) qkv_set_error("rank %d: another rank could not start training", qkv_dist_rank());
-        run->result->interrupted = qkv_interrupt_signal(); /* a signal during the memory's measurement */
         qkv_history_free(&run->resumed);
         qkv_step_free(&run->parallel);
         qkv_tape_free(run->tape);
         qkv_optimizer_free(&run->opt);
         qkv_tape_set_arena_budget(run->arena_budget);
-        return -1;
+        free(run);
+        return NULL;
     }
     qkv_dist_share_state(task->params, &run->opt, &run->start, run->tape);
     run->step = run->last_saved = run->start;
@@ -270,7 +223,7 @@ static int start_run(train_run *run) {
     run->outputs.history = run->resumed; /* the run so far, when resumed: the files cover all of it */
     memset(&run->resumed, 0, sizeof run->resumed);
     run->prog = progress_make(config, task, run->start);
-    return 0;
+    return run;
 }
 
 /* ---- one step ------------------------------------------------------------------------- */
@@ -281,7 +234,7 @@ static int stop_nonfinite(train_run *run, const char *what) {
     char saved[160] = "";
     if (run->last_path)
         snprintf(saved, sizeof saved, "; %s (step %ld) is the last good checkpoint", run->last_path, run->last_saved);
-    else if (run->config->save_path)
+    else if (run->config.save_path)
         snprintf(saved, sizeof saved, "; no checkpoint was saved");
     qkv_set_error("step %ld: %s; training stopped%s", run->step + 1, what, saved);
     run->result->nonfinite = 1;
@@ -292,7 +245,7 @@ static int stop_nonfinite(train_run *run, const char *what) {
  * loss itself. Under MPI both checks are collective, so every rank stops at the
  * same step. */
 static int check_finite(train_run *run, const char *anomaly, float loss) {
-    if (run->config->detect_nan && qkv_dist_any(anomaly[0] != 0)) {
+    if (run->config.detect_nan && qkv_dist_any(anomaly[0] != 0)) {
         char what[360];
         snprintf(what, sizeof what, "--detect-nan: %s", anomaly[0] ? anomaly : "on another rank");
         return stop_nonfinite(run, what);
@@ -357,7 +310,7 @@ static int check_updated_state(train_run *run, float loss, double grad_norm) {
  * backward (train/step.h). 0, or -1 if --dot fails. */
 static int show_first_tape(void *ctx, qkv_tape *tape) {
     const train_run *run = ctx;
-    const qkv_trainer_config *config = run->config;
+    const qkv_trainer_config *config = &run->config;
     if (config->print_tape) {
         printf("tape of step %ld (%d nodes; micro-batch 1 of %d):\n", run->step + 1, tape->n_nodes,
                run->parallel.micro_batches);
@@ -373,7 +326,7 @@ static int show_first_tape(void *ctx, qkv_tape *tape) {
  * with qkv_last_error(); the parameters are not updated unless 0. */
 static int train_step(train_run *run, float lr) {
     qkv_task *task = run->task;
-    const qkv_trainer_config *config = run->config;
+    const qkv_trainer_config *config = &run->config;
     int show = run->step == run->start && (config->print_tape || config->dot_path);
     qkv_step_result step;
     if (qkv_step_run(&run->parallel, run->step, &run->tape->rng, &step, show ? show_first_tape : NULL, run) != 0) {
@@ -425,56 +378,82 @@ static int reached_target(const qkv_trainer_config *config, const qkv_metrics *m
  * makes it up (the optimizer state is usually most of it). */
 static void report_checkpoint(train_run *run) {
     struct stat st;
-    if (stat(run->config->save_path, &st) != 0) return;
+    if (stat(run->config.save_path, &st) != 0) return;
     run->result->checkpoint_bytes = (long)st.st_size;
-    if (run->config->quiet) return;
+    if (run->config.quiet) return;
     size_t params = qkv_params_count(run->task->params) * sizeof(float);
-    size_t state = run->config->save_weights_only ? 0 : (size_t)run->opt.n_slots * params;
+    size_t state = run->config.save_weights_only ? 0 : (size_t)run->opt.n_slots * params;
     if (run->prog.tty) putchar('\n');
     printf("checkpoint %s (step %ld): %.2f MB: parameters %.2f MB, optimizer state %.2f MB%s\n",
-           run->config->save_path, run->step, st.st_size / 1e6, params / 1e6, state / 1e6,
+           run->config.save_path, run->step, st.st_size / 1e6, params / 1e6, state / 1e6,
            state ? " (--save-weights-only leaves it out)" : "");
     fflush(stdout);
 }
 
 static int save_checkpoint(train_run *run) {
-    qkv_trainer_config config = *run->config;
-    config.micro_batch = run->parallel.micro_batch; /* the default, resolved */
     qkv_config_kv *settings = qkv_malloc(sizeof *settings, "the run's settings");
-    qkv_trainer_settings(&config, settings);
+    qkv_trainer_settings(&run->config, settings); /* the micro-batch as the session settled it */
     char *history = qkv_history_csv(&run->outputs.history, 0);
-    int rc = qkv_checkpoint_save(run->config->save_path, run->task->params,
-                                 run->config->save_weights_only ? NULL : &run->opt, run->step, &run->tape->rng,
-                                 &run->description, settings, history);
+    int rc = qkv_checkpoint_save(run->config.save_path, run->task->params,
+                                 run->config.save_weights_only ? NULL : &run->opt, run->step, &run->tape->rng,
+                                 run->description, settings, history);
     free(history);
     free(settings);
     if (rc == 0) report_checkpoint(run);
     return rc;
 }
 
-/* --save-every: a checkpoint every save_every steps, then the last good one. */
-static int save_periodic(train_run *run) {
-    const qkv_trainer_config *config = run->config;
-    if (!config->save_path || config->save_every <= 0 || run->step % config->save_every != 0) return 0;
+/* The --save checkpoint now, which is then the last good one. */
+static int save_now(train_run *run) {
     if (save_checkpoint(run) != 0) return -1;
-    run->last_path = config->save_path;
+    run->last_path = run->config.save_path;
     run->last_saved = run->step;
     return 0;
 }
 
-/* After a step of learning rate lr: evaluate every eval_every steps, log every
- * log_every (and after the first), record for --csv and --plot, checkpoint every
- * save_every. 1 to stop early (the target is reached), 0 to go on, -1 on an error. */
-/* The task's lines after an evaluation, below the progress line. */
-static void report(train_run *run) {
-    if (run->prog.tty) putchar('\n');   /* the progress bar's line ends here */
-    tape_modes modes = inference_modes(run->tape);
-    run->task->report(run->task->self, run->tape, stdout);
-    restore_modes(run->tape, modes);
+/* --save-every: a checkpoint every save_every steps. */
+static int save_periodic(train_run *run) {
+    const qkv_trainer_config *config = &run->config;
+    if (!config->save_path || config->save_every <= 0 || run->step % config->save_every != 0) return 0;
+    return save_now(run);
 }
 
-static int after_step(train_run *run, float lr) {
-    const qkv_trainer_config *config = run->config;
+/* The task's lines after an evaluation, below the progress line: written to a
+ * buffer and printed whole, unless a signal reached them (core/cancel.h: a
+ * sample decoded through a cut attention op is meaningless, and dropped). */
+static void report(train_run *run) {
+    if (run->prog.tty) putchar('\n');   /* the progress bar's line ends here */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *buffer = open_memstream(&text, &len);
+    tape_modes modes = inference_modes(run->tape);
+    run->task->report(run->task->self, run->tape, buffer ? buffer : stdout);
+    restore_modes(run->tape, modes);
+    if (buffer && fclose(buffer) == 0 && !qkv_cancelled()) fwrite(text, 1, len, stdout);
+    free(text);
+}
+
+const qkv_metrics *qkv_run_metrics(const qkv_run *run) { return &run->metrics; }
+
+int qkv_run_evaluation_due(const qkv_run *run) {
+    return run->pending && run->config.eval_every > 0 && run->step % run->config.eval_every == 0;
+}
+
+int qkv_run_evaluate(qkv_run *run) {
+    if (qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0)
+        return 2; /* cut short by a signal: the row keeps no metrics, the next step ends the run */
+    run->evaluated = run->pending;
+    return 0;
+}
+
+/* The last step's row, once its evaluation (if any) is made: log every log_every
+ * steps (and after the first), record for --csv and --plot, the task's report
+ * after an evaluation, a checkpoint every save_every. 1 to stop early (the target
+ * is reached), 0 to go on, -1 on an error. */
+static int write_row(train_run *run) {
+    if (!run->pending) return 0;
+    run->pending = 0;
+    const qkv_trainer_config *config = &run->config;
     long step = run->step;
     float loss = run->result->final_loss;
     /* Logged: every log_every steps and the first, which is also what the history
@@ -482,20 +461,80 @@ static int after_step(train_run *run, float lr) {
      * depend on where a run was interrupted). */
     int keep_now = config->log_every > 0 && (step % config->log_every == 0 || step == 1);
     int log_now = keep_now || (config->log_every > 0 && step == run->start + 1);
-    int eval_now = config->eval_every > 0 && step % config->eval_every == 0;
-    if (eval_now && qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0)
-        eval_now = 0; /* cut short by a signal: the loop ends the run after this step */
-    run->lr = lr;
+    /* A step the schedule evaluates at keeps its row even when a signal cut the
+     * evaluation short (its metrics are then not shown or kept, and the next call
+     * ends the run): the row is saved with this step's checkpoint, and a run
+     * resumed from it evaluates this step first (evaluate_pending), so its history
+     * is the uninterrupted one's (history.h). */
+    int scheduled = config->eval_every > 0 && step % config->eval_every == 0;
+    int eval_now = run->evaluated;
     const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
-    qkv_train_outputs_record(&run->outputs, step, loss, lr, omp_get_wtime() - run->prog.start, fresh, keep_now);
+    qkv_train_outputs_record(&run->outputs, step, loss, run->lr, omp_get_wtime() - run->prog.start, fresh,
+                             keep_now || scheduled);
     if (log_now || eval_now) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
     if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
     if (save_periodic(run) != 0) return -1;
-    if (eval_now && qkv_dist_root_flag(reached_target(config, &run->metrics))) {
+    /* Every rank asks (rank 0 answers), whether or not rank 0's evaluation was cut. */
+    if (scheduled && qkv_dist_root_flag(eval_now && reached_target(config, &run->metrics))) {
         run->result->stopped_early = step < config->steps;
+        run->over = 1;
         return 1;
     }
     return 0;
+}
+
+/* On --resume: the evaluation of the checkpoint's step, when a signal cut it in
+ * the run that saved it (its history row awaits its metrics, history.h), done
+ * before the first step as that run would have done it after the step: the row,
+ * the progress line, the report and the target. 0 to go on, 1 to stop (the
+ * target is reached), 2 when a signal cuts it again. */
+static int evaluate_pending(train_run *run) {
+    const qkv_trainer_config *config = &run->config;
+    qkv_history *h = &run->outputs.history;
+    int pending = config->eval_every > 0 && run->start % config->eval_every == 0 &&
+                  qkv_history_awaits_evaluation(h, run->start);
+    if (!qkv_dist_root_flag(pending)) return 0; /* rank 0 alone restored the history */
+    if (qkv_dist_rank() == 0 && evaluate(run->task, run->tape, &run->metrics) != 0) {
+        run->result->interrupted = qkv_interrupt_signal();
+        return 2;
+    }
+    if (qkv_dist_rank() == 0) {
+        qkv_history_add(h, run->start, NAN, NAN, NAN, &run->metrics); /* fills the row's metric cells */
+        report_progress(&run->prog, config, run->start, (float)h->loss[h->n - 1], &run->metrics, &run->metrics, 0);
+        if (run->task->report && !config->quiet) report(run);
+    }
+    if (!qkv_dist_root_flag(reached_target(config, &run->metrics))) return 0;
+    run->result->stopped_early = 1;
+    return 1;
+}
+
+int qkv_run_step(qkv_run *run) {
+    int rc = write_row(run);
+    if (rc != 0 || run->over) return rc < 0 ? -1 : 1;
+    if (run->step == run->start && !run->pending_checked) { /* before the first step of a resumed run */
+        run->pending_checked = 1;
+        rc = evaluate_pending(run);
+        if (rc == 1) run->over = 1;
+        if (rc != 0) return rc;
+    }
+    if (run->step >= run->config.steps) return 1;
+    int signal = run->step > run->start ? qkv_dist_max(qkv_interrupt_signal()) : 0; /* the same on every rank */
+    if (signal) {
+        run->result->interrupted = signal;
+        return 2;
+    }
+    float lr = run->config.optim.lr * qkv_schedule_factor(&run->config.schedule, run->step);
+    rc = train_step(run, lr);
+    if (rc != 0) return rc;
+    run->lr = lr;
+    run->pending = 1;
+    run->evaluated = 0;
+    return 0;
+}
+
+int qkv_run_save(qkv_run *run) {
+    if (write_row(run) < 0) return -1;
+    return run->config.save_path ? save_now(run) : 0;
 }
 
 /* ---- the end ------------------------------------------------------------------------- */
@@ -503,12 +542,9 @@ static int after_step(train_run *run, float lr) {
 /* The checkpoint of --save at the end, unless --save-every has just written this
  * very step (once is enough). 0, or -1 if it cannot be written. */
 static int save_final(train_run *run) {
-    const char *path = run->config->save_path;
+    const char *path = run->config.save_path;
     if (!path || (run->last_path == path && run->last_saved == run->step)) return 0;
-    if (save_checkpoint(run) != 0) return -1;
-    run->last_path = path;
-    run->last_saved = run->step;
-    return 0;
+    return save_now(run);
 }
 
 /* After a run without error, on rank 0: the final evaluation and progress line, and
@@ -523,7 +559,7 @@ static int final_evaluation(train_run *run) {
     qkv_train_outputs_record_final(&run->outputs, run->step, result->final_loss, run->lr,
                                    omp_get_wtime() - run->prog.start, &run->metrics);
     if (run->prog.tty && !run->prog.quiet)
-        report_progress(&run->prog, run->config, run->step, result->final_loss, &run->metrics, &run->metrics, 1);
+        report_progress(&run->prog, &run->config, run->step, result->final_loss, &run->metrics, &run->metrics, 1);
     return save_final(run);
 }
 
@@ -534,22 +570,20 @@ static int end_interrupted(train_run *run) {
     const char *name = qkv_signal_name(run->result->interrupted);
     run->result->metrics = run->metrics;
     if (save_final(run) != 0) return -1;
-    if (run->config->save_path && run->step >= run->config->steps)
+    if (run->config.save_path && run->step >= run->config.steps)
         qkv_set_error("stopped by %s in the final evaluation, after step %ld of %d; %s (step %ld) holds the "
-                      "trained model", name, run->step, run->config->steps, run->config->save_path, run->step);
-    else if (run->config->save_path)
+                      "trained model", name, run->step, run->config.steps, run->config.save_path, run->step);
+    else if (run->config.save_path)
         qkv_set_error("stopped by %s after step %ld of %d; %s (step %ld) holds the work: continue with --resume %s",
-                      name, run->step, run->config->steps, run->config->save_path, run->step, run->config->save_path);
+                      name, run->step, run->config.steps, run->config.save_path, run->step, run->config.save_path);
     else
         qkv_set_error("stopped by %s %safter step %ld of %d; nothing was saved (no --save)", name,
-                      run->step >= run->config->steps ? "in the final evaluation, " : "", run->step, run->config->steps);
+                      run->step >= run->config.steps ? "in the final evaluation, " : "", run->step, run->config.steps);
     return 0;
 }
 
-/* Times the run, ends it (rc 0: the final evaluation and the files; rc 2, a signal:
- * the checkpoint and the files; else none of them) and frees what start_run made.
- * Returns 0, or -1 on an error, a file that failed or a signal. */
-static int finish_run(train_run *run, int rc) {
+int qkv_run_finish(qkv_run *run, int rc) {
+    if (rc == 0 && write_row(run) < 0) rc = -1; /* the last step's row, when the caller drove the steps */
     qkv_train_result *result = run->result;
     result->seconds = omp_get_wtime() - run->prog.start;
     result->steps_done = run->step;
@@ -558,32 +592,12 @@ static int finish_run(train_run *run, int rc) {
     if (rc == 2 && qkv_dist_rank() == 0 && end_interrupted(run) != 0) rc = -1;
     char message[512];
     snprintf(message, sizeof message, "%s", qkv_last_error());
-    if (qkv_train_outputs_finish(&run->outputs, rc >= 0, run->task, &run->description, result) != 0) rc = -1;
+    if (qkv_train_outputs_finish(&run->outputs, rc >= 0, run->task, run->description, result) != 0) rc = -1;
     else if (rc == 2) qkv_set_error("%s", message);
     qkv_step_free(&run->parallel);
     qkv_tape_free(run->tape);
     qkv_optimizer_free(&run->opt);
     qkv_tape_set_arena_budget(run->arena_budget);
+    free(run);
     return rc == 0 ? 0 : -1;
-}
-
-/* ---- the loop -------------------------------------------------------------------------- */
-
-int qkv_train(const qkv_trainer_config *shared_config, qkv_task *task, qkv_train_result *result) {
-    qkv_trainer_config config = qkv_trainer_rank_config(shared_config); /* MPI: rank 0 alone writes */
-    memset(result, 0, sizeof *result);
-    train_run run = {.config = &config, .task = task, .result = result};
-    if (start_run(&run) != 0) return -1;
-    int rc = 0; /* 0: go on; 1: stop early; 2: a signal (interrupt.h); -1: an error */
-    while (rc == 0 && run.step < config.steps) {
-        float lr = config.optim.lr * qkv_schedule_factor(&config.schedule, run.step);
-        rc = train_step(&run, lr);
-        if (rc == 0) rc = after_step(&run, lr);
-        int signal = rc == 0 ? qkv_dist_max(qkv_interrupt_signal()) : 0; /* the same signal on every rank */
-        if (signal && run.step < config.steps) {
-            result->interrupted = signal;
-            rc = 2;
-        }
-    }
-    return finish_run(&run, rc < 0 ? -1 : rc == 2 ? 2 : 0);
 }

@@ -1,4 +1,6 @@
-/* trainer.h — the one training loop every task (train/task.h) shares.
+/* trainer.h — the one training loop every task (train/task.h) shares, run on
+ * what a session (train/session.h) prepared: qkv_train there is this loop, and
+ * qkv_run_step, qkv_run_evaluate and qkv_run_save its calls one at a time.
  *
  * The task builds the loss of step s, evaluates and describes itself; the
  * trainer does the rest:
@@ -9,14 +11,14 @@
  *       step with the schedule's lr; log; every eval_every steps evaluate, and
  *       stop early once metric `target_key` >= target; every save_every steps save.
  *
- * Resuming checks that the checkpoint's config is this run's (task, model, data)
- * and that --steps goes beyond its step.
+ * Resuming restores the checkpoint the session opened and found to be this
+ * run's (task, model, data), and checks that --steps goes beyond its step.
  *
  * Step s's batch is a pure function of (seed, s), the tape's dropout stream and the
  * optimizer state are in the checkpoint, so a run resumed at step k ends bitwise
  * equal to an uninterrupted one.
  *
- * Errors: qkv_train prints nothing; it returns -1 with qkv_last_error() holding
+ * Errors: the run prints nothing; it returns -1 with qkv_last_error() holding
  * one line, and the command line prints "qkv: <line>" and chooses the exit status
  * (cli/train_flags.h: 2, or 3 for a NaN/Inf stop).
  *
@@ -39,7 +41,9 @@
  * checkpoint (atomic), --csv, --json and --plot are written, and qkv_train
  * returns -1 with result->interrupted set and the error saying where the work
  * is ("stopped by SIGINT after step 12 of 100; ck.safetensors (step 12) holds the
- * work: continue with --resume ck.safetensors").
+ * work: continue with --resume ck.safetensors"). An evaluation step whose
+ * evaluation a signal cut keeps its history row (no metrics) with its
+ * checkpoint, and a run resumed from it evaluates that step first (history.h).
  *
  * Output: on a terminal a one-line progress bar (step, loss, the last evaluated
  * metric and its step, steps/s, examples or tokens per second, ETA); piped, plain
@@ -56,65 +60,61 @@
 
 #include <stdio.h>
 
-#include "optim/optimizer.h"
 #include "train/task.h"
 #include "train/train_result.h"
+#include "train/trainer_config.h"
 
-typedef struct qkv_trainer_config {
-    int steps;
-    int eval_every;             /* 0: only at the end */
-    int log_every;
-    const char *target_key;     /* the metric shown in progress lines, or NULL */
-    float target;               /* > 0: stop early once target_key reaches it */
-    int lower_is_better;        /* the target metric is an error (MAE): stop at <= target */
-    float clip;                 /* global-norm clip, 0: none */
-    qkv_optimizer_config optim;
-    qkv_schedule schedule;
-    unsigned long long seed;    /* the tape's dropout stream */
-    int quiet;
-    int print_tape;             /* print the first step's tape (teaching, debugging) */
-    const char *json_path, *csv_path;
-    const char *save_path;      /* checkpoint at the end (and every save_every steps) */
-    int save_weights_only;      /* --save writes the parameters only: no optimizer state */
-    int save_every;
-    const char *resume_path;
-    const char *plot_path;      /* PNG of the loss and metric curves, written at the end */
-    const char *dot_path;       /* Graphviz file of the first step's tape */
-    int detect_nan;             /* anomaly mode: check every op forward and backward */
-    int micro_batch;            /* examples per micro-batch (train/step.h); 0: the task's default */
-    int threads;                /* the command line's --threads (qkv_set_threads); qkv_train does not read it */
-    /* --max-memory: "2G", "512M", bytes (train/memory.h); NULL or "0": the cgroup's
-     * limit or physical memory, whichever is smaller. A run estimated to need
-     * more is refused before training. */
-    const char *max_memory;
-    /* The task's defaults: a checkpoint leaves out the OPTIONAL settings equal to
-     * them (trainer_fields.h); NULL: the rows' fallbacks. */
-    const struct qkv_trainer_config *defaults;
-    /* --resume's checkpoint, already opened by the caller (checkpoint.h), or NULL:
-     * qkv_train opens resume_path itself. */
-    struct qkv_checkpoint *resume;
-} qkv_trainer_config;
 
 /* qkv_train_result: train/train_result.h (the run's end, which trainer_outputs.c writes too). */
 
-/* Runs the loop. Returns 0, or -1 with qkv_last_error() (an unwritable output path,
- * a checkpoint that does not fit the model, the task's error, a NaN/Inf stop: see
- * result->nonfinite). A setup error leaves every file untouched; a later one leaves
- * only what was written before it (--dot, the --save-every checkpoints). */
-int qkv_train(const qkv_trainer_config *config, qkv_task *task, qkv_train_result *result);
+/* A run in progress: its optimizer, tapes, step and history (trainer.c). */
+typedef struct qkv_run qkv_run;
+
+/* What a run starts from, all of it settled and checked by the session
+ * (train/session.h): nothing here is checked again. */
+typedef struct qkv_run_setup {
+    const qkv_trainer_config *config;    /* settled: derived settings, micro-batch, resumed settings */
+    qkv_task *task;
+    const qkv_config_kv *description;    /* the task's config, described once: checkpoints, --json */
+    struct qkv_checkpoint *resume;       /* --resume's checkpoint, opened and found to be this run's; or NULL */
+    size_t arena_budget;                 /* the tape arenas' budget (tape.h; 0: none) while the run lasts */
+} qkv_run_setup;
+
+/* Makes the optimizer, the tape and the micro-batches' buffers, restores --resume's
+ * checkpoint (its step must be short of --steps), and makes every rank's state
+ * rank 0's. result is the run's (filled at qkv_run_finish). The run, or NULL with
+ * qkv_last_error() and nothing left allocated (result->interrupted: a signal). */
+qkv_run *qkv_run_start(const qkv_run_setup *setup, qkv_train_result *result);
+
+/* One step. The last step's row (its log line, history row, --save-every
+ * checkpoint and early-stop test) is written first, with the metrics of an
+ * evaluation made since (qkv_run_evaluate); then a signal or the end is looked
+ * for; then the step. 0: a step was taken; 1: none, the run is over (--steps
+ * reached or the target met); 2: a signal (result->interrupted; a step it cut
+ * is dropped); -1: an error (qkv_last_error(), result->nonfinite). Collective
+ * under MPI. */
+int qkv_run_step(qkv_run *run);
+/* Whether the last step is one eval_every asks to evaluate. */
+int qkv_run_evaluation_due(const qkv_run *run);
+/* Evaluates the model now (rank 0); the metrics go with the last step's row. 0,
+ * or 2 when a signal cut it short (the row keeps no metrics; the next step ends
+ * the run). */
+int qkv_run_evaluate(qkv_run *run);
+/* The last evaluation's metrics (none yet: n = 0). */
+const qkv_metrics *qkv_run_metrics(const qkv_run *run);
+/* Writes the --save checkpoint of the steps so far (the last step's row first).
+ * 0 (nothing without --save), or -1 with qkv_last_error(). */
+int qkv_run_save(qkv_run *run);
+/* Ends the run and frees it. rc: 0, the run went to its end (the last row, the
+ * final evaluation, --save, the files); 2, a signal (--save and the files, and
+ * the error saying where the work is); -1, an error (nothing more written).
+ * Returns 0, or -1 with qkv_last_error(). */
+int qkv_run_finish(qkv_run *run, int rc);
 
 /* This MPI rank's config (train/dist.h): the shared one, with --save, --json,
  * --csv, --plot, --dot and --resume cleared on ranks other than 0 (rank 0 reads
  * and writes all files). */
 qkv_trainer_config qkv_trainer_rank_config(const qkv_trainer_config *shared);
-
-/* --resume: that the opened checkpoint is one of this run (its task config the
- * same as description, the task's): 0, or -1 with one line naming the first key
- * that differs ("PATH: a checkpoint of another run: task is \"text\" there,
- * reverse here"). A data set is the same by content: when both name its
- * identity (data_hash, data/identity.h), "data", its path, may differ (the run
- * resumed from another directory); different data is named with both paths. */
-int qkv_trainer_check_resume(const struct qkv_checkpoint *ckpt, const qkv_config_kv *description);
 
 /* Checks that path can be created or replaced: not empty, not ending in '/', its directory exists
  * and is writable, and path is absent or a regular file (never a directory or a
@@ -123,8 +123,8 @@ int qkv_check_output_path(const char *path);
 /* The same for a picture qkv writes, whose name must also end in .png (any case):
  * qkv writes PNG only, and a name saying otherwise would mislead. */
 int qkv_check_png_path(const char *path);
-/* All of config's output paths (--json, --csv, --save, --plot, --dot), distinct; commands call
- * it before loading data, qkv_train again before training. */
+/* All of config's output paths (--json, --csv, --save, --plot, --dot), distinct; the session
+ * checks them once, before the task loads its data. */
 int qkv_trainer_check_outputs(const qkv_trainer_config *config);
 
 #endif

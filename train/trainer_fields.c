@@ -7,6 +7,7 @@
 
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
+#include "train/settings.h"
 
 /* CHOICE rows write an int into these enums. */
 _Static_assert(sizeof(qkv_opt_kind) == sizeof(int), "qkv_opt_kind is not int-sized");
@@ -17,18 +18,14 @@ _Static_assert(sizeof(qkv_schedule_kind) == sizeof(int), "qkv_schedule_kind is n
     {flag, key, K, offsetof(T, M), lo, hi, 0, NULL, NULL, help, QKV_FIELD_OPTIONAL, 0, NULL}
 
 const qkv_field qkv_trainer_fields[] = {
-    QKV_INT_FIELD("--steps", NULL, T, steps, 1, 1e9, 0, "training steps"),
-    {"--lr", "lr", QKV_FIELD_FLOAT, offsetof(T, optim.lr), 0, 10, 0, NULL, NULL, "learning rate", 0, 1, NULL},
+    QKV_SETTING_FIELD_UNKEYED(QKV_FIELD_INT, QKV_SETTING_STEPS, T, steps, 0),
+    QKV_SETTING_FIELD_AT(QKV_FIELD_FLOAT, QKV_SETTING_LR, T, optim.lr, 0, 0, 1),
     QKV_CHOICE_FIELD("--optimizer", NULL, T, optim.kind, qkv_opt_kind_names, 0, "optimizer"),
     OPTIONAL_SETTING("--momentum", "momentum", QKV_FIELD_FLOAT, optim.momentum, 0, 0.9999, "SGD momentum"),
-    OPTIONAL_SETTING("--weight-decay", "weight_decay", QKV_FIELD_FLOAT, optim.weight_decay, 0, 10,
-                     "weight decay (not on biases, norms, tables)"),
-    {"--schedule", "schedule", QKV_FIELD_CHOICE, offsetof(T, schedule.kind), 0, 0, 0, qkv_schedule_kind_names, NULL,
-     "learning-rate schedule", 0, 4, NULL},
-    {"--warmup", "warmup", QKV_FIELD_LONG, offsetof(T, schedule.warmup), 0, 1e9, 0, NULL, NULL,
-     "cosine: linear warmup steps", 0, 3, NULL},
-    {"--clip", "clip", QKV_FIELD_FLOAT, offsetof(T, clip), 0, 1e9, 0, NULL, NULL,
-     "clip gradients to this global norm; 0: off", 0, 2, NULL},
+    QKV_SETTING_FIELD_AT(QKV_FIELD_FLOAT, QKV_SETTING_WEIGHT_DECAY, T, optim.weight_decay, 0, QKV_FIELD_OPTIONAL, 0),
+    QKV_SETTING_FIELD_AT(QKV_FIELD_CHOICE, QKV_SETTING_SCHEDULE, T, schedule.kind, 0, 0, 4),
+    QKV_SETTING_FIELD_AT(QKV_FIELD_LONG, QKV_SETTING_WARMUP, T, schedule.warmup, 0, 0, 3),
+    QKV_SETTING_FIELD_AT(QKV_FIELD_FLOAT, QKV_SETTING_CLIP, T, clip, 0, 0, 2),
     QKV_INT_FIELD("--eval-every", NULL, T, eval_every, 0, 1e9, 0, "steps between evaluations; 0: only at the end"),
     QKV_INT_FIELD("--log-every", NULL, T, log_every, 0, 1e9, 0, "steps between log lines; 0: none"),
     QKV_FLOAT_FIELD("--target", NULL, T, target, 0, 1e9, 0, "stop early when the target metric reaches this"),
@@ -39,7 +36,7 @@ const qkv_field qkv_trainer_fields[] = {
     QKV_TEXT_FIELD("--resume", NULL, T, resume_path, NULL, "continue from this checkpoint"),
     QKV_TEXT_FIELD("--json", NULL, T, json_path, NULL, "write a JSON summary here"),
     QKV_TEXT_FIELD("--csv", NULL, T, csv_path, NULL, "write the run's history here: a row per logged step, a column per metric"),
-    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 0, QKV_THREADS_HELP),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
     QKV_TEXT_FIELD("--max-memory", NULL, T, max_memory, NULL,
                    "refuse a run estimated to need more memory than SIZE (2G, 512M, bytes; 0: the cgroup's limit "
                    "or physical memory)"),
@@ -65,7 +62,6 @@ const qkv_field qkv_trainer_fields[] = {
     QKV_MEMBER_FIELD(QKV_FIELD_FLOAT, T, schedule.gamma, "derived: 0.1"),
     QKV_MEMBER_FIELD(QKV_FIELD_SEED, T, seed, "the task's seed: the checkpoint's rng.seed"),
     QKV_MEMBER_FIELD(QKV_FIELD_POINTER, T, defaults, "the task's defaults, which OPTIONAL settings are compared with"),
-    QKV_MEMBER_FIELD(QKV_FIELD_POINTER, T, resume, "--resume's checkpoint, opened"),
 };
 const int qkv_trainer_n_fields = (int)(sizeof qkv_trainer_fields / sizeof qkv_trainer_fields[0]);
 
@@ -96,16 +92,20 @@ void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_co
     }
 }
 
+int qkv_trainer_check_settings(const qkv_config_kv *saved, const qkv_trainer_config *base) {
+    qkv_trainer_config scratch = *base;
+    return qkv_fields_parse_present("train", qkv_trainer_fields, qkv_trainer_n_fields, saved, &scratch);
+}
+
 int qkv_trainer_adopt_settings(qkv_trainer_config *config, const qkv_config_kv *saved,
                                int (*given)(const char *flag, const void *ctx), const void *ctx) {
+    qkv_trainer_config recorded = *config;   /* every recorded value checked, also those a flag replaces */
+    if (qkv_fields_parse_present("train", qkv_trainer_fields, qkv_trainer_n_fields, saved, &recorded) != 0)
+        return -1;
     for (int i = 0; i < qkv_trainer_n_fields; i++) {
         const qkv_field *f = &qkv_trainer_fields[i];
-        const char *value = f->key && f->flag ? qkv_config_get(saved, f->key) : NULL;
-        if (!value || given(f->flag, ctx)) continue;
-        qkv_config_kv one = {.n = 1};
-        snprintf(one.key[0], sizeof one.key[0], "%s", f->key);
-        snprintf(one.value[0], sizeof one.value[0], "%s", value);
-        if (qkv_fields_parse(f, 1, &one, config) != 0) return -1;
+        if (!f->key || !f->flag || !qkv_config_get(saved, f->key) || given(f->flag, ctx)) continue;
+        memcpy((char *)config + f->offset, (const char *)&recorded + f->offset, qkv_field_size(f));
     }
     return 0;
 }

@@ -1,4 +1,4 @@
-/* trainer_fields.h — the trainer's config (trainer.h) as one field table
+/* trainer_fields.h — the trainer's config (trainer_config.h) as one field table
  * (train/fields.h): every member of qkv_trainer_config has a row, in the order
  * `qkv train TASK --help` lists the flags; the command line's flags, their
  * --help and the checkpoint's "train.<key>" settings are generated from it.
@@ -16,7 +16,7 @@
 #define QKV_TRAINER_FIELDS_H
 
 #include "train/fields.h"
-#include "train/trainer.h"
+#include "train/trainer_config.h"
 
 extern const qkv_field qkv_trainer_fields[];
 extern const int qkv_trainer_n_fields;
@@ -31,10 +31,17 @@ void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
  * the defaults. */
 void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_config_kv *saved, char *out,
                                   size_t len);
+/* A checkpoint's recorded settings (its "train." entries) read as the adoption
+ * below reads them, into a copy of base: 0, or -1 with qkv_last_error() naming
+ * the first key no setting has or a value out of its range or not a number as
+ * flags write it (core/number.h). Evaluation checks them too: a checkpoint with
+ * garbage there is refused by every reader, not only by --resume. */
+int qkv_trainer_check_settings(const qkv_config_kv *saved, const qkv_trainer_config *base);
 /* With --resume: every recorded setting whose flag the command line did not give
  * (given(flag, ctx) says) takes the checkpoint's value, so a resumed run goes on
  * with its own settings and only a flag the user gave can change one. 0, or -1
- * with qkv_last_error() (a checkpoint's value out of its range). */
+ * with qkv_last_error() (a recorded key or value qkv_trainer_check_settings
+ * refuses, whether or not a flag replaces it). */
 int qkv_trainer_adopt_settings(qkv_trainer_config *config, const qkv_config_kv *saved,
                                int (*given)(const char *flag, const void *ctx), const void *ctx);
 /* Under MPI: every rank takes rank 0's recorded settings (rank 0 alone reads the

@@ -2,6 +2,7 @@
  * trainer_outputs.h. */
 #include "train/trainer_outputs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,33 +84,88 @@ static void json_history(qkv_json_out *out, const qkv_history *h) {
     free(csv);
 }
 
-static int write_summary_json(const char *path, const qkv_task *task, const qkv_config_kv *config,
-                              const qkv_train_result *r, const qkv_history *history) {
-    qkv_json_out out = {0};
-    qkv_json_out_text(&out, "{\"task\": ");
-    qkv_json_out_string(&out, task->name);
-    json_config(&out, config);
-    json_number(&out, "steps", (double)r->steps_done, "%.0f");
-    qkv_json_out_text(&out, ", ");
-    json_number(&out, "final_train_loss", r->final_loss, "%.9g"); /* a float round-trips in 9 digits */
-    qkv_json_out_text(&out, ", \"test\": {");
+/* The --json summary's text into out (out->failed: out of memory). */
+static void summary_json(qkv_json_out *out, const qkv_task *task, const qkv_config_kv *config,
+                         const qkv_train_result *r, const qkv_history *history) {
+    qkv_json_out_text(out, "{\"task\": ");
+    qkv_json_out_string(out, task->name);
+    json_config(out, config);
+    json_number(out, "steps", (double)r->steps_done, "%.0f");
+    qkv_json_out_text(out, ", ");
+    json_number(out, "final_train_loss", r->final_loss, "%.9g"); /* a float round-trips in 9 digits */
+    qkv_json_out_text(out, ", \"test\": {");
     for (int i = 0; i < r->metrics.n; i++) {
-        if (i) qkv_json_out_text(&out, ", ");
-        json_number(&out, r->metrics.key[i], r->metrics.value[i], "%.6g");
+        if (i) qkv_json_out_text(out, ", ");
+        json_number(out, r->metrics.key[i], r->metrics.value[i], "%.6g");
     }
-    qkv_json_out_text(&out, "}, ");
-    json_history(&out, history);
-    qkv_json_out_text(&out, ", ");
-    json_number(&out, "wall_seconds", r->seconds, "%.3f");
-    qkv_json_out_text(&out, ", ");
-    json_number(&out, "steps_per_second", r->steps_per_second, "%.2f");
-    qkv_json_out_text(&out, r->stopped_early ? ", \"stopped_early\": true}\n" : ", \"stopped_early\": false}\n");
-    int rc = out.failed ? (qkv_set_error("%s: out of memory", path), -1) : qkv_write_file_atomic(path, out.data, out.len);
-    qkv_json_out_free(&out);
-    return rc;
+    qkv_json_out_text(out, "}, ");
+    json_history(out, history);
+    qkv_json_out_text(out, ", ");
+    json_number(out, "wall_seconds", r->seconds, "%.3f");
+    qkv_json_out_text(out, ", ");
+    json_number(out, "steps_per_second", r->steps_per_second, "%.2f");
+    qkv_json_out_text(out, r->stopped_early ? ", \"stopped_early\": true}\n" : ", \"stopped_early\": false}\n");
 }
 
 /* ---- the end --------------------------------------------------------------------- */
+
+/* Removes a file this finish already put in place (through a symlink: its target,
+ * which is what was written), so that a failed finish leaves none of its files. */
+static void remove_written(const char *path) {
+    char *real = realpath(path, NULL);
+    remove(real ? real : path);
+    free(real);
+}
+
+/* The three files together: --csv and --json are written to their temporary files
+ * and flushed (a full disk shows there), then --plot is written, and only when all
+ * of that worked are --csv and --json renamed into place. Any failure: the
+ * temporary files are removed and a plot or file already in place removed too, so
+ * the run leaves all of its outputs or none (a previous file at a path is kept
+ * unless the failure came after it was replaced). 0, or -1 with the error. */
+static int write_together(qkv_train_outputs *out, const qkv_task *task, const qkv_config_kv *description,
+                          const qkv_train_result *result) {
+    const char *paths[2] = {out->csv_path, out->json_path};
+    char *texts[2] = {NULL, NULL};
+    size_t lens[2] = {0, 0};
+    qkv_json_out json = {0};
+    if (out->csv_path) lens[0] = strlen(texts[0] = qkv_history_csv(&out->history, 1));
+    if (out->json_path) {
+        summary_json(&json, task, description, result, &out->history);
+        texts[1] = json.data;
+        lens[1] = json.len;
+    }
+    qkv_atomic_file files[2];
+    int opened[2] = {0, 0}, placed[3] = {0, 0, 0}, rc = 0;
+    if (out->json_path && json.failed) rc = (qkv_set_error("%s: out of memory", out->json_path), -1);
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if (!paths[i]) continue;
+        if (qkv_atomic_open(&files[i], paths[i]) != 0) { rc = -1; break; }
+        opened[i] = 1;
+        if (qkv_atomic_write(&files[i], texts[i], lens[i]) != 0 || qkv_atomic_flush(&files[i]) != 0) rc = -1;
+    }
+    if (rc == 0 && out->plot_path) rc = qkv_history_write_png(&out->history, out->plot_path, task->name);
+    if (rc == 0) placed[2] = out->plot_path != NULL;
+    for (int i = 0; i < 2 && rc == 0; i++)
+        if (opened[i]) {
+            opened[i] = 0;
+            rc = qkv_atomic_commit(&files[i]);
+            placed[i] = rc == 0;
+        }
+    if (rc != 0) {
+        char reason[512];
+        snprintf(reason, sizeof reason, "%s", qkv_last_error());
+        for (int i = 0; i < 2; i++)
+            if (opened[i]) qkv_atomic_abort(&files[i]);
+        const char *all[3] = {out->csv_path, out->json_path, out->plot_path};
+        for (int i = 0; i < 3; i++)
+            if (placed[i]) remove_written(all[i]);
+        qkv_set_error("%s (no output of the run was kept)", reason);
+    }
+    free(texts[0]);
+    qkv_json_out_free(&json);
+    return rc;
+}
 
 int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *task,
                              const qkv_config_kv *description, const qkv_train_result *result) {
@@ -117,14 +173,8 @@ int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *
     if (out->has_final)
         qkv_history_add(&out->history, out->final_step, out->final_loss, out->final_lr, out->final_seconds,
                         &out->final_metrics);
-    if (write && out->csv_path) {
-        char *csv = qkv_history_csv(&out->history, 1);
-        rc = qkv_write_file_atomic(out->csv_path, csv, strlen(csv));
-        free(csv);
-    }
-    if (write && rc == 0 && out->json_path)
-        rc = write_summary_json(out->json_path, task, description, result, &out->history);
-    if (write && rc == 0 && out->plot_path) rc = qkv_history_write_png(&out->history, out->plot_path, task->name);
+    if (write && (out->csv_path || out->json_path || out->plot_path))
+        rc = write_together(out, task, description, result);
     qkv_history_free(&out->history);
     memset(out, 0, sizeof *out);
     return rc != 0 ? -1 : 0;

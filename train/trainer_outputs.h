@@ -3,8 +3,9 @@
  *
  * The run's history (train/history.h: a row per logged or evaluated step, every
  * metric in its own column) is kept in memory, and qkv_train_outputs_finish
- * writes the CSV and the plot from it, each atomically, and the summary. A run
- * that fails leaves none of them behind (and no partial file), a run stopped by a
+ * writes the CSV and the plot from it, each atomically, and the summary, all
+ * three or none. A run that fails (also in writing them: a full disk) leaves none
+ * of them behind (and no partial file), a run stopped by a
  * signal (trainer.h) writes all three. A path that is NULL turns its output off.
  * Used by train/trainer.c; it reads no trainer type (the paths come as arguments,
  * the result from train_result.h), so the trainer depends on it, not both ways.
@@ -47,9 +48,10 @@ void qkv_train_outputs_record(qkv_train_outputs *out, long step, float loss, flo
 void qkv_train_outputs_record_final(qkv_train_outputs *out, long step, float loss, float lr, double seconds,
                                     const qkv_metrics *metrics);
 
-/* With write nonzero, writes --csv, --json and --plot in that order, stopping at
- * the first that fails; always frees what was recorded. 0, or -1 with
- * qkv_last_error() naming the path. */
+/* With write nonzero, writes --csv, --json and --plot together: all of them, or
+ * (a full disk, an unwritable path) none, each removed or never put in place, and
+ * -1 with qkv_last_error() naming the path that failed; always frees what was
+ * recorded. 0 or -1. */
 int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *task,
                              const qkv_config_kv *description, const qkv_train_result *result);
 

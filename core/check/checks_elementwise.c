@@ -1,12 +1,14 @@
 /* checks_elementwise.c — gradient-check cases for ops_elementwise.c.
  *
- * Every unary op of the table in ops_elementwise.c (qkv_unary_ops) has rows here
- * named "<op> [shape]": tests/test_registries.c fails for one that has none.
+ * Every unary op of the table (core/ops/unary_ops.h) gets its rows "<op> [shape]"
+ * here from its row, generated (UNARY_OP_ROWS): a new op needs no line in this
+ * file; tests/test_registries.c fails for an op of ops_elementwise.c without rows.
  * Every binary op runs on the same list of shape pairs: equal shapes, size-1 dims,
  * scalar-ish [1] and 0-d operands, broadcasts in both directions (the smaller
  * operand first too) up to 4-D. div's denominator is QKV_INIT_POSITIVE. Every
- * unary op runs on 1-D to 4-D shapes; relu uses QKV_INIT_SPREAD (no input near
- * the kink, see its cases), log and sqrt QKV_INIT_POSITIVE. Dropout runs in training mode with
+ * unary op runs on 1-D to 4-D shapes with the init its check column asks for
+ * (unary_ops.h: relu QKV_INIT_SPREAD, no input near the kink; log and sqrt
+ * QKV_INIT_POSITIVE), abs at 2-D and 3-D. Dropout runs in training mode with
  * p = 0.3 (the checker re-seeds the tape's RNG, so the mask is fixed) and as the
  * identity (p = 0, and eval mode). All cases use the default eps and tolerance.
  */
@@ -21,18 +23,20 @@ static qkv_tensor *run_mul(qkv_tape *t, qkv_tensor *const *in, const void *ctx) 
 static qkv_tensor *run_div(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_div(t, in[0], in[1]); }
 static qkv_tensor *run_square(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_mul(t, in[0], in[0]); }
 
-static qkv_tensor *run_scale(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { return qkv_scale(t, in[0], *(const float *)ctx); }
-static qkv_tensor *run_add_scalar(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { return qkv_add_scalar(t, in[0], *(const float *)ctx); }
-static qkv_tensor *run_relu(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_relu(t, in[0]); }
-static qkv_tensor *run_abs(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_abs(t, in[0]); }
-static qkv_tensor *run_gelu(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_gelu(t, in[0]); }
-static qkv_tensor *run_gelu_exact(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_gelu_exact(t, in[0]); }
-static qkv_tensor *run_tanh(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_tanh(t, in[0]); }
-static qkv_tensor *run_sigmoid(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_sigmoid(t, in[0]); }
-static qkv_tensor *run_exp(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_exp(t, in[0]); }
-static qkv_tensor *run_log(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_log(t, in[0]); }
-static qkv_tensor *run_sqrt(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_sqrt(t, in[0]); }
-static qkv_tensor *run_silu(qkv_tape *t, qkv_tensor *const *in, const void *ctx) { (void)ctx; return qkv_silu(t, in[0]); }
+/* Every unary op of the table (core/ops/unary_ops.h) runs through qkv_unary with
+ * its kind and the constant its row gives the check. */
+typedef struct unary_ctx {
+    qkv_unary_kind op;
+    float c;
+} unary_ctx;
+
+#define UNARY_CTX(KIND, name, cost, check, check_c, value, slope) {QKV_UNARY_##KIND, check_c},
+static const unary_ctx unary_ctxs[QKV_UNARY_COUNT] = {QKV_UNARY_OPS(UNARY_CTX)};
+
+static qkv_tensor *run_unary(qkv_tape *t, qkv_tensor *const *in, const void *ctx) {
+    const unary_ctx *u = ctx;
+    return qkv_unary(t, u->op, in[0], u->c);
+}
 
 /* tanh(a * b + c): gradients through a chain of broadcasts. */
 static qkv_tensor *run_chain(qkv_tape *t, qkv_tensor *const *in, const void *ctx) {
@@ -51,7 +55,6 @@ static qkv_tensor *run_dropout(qkv_tape *t, qkv_tensor *const *in, const void *c
     return qkv_dropout(t, in[0], d->p);
 }
 
-static const float scale_by = -2.5f, shift_by = 0.75f;
 static const dropout_ctx drop_train = {0.3f, 1}, drop_zero = {0.0f, 1}, drop_eval = {0.3f, 0};
 
 /* ---- cases -------------------------------------------------------------------------- */
@@ -94,6 +97,23 @@ static const dropout_ctx drop_train = {0.3f, 1}, drop_zero = {0.0f, 1}, drop_eva
     ONE(OP " [2,1,3]", FN, INIT, CTX, 3, {2, 1, 3}),                                         \
     ONE(OP " [2,3,4,5]", FN, INIT, CTX, 4, {2, 3, 4, 5})
 
+/* The rows of one op of the unary table, by its check column (unary_ops.h). */
+#define ROWS_SMOOTH(OP, KIND, CTX) UNARY_CASES(OP, run_unary, N, CTX)
+#define ROWS_POSITIVE(OP, KIND, CTX) UNARY_CASES(OP, run_unary, P, CTX)
+/* SPREAD keeps inputs away from the kink; [1] has one draw, NORMAL (far from 0). */
+#define ROWS_KINK(OP, KIND, CTX)                                                             \
+    ONE(OP " [1]", run_unary, N, CTX, 1, {1}),                                               \
+    ONE(OP " [3,4]", run_unary, S, CTX, 2, {3, 4}),                                          \
+    ONE(OP " [2,1,3]", run_unary, S, CTX, 3, {2, 1, 3}),                                     \
+    ONE(OP " [2,3,4,5]", run_unary, S, CTX, 4, {2, 3, 4, 5})
+#define ROWS_LISTED(OP, KIND, CTX) LISTED_ROWS_##KIND(CTX)
+/* abs: the kink at 0, SPREAD, at 2-D and 3-D (its rows since it was added). */
+#define LISTED_ROWS_ABS(CTX)                                                                 \
+    ONE("abs [3,4]", run_unary, S, CTX, 2, {3, 4}),                                          \
+    ONE("abs [2,1,3]", run_unary, S, CTX, 3, {2, 1, 3})
+#define UNARY_OP_ROWS(KIND, name, cost, check, check_c, value, slope) \
+    ROWS_##check(name, KIND, &unary_ctxs[QKV_UNARY_##KIND]),
+
 static const qkv_gradcheck_case cases[] = {
     BINARY_CASES("add", run_add, N),
     BINARY_CASES("sub", run_sub, N),
@@ -102,25 +122,7 @@ static const qkv_gradcheck_case cases[] = {
     ONE("mul x*x (same tensor twice)", run_square, N, NULL, 2, {3, 4}),
     {.name = "tanh(a*b+c) [2,3,4],[3,1],[4]", .fn = run_chain, .n_inputs = 3, .ndim = {3, 2, 1},
      .shape = {{2, 3, 4}, {3, 1}, {4}}, .init = {N, N, N}},
-    UNARY_CASES("scale", run_scale, N, &scale_by),
-    UNARY_CASES("add_scalar", run_add_scalar, N, &shift_by),
-    /* relu: SPREAD keeps inputs away from the kink, except that its ramp puts an
-     * exact 0 in tensors of odd size, so [1] uses NORMAL (its one draw is far from 0). */
-    ONE("relu [1]", run_relu, N, NULL, 1, {1}),
-    ONE("relu [3,4]", run_relu, S, NULL, 2, {3, 4}),
-    ONE("relu [2,1,3]", run_relu, S, NULL, 3, {2, 1, 3}),
-    ONE("relu [2,3,4,5]", run_relu, S, NULL, 4, {2, 3, 4, 5}),
-    /* abs: the same kink at 0, the same SPREAD init */
-    ONE("abs [3,4]", run_abs, S, NULL, 2, {3, 4}),
-    ONE("abs [2,1,3]", run_abs, S, NULL, 3, {2, 1, 3}),
-    UNARY_CASES("gelu", run_gelu, N, NULL),
-    UNARY_CASES("gelu_exact", run_gelu_exact, N, NULL),
-    UNARY_CASES("tanh", run_tanh, N, NULL),
-    UNARY_CASES("sigmoid", run_sigmoid, N, NULL),
-    UNARY_CASES("exp", run_exp, N, NULL),
-    UNARY_CASES("log", run_log, P, NULL),
-    UNARY_CASES("sqrt", run_sqrt, P, NULL),
-    UNARY_CASES("silu", run_silu, N, NULL),
+    QKV_UNARY_OPS(UNARY_OP_ROWS)
     UNARY_CASES("dropout p=0.3", run_dropout, N, &drop_train),
     ONE("dropout p=0 (identity)", run_dropout, N, &drop_zero, 2, {3, 4}),
     ONE("dropout eval mode (identity)", run_dropout, N, &drop_eval, 3, {2, 3, 4}),

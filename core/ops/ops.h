@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/ops/tape.h"
+#include "core/ops/unary_ops.h"
 
 /* ---- ops_elementwise.c ------------------------------------------------------
  * Binary ops broadcast numpy-style: shapes are right-aligned and each pair of dims
@@ -37,8 +38,12 @@ qkv_tensor *qkv_exp(qkv_tape *tape, qkv_tensor *x);
 qkv_tensor *qkv_log(qkv_tape *tape, qkv_tensor *x);
 qkv_tensor *qkv_sqrt(qkv_tape *tape, qkv_tensor *x);
 qkv_tensor *qkv_silu(qkv_tape *tape, qkv_tensor *x);       /* x * sigmoid(x) (SiLU, swish) */
-/* The unary ops above, one row each of ops_elementwise.c's table, in its order:
- * name (the tape's op name) and rough flops per element. Tests walk it. */
+/* Op `op` of the table (core/ops/unary_ops.h) with the constant c (ignored by
+ * ops without one): what the wrappers above call, and what the gradient checks
+ * run every row of the table through. */
+qkv_tensor *qkv_unary(qkv_tape *tape, qkv_unary_kind op, qkv_tensor *x, float c);
+/* The unary ops above, one row each of the table, in its order: name (the tape's
+ * op name) and rough flops per element. Tests walk it. */
 typedef struct qkv_unary_op {
     const char *name;
     int cost;

@@ -344,7 +344,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
     for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
         attn_block blk = {b, h, i0, nq, j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
-        if (qkv_cancelled()) break; /* core/cancel.h: the rows stay finite, the caller drops them */
+        if (qkv_cancel_point()) break; /* core/cancel.h: the rows stay finite, the caller drops them */
         block_scores(c, &blk, w->s, lds);
         for (int r = 0; r < nq; r++) {
             float *row = w->s + r * lds, m = kern->row_max(row, blk.nk);
@@ -536,7 +536,7 @@ static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, 
         for (int e = 0; e < d->dv; e++) dot += (double)o[e] * dout[e];
         dsum[i] = (float)dot;
     }
-    for (int j0 = 0; j0 < d->Tk && !qkv_cancelled(); j0 += bk) /* core/cancel.h */
+    for (int j0 = 0; j0 < d->Tk && !qkv_cancel_point(); j0 += bk) /* core/cancel.h */
         for (int i0 = 0; i0 < d->Tq; i0 += bq) {
             attn_block blk = {b, h, i0, d->Tq - i0 < bq ? d->Tq - i0 : bq, j0, d->Tk - j0 < bk ? d->Tk - j0 : bk};
             if (!block_is_masked(c, &blk)) backward_block(c, &blk, g, dsum + i0, bk, w);

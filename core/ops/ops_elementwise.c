@@ -1,5 +1,5 @@
 /* ops_elementwise.c — elementwise ops: broadcast binary ops (add, sub, mul, div),
- * unary maps (one row each in the table UNARY_OPS below: scale, add_scalar, relu,
+ * unary maps (one row each in the table QKV_UNARY_OPS, core/ops/unary_ops.h: scale, add_scalar, relu,
  * abs, gelu, gelu_exact, tanh, sigmoid, exp, log, sqrt, silu) and inverted dropout.
  *
  * Contract (see ops.h):
@@ -18,7 +18,7 @@
  *
  * Structure: one broadcast engine (bcast_plan + bcast_map + accumulate_to_input)
  * serves all four binary ops and dropout; one unary engine (unary_value,
- * unary_slope, generated from the table UNARY_OPS) serves every unary op. Each engine switches on the op outside its
+ * unary_slope, generated from the table QKV_UNARY_OPS) serves every unary op. Each engine switches on the op outside its
  * inner loops, so every inner loop is a tight loop with a constant op.
  */
 #include "core/ops/ops.h"
@@ -221,91 +221,62 @@ INLINE float silu_slope(float x) {
     return s * (1.0f + x * (1.0f - s));
 }
 
-/* THE TABLE of unary ops: one row per op, and nothing else to edit but the public
- * wrapper below (declared in ops.h) and the op's gradient-check row
- * (core/check/checks_elementwise.c; the registries suite fails without it).
- *   X(KIND, name, cost, value, slope)
- * name is the tape's op name (and qkv_unary_ops[], which the tests walk); cost is
- * rough flops per element (cheap maps stay on one thread for longer); value is
- * y = f(x) and slope dy/dx, C expressions in x, y = f(x) and the op's constant c
- * (the scale or the added constant). Each becomes a case of a switch that stands
- * outside the loops (unary_forward_range, unary_backward_range), so every inner
- * loop is a tight loop of one constant op, vectorized per instruction set
- * (core/kernels/multiversion.h). */
-#define UNARY_OPS(X)                                                                              \
-    X(SCALE, "scale", 1, c * x, c)                                  /* d(c x) = c */              \
-    X(ADD_SCALAR, "add_scalar", 1, x + c, 1.0f)                     /* d(x + c) = 1 */            \
-    X(RELU, "relu", 1, x < 0.0f ? 0.0f : x,                         /* NaN passes through */      \
-      x > 0.0f ? 1.0f : 0.0f)                                       /* 1[x > 0] */                \
-    X(ABS, "abs", 1, fabsf(x), x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f)) /* sign(x), 0 at 0 */ \
-    X(GELU, "gelu", 16, 0.5f * x * (1.0f + gelu_tanh_inner(x)), gelu_tanh_slope(x)) /* tanh form */ \
-    X(GELU_EXACT, "gelu_exact", 16, 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)), /* x Phi(x) */  \
-      phi_cdf(x) + x * INV_SQRT_2PI * qkv_fast_exp_nonpositive(-0.5f * x * x)) /* Phi + x phi */ \
-    X(TANH, "tanh", 16, qkv_fast_tanhf(x), 1.0f - y * y)            /* 1 - tanh^2 */              \
-    X(SIGMOID, "sigmoid", 16, sigmoid_value(x), y * (1.0f - y))     /* s (1 - s) */               \
-    X(EXP, "exp", 16, expf(x), y)                                   /* exp */                     \
-    X(LOG, "log", 16, logf(x), 1.0f / x)                            /* 1 / x */                   \
-    X(SQRT, "sqrt", 16, sqrtf(x), 0.5f / y)                         /* 1 / (2 sqrt x) */          \
-    X(SILU, "silu", 16, x * sigmoid_value(x), silu_slope(x))        /* x sigmoid(x) */
-
-#define UNARY_ENUM(KIND, name, cost, value, slope) UNARY_##KIND,
-enum unary_kind { UNARY_OPS(UNARY_ENUM) UNARY_COUNT };
-
-#define UNARY_ROW(KIND, name, cost, value, slope) {name, cost},
-const qkv_unary_op qkv_unary_ops[] = {UNARY_OPS(UNARY_ROW)};
-const int qkv_unary_op_count = UNARY_COUNT;
+/* The table of unary ops is QKV_UNARY_OPS (core/ops/unary_ops.h); from it: */
+#define UNARY_ROW(KIND, name, cost, check, check_c, value, slope) {name, cost},
+const qkv_unary_op qkv_unary_ops[] = {QKV_UNARY_OPS(UNARY_ROW)};
+const int qkv_unary_op_count = QKV_UNARY_COUNT;
 
 /* y = f(x); c is the scale or the added constant. */
-#define VALUE_CASE(KIND, name, cost, value, slope) case UNARY_##KIND: return (value);
-INLINE float unary_value(enum unary_kind k, float x, float c) {
+#define VALUE_CASE(KIND, name, cost, check, check_c, value, slope) case QKV_UNARY_##KIND: return (value);
+INLINE float unary_value(qkv_unary_kind k, float x, float c) {
     (void)c;
-    switch (k) { UNARY_OPS(VALUE_CASE) default: return 0.0f; }
+    switch (k) { QKV_UNARY_OPS(VALUE_CASE) default: return 0.0f; }
 }
 
 /* dy/dx at x, given y = f(x). */
-#define SLOPE_CASE(KIND, name, cost, value, slope) case UNARY_##KIND: return (slope);
-INLINE float unary_slope(enum unary_kind k, float x, float y, float c) {
+#define SLOPE_CASE(KIND, name, cost, check, check_c, value, slope) case QKV_UNARY_##KIND: return (slope);
+INLINE float unary_slope(qkv_unary_kind k, float x, float y, float c) {
     (void)x, (void)y, (void)c;
-    switch (k) { UNARY_OPS(SLOPE_CASE) default: return 0.0f; }
+    switch (k) { QKV_UNARY_OPS(SLOPE_CASE) default: return 0.0f; }
 }
 
-static size_t unary_cost(enum unary_kind k) { return (size_t)qkv_unary_ops[k].cost; }
+static size_t unary_cost(qkv_unary_kind k) { return (size_t)qkv_unary_ops[k].cost; }
 
 typedef struct unary_job {
-    enum unary_kind kind;
+    qkv_unary_kind kind;
     float c;
     const float *x, *y, *g;   /* input, output, output gradient */
     float *out;               /* forward: y; backward: the input's gradient */
     int assign;               /* backward into a new gradient buffer: out = 0 + ..., no memset */
 } unary_job;
 
-INLINE void unary_forward_run(enum unary_kind k, const unary_job *j, size_t begin, size_t end) {
+INLINE void unary_forward_run(qkv_unary_kind k, const unary_job *j, size_t begin, size_t end) {
     for (size_t i = begin; i < end; i++) j->out[i] = unary_value(k, j->x[i], j->c);
 }
 
 /* out += g * slope, or into a new buffer out = 0 + g * slope: the bits a zeroed
  * buffer would get (0 + -0 is +0), without the memset pass. */
-INLINE void unary_backward_run(enum unary_kind k, const unary_job *j, size_t begin, size_t end) {
+INLINE void unary_backward_run(qkv_unary_kind k, const unary_job *j, size_t begin, size_t end) {
     if (j->assign)
         for (size_t i = begin; i < end; i++) j->out[i] = 0.0f + j->g[i] * unary_slope(k, j->x[i], j->y[i], j->c);
     else
         for (size_t i = begin; i < end; i++) j->out[i] += j->g[i] * unary_slope(k, j->x[i], j->y[i], j->c);
 }
 
-#define FORWARD_CASE(KIND, name, cost, value, slope) \
-    case UNARY_##KIND: unary_forward_run(UNARY_##KIND, j, begin, end); break;
-#define BACKWARD_CASE(KIND, name, cost, value, slope) \
-    case UNARY_##KIND: unary_backward_run(UNARY_##KIND, j, begin, end); break;
+#define FORWARD_CASE(KIND, name, cost, check, check_c, value, slope) \
+    case QKV_UNARY_##KIND: unary_forward_run(QKV_UNARY_##KIND, j, begin, end); break;
+#define BACKWARD_CASE(KIND, name, cost, check, check_c, value, slope) \
+    case QKV_UNARY_##KIND: unary_backward_run(QKV_UNARY_##KIND, j, begin, end); break;
 
 INLINE void unary_forward_range_body(const void *ctx, size_t begin, size_t end) {
     const unary_job *j = ctx;
-    switch (j->kind) { UNARY_OPS(FORWARD_CASE) default: break; }
+    switch (j->kind) { QKV_UNARY_OPS(FORWARD_CASE) default: break; }
 }
 QKV_MULTIVERSION(unary_forward_range, (const void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
 INLINE void unary_backward_range_body(const void *ctx, size_t begin, size_t end) {
     const unary_job *j = ctx;
-    switch (j->kind) { UNARY_OPS(BACKWARD_CASE) default: break; }
+    switch (j->kind) { QKV_UNARY_OPS(BACKWARD_CASE) default: break; }
 }
 QKV_MULTIVERSION(unary_backward_range, (const void *ctx, size_t begin, size_t end), (ctx, begin, end))
 
@@ -368,7 +339,7 @@ static void accumulate_to_input(const bcast_plan *p, enum operand which, qkv_ten
     size_t out_size = p->shape[0] * p->shape[1] * p->shape[2] * p->shape[3];
     if (input->size == out_size) { /* not broadcast: grad += sign * contrib */
         float beta, *grad = qkv_tensor_grad_to_write(input, &beta);
-        unary_job job = {UNARY_SCALE, sign, contrib, contrib, contrib, grad, beta == 0.0f};
+        unary_job job = {QKV_UNARY_SCALE, sign, contrib, contrib, contrib, grad, beta == 0.0f};
         unary_apply(unary_backward_range, &job, out_size);
         return;
     }
@@ -454,12 +425,12 @@ qkv_tensor *qkv_div(qkv_tape *tape, qkv_tensor *a, qkv_tensor *b) { return binar
 static void unary_backward(qkv_node *node) {
     qkv_tensor *x = node->inputs[0], *y = node->out;
     float beta, *dx = qkv_tensor_grad_to_write(x, &beta);
-    unary_job job = {(enum unary_kind)node->iarg[0], node->farg[0], x->data, y->data, y->grad,
+    unary_job job = {(qkv_unary_kind)node->iarg[0], node->farg[0], x->data, y->data, y->grad,
                      dx, beta == 0.0f};
     unary_apply(unary_backward_range, &job, x->size);
 }
 
-static qkv_tensor *unary_op(qkv_tape *tape, enum unary_kind k, qkv_tensor *x, float c) {
+static qkv_tensor *unary_op(qkv_tape *tape, qkv_unary_kind k, qkv_tensor *x, float c) {
     const char *op = qkv_unary_ops[k].name;
     qkv_tensor_check_live(x, op);
     qkv_tensor *out = qkv_tape_tensor(tape, x->ndim, x->shape);
@@ -473,18 +444,23 @@ static qkv_tensor *unary_op(qkv_tape *tape, enum unary_kind k, qkv_tensor *x, fl
     return out;
 }
 
-qkv_tensor *qkv_scale(qkv_tape *tape, qkv_tensor *x, float s) { return unary_op(tape, UNARY_SCALE, x, s); }
-qkv_tensor *qkv_add_scalar(qkv_tape *tape, qkv_tensor *x, float c) { return unary_op(tape, UNARY_ADD_SCALAR, x, c); }
-qkv_tensor *qkv_relu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_RELU, x, 0.0f); }
-qkv_tensor *qkv_abs(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_ABS, x, 0.0f); }
-qkv_tensor *qkv_gelu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_GELU, x, 0.0f); }
-qkv_tensor *qkv_gelu_exact(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_GELU_EXACT, x, 0.0f); }
-qkv_tensor *qkv_tanh(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_TANH, x, 0.0f); }
-qkv_tensor *qkv_sigmoid(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_SIGMOID, x, 0.0f); }
-qkv_tensor *qkv_exp(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_EXP, x, 0.0f); }
-qkv_tensor *qkv_log(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_LOG, x, 0.0f); }
-qkv_tensor *qkv_sqrt(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_SQRT, x, 0.0f); }
-qkv_tensor *qkv_silu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, UNARY_SILU, x, 0.0f); }
+qkv_tensor *qkv_scale(qkv_tape *tape, qkv_tensor *x, float s) { return unary_op(tape, QKV_UNARY_SCALE, x, s); }
+qkv_tensor *qkv_add_scalar(qkv_tape *tape, qkv_tensor *x, float c) { return unary_op(tape, QKV_UNARY_ADD_SCALAR, x, c); }
+qkv_tensor *qkv_relu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_RELU, x, 0.0f); }
+qkv_tensor *qkv_abs(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_ABS, x, 0.0f); }
+qkv_tensor *qkv_gelu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_GELU, x, 0.0f); }
+qkv_tensor *qkv_gelu_exact(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_GELU_EXACT, x, 0.0f); }
+qkv_tensor *qkv_tanh(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_TANH, x, 0.0f); }
+qkv_tensor *qkv_sigmoid(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_SIGMOID, x, 0.0f); }
+qkv_tensor *qkv_exp(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_EXP, x, 0.0f); }
+qkv_tensor *qkv_log(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_LOG, x, 0.0f); }
+qkv_tensor *qkv_sqrt(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_SQRT, x, 0.0f); }
+qkv_tensor *qkv_silu(qkv_tape *tape, qkv_tensor *x) { return unary_op(tape, QKV_UNARY_SILU, x, 0.0f); }
+
+qkv_tensor *qkv_unary(qkv_tape *tape, qkv_unary_kind op, qkv_tensor *x, float c) {
+    QKV_CHECK((int)op >= 0 && op < QKV_UNARY_COUNT, "unary: op %d of %d", (int)op, (int)QKV_UNARY_COUNT);
+    return unary_op(tape, op, x, c);
+}
 
 /* ---- dropout ------------------------------------------------------------------------- */
 

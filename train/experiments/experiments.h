@@ -71,7 +71,9 @@ void qkv_perm_default_options(qkv_perm_options *options);
  * output path. */
 int qkv_perm_check(const qkv_perm_options *options);
 /* Runs every configuration; fills rows (QKV_PERM_MAX_ROWS of room) and returns
- * how many. Options that fail qkv_perm_check stop through qkv_fatal. */
+ * how many, or -1 with qkv_last_error() when a signal reached the measurement
+ * (core/cancel.h: a cut op's output is meaningless; the rows are dropped).
+ * Options that fail qkv_perm_check stop through qkv_fatal. */
 int qkv_permutation_experiment(const qkv_perm_options *options, qkv_perm_row *rows);
 /* The whole experiment: checks the options, runs it, prints the table and the
  * verdict, writes --json and --csv. 0 and *all_agree (whether no measurement
@@ -162,6 +164,9 @@ int qkv_lengthgen_check(const qkv_lengthgen_options *options);
  * model (with jobs > 1 or MPI ranks: after every round of models trained at
  * once), so they always hold every finished model; options->resume reads json
  * back and trains only the models it lacks (the same final bytes as one run).
+ * A model whose test or distance measurement a signal reached is not finished:
+ * its record is dropped whole (core/cancel.h), so a record never holds a cut
+ * result and --resume tests it again.
  * Under mpirun (train/dist.h) the models are spread over the ranks and rank 0
  * writes. Returns 0; -1 with qkv_last_error() (a training run's error included);
  * or, stopped by a signal (train/interrupt.h; the caller installs the handler),

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "core/ops/attention.h"
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/ops/ops.h"
 #include "core/ops/ops_position.h"
@@ -55,11 +56,17 @@
 
 const char *const qkv_explain_mask_names[] = {"none", "causal", "padding", NULL};
 
+/* A scheme the walk-through explains: no trained table, and its row's check
+ * accepts the walk-through's one head of width 2, one pair (p-rope's share of
+ * one pair keeps none turning). */
+static int explainable(const qkv_pos_scheme *scheme) {
+    return qkv_pos_keep_untrained(scheme) && qkv_pos_check(scheme->kind, 2, MAX_T, 1, NULL) == 0;
+}
+
 int qkv_explain_schemes(const char **names, qkv_pos_kind *kinds) {
     int n = 0;
     for (int i = 0; i < QKV_POS_COUNT; i++)
-        /* p-rope keeps a share of the pairs turning; the walk-through's head has one pair */
-        if (qkv_pos_keep_untrained(&qkv_pos_schemes[i]) && qkv_pos_schemes[i].kind != QKV_POS_PROPE) {
+        if (explainable(&qkv_pos_schemes[i])) {
             if (kinds) kinds[n] = qkv_pos_schemes[i].kind;
             names[n++] = qkv_pos_schemes[i].name;
         }
@@ -415,7 +422,7 @@ static void backward(problem *p, const forward_pass *f) {
 
 int qkv_explain_attention(int mask, qkv_pos_kind pos) {
     QKV_CHECK(mask >= MASK_NONE && mask <= MASK_PADDING && pos >= 0 && pos < QKV_POS_COUNT &&
-                  qkv_pos_keep_untrained(&qkv_pos_schemes[pos]) && pos != QKV_POS_PROPE,
+                  explainable(&qkv_pos_schemes[pos]),
               "explain: mask %d, position scheme %d: not one the walk-through explains", mask, (int)pos);
     problem p;
     build(&p, mask, pos);
@@ -424,7 +431,9 @@ int qkv_explain_attention(int mask, qkv_pos_kind pos) {
     forward_composed(&p, &f);
     forward_fused(&p, &f);
     backward(&p, &f);
-    printf("\n%s\n", p.failures ? "Some checks FAILED." : "Every check agrees within the tolerance.");
+    if (qkv_cancelled()) p.failures++; /* a signal cut the fused op short (core/cancel.h): no verdict */
+    printf("\n%s\n", qkv_cancelled() ? "Stopped by a signal: the fused op was cut short, the numbers above mean nothing."
+                     : p.failures ? "Some checks FAILED." : "Every check agrees within the tolerance.");
     qkv_tape_free(f.fused_tape);
     qkv_tape_free(f.tape);
     int failures = p.failures;

@@ -20,7 +20,7 @@ int qkv_explain_schemes(const char **names, qkv_pos_kind *kinds);
 
 /* Prints the walk for a mask (QKV_EXPLAIN_MASK_*) and one of those schemes (a
  * programmer error otherwise); 0 when every check agrees within the tolerance,
- * 1 otherwise. */
+ * 1 otherwise (also when a signal cut the fused op short: core/cancel.h). */
 int qkv_explain_attention(int mask, qkv_pos_kind pos);
 
 #endif

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/io/json.h"
@@ -60,8 +61,10 @@
 #include "core/kernels/isa.h"
 #include "core/version.h"
 #include "train/dist.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_record.h"
 #include "train/interrupt.h"
+#include "train/settings.h"
+#include "train/session.h"
 
 /* The kazemnejad preset's budget: the smallest of the sweep in docs/lengthgen.md
  * at which none, t5, alibi, rope, sinusoidal and learned fit copy and reverse on
@@ -96,20 +99,20 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_INT_FIELD("--train-max", "train_max", T, train_max, 1, 256, 8, "train on lengths 1..L"),
     QKV_INT_FIELD("--test-max", "test_max", T, test_max, 1, 1024, 16, "test at lengths 1..K (K >= L)"),
     QKV_INT_FIELD("--seeds", "seeds", T, seeds, 1, 100, 1, "models per scheme (seeds --seed, --seed + 1, ...)"),
-    QKV_INT_FIELD("--seed", "seed", T, seed, 0, 2147483647, 1, "first seed (data, init)"),
-    QKV_INT_FIELD("--steps", "steps", T, steps, 1, 1e7, 2000, "training steps per model"),
+    QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "first seed (data, init)"),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_STEPS, T, steps, 2000, 1, 1e7),
     QKV_INT_FIELD("--batch", "batch", T, batch, 1, 65536, 64, "batch size"),
-    QKV_FLOAT_FIELD("--lr", "lr", T, lr, 0, 10, 3e-3, "AdamW learning rate"),
-    QKV_FLOAT_FIELD("--weight-decay", "weight_decay", T, weight_decay, 0, 10, 0.01,
-                    "AdamW weight decay (not on biases, norms, position tables)"),
-    QKV_FLOAT_FIELD("--clip", "clip", T, clip, 0, 1e9, 1, "clip gradients to this global norm; 0: off"),
-    QKV_CHOICE_FIELD("--schedule", "schedule", T, schedule, qkv_schedule_kind_names, QKV_SCHED_COSINE,
-                     "learning-rate schedule (step: x0.1 every steps/3, as qkv train)"),
-    QKV_INT_FIELD("--warmup", "warmup", T, warmup, 0, 1e7, 100, "cosine: linear warmup steps"),
-    QKV_INT_FIELD("--layers", "layers", T, layers, 1, 64, 2, "decoder layers"),
-    QKV_INT_FIELD("--heads", "heads", T, heads, 1, 64, 4, "attention heads"),
-    QKV_INT_FIELD("--dim", "dim", T, dim, 2, 8192, 64, "model width"),
-    QKV_INT_FIELD("--ff", "ff", T, ff, 1, 65536, 256, "feed-forward width"),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_LR, T, lr, 3e-3),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_WEIGHT_DECAY, T, weight_decay, 0.01),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_CLIP, T, clip, 1),
+    QKV_SETTING_FIELD(QKV_FIELD_CHOICE, QKV_SETTING_SCHEDULE, T, schedule, QKV_SCHED_COSINE),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_WARMUP, T, warmup, 100, 0, 1e7),
+    /* the stack's shape: ALiBi's slopes exist for at most 64 heads, and a head
+     * of width 1 has no pair to rotate */
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_LAYERS, T, layers, 2),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_HEADS, T, heads, 4, 1, 64),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_DIM, T, dim, 64, 2, 8192),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_FF, T, ff, 256),
     QKV_INT_FIELD("--vocab", "vocab", T, vocab, 2, 100000, 10, "number of symbols"),
     QKV_INT_FIELD("--test-size", "test_size", T, test_size, 1, 1e6, 200, "test sequences per length"),
     QKV_TEXT_FIELD("--csv", NULL, T, csv, NULL, "write one row per scheme, seed and length"),
@@ -120,8 +123,7 @@ const qkv_field qkv_lengthgen_fields[] = {
     QKV_FLAG_FIELD("--resume", T, resume, "continue the experiment whose finished models --json holds"),
     QKV_CHOICE_FIELD("--plot-metric", NULL, T, plot_metric, qkv_lengthgen_metric_names, QKV_LENGTHGEN_EXACT,
                      "what the plot shows"),
-    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 1,
-                  QKV_THREADS_HELP "; these models are too small to gain from more than 1"),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 1),   /* 1: these models gain nothing from more */
     QKV_FLAG_FIELD("--quiet", T, quiet, "print only the tables"),
     QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, command, "provenance: the command line, filled by the command"),
     QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, date, "provenance: the start date, filled by the run (or its caller)"),
@@ -224,22 +226,6 @@ static int parse_tasks(lengthgen *g) {
     return 0;
 }
 
-size_t qkv_lg_run_at(const lengthgen *g, int task, int scheme, int seed_index) {
-    return ((size_t)task * g->n_schemes + scheme) * g->o->seeds + seed_index;
-}
-
-int qkv_lg_finished(const lengthgen *g) {
-    int n = 0;
-    for (int r = 0; r < g->n_runs; r++) n += g->done[r] != 0;
-    return n;
-}
-
-int qkv_lg_complete(const lengthgen *g, int task, int scheme) {
-    for (int k = 0; k < g->o->seeds; k++)
-        if (!g->done[qkv_lg_run_at(g, task, scheme, k)]) return 0;
-    return 1;
-}
-
 static void model_config(const lengthgen *g, int task, int scheme, int seed_index, qkv_seq_model_config *c) {
     const qkv_lengthgen_options *o = g->o;
     const lg_scheme *sc = &g->schemes[scheme];
@@ -258,7 +244,8 @@ static void model_config(const lengthgen *g, int task, int scheme, int seed_inde
     c->seed = (unsigned long long)o->seed + (unsigned long long)seed_index;
 }
 
-/* Greedy exact match and token accuracy of a trained model at every length 1..K. */
+/* Greedy exact match and token accuracy of a trained model at every length 1..K.
+ * A signal ends it at the next length (the caller drops what it measured). */
 static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *exact, double *token) {
     const qkv_lengthgen_options *o = g->o;
     qkv_tape *tape = qkv_tape_create_inference(model->config.seed);
@@ -266,7 +253,7 @@ static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *e
     qkv_seq_config trained = model->config.data;
     int32_t *pred = malloc((size_t)o->test_size * o->test_max * sizeof(int32_t));
     QKV_CHECK(pred, "experiment lengthgen: out of memory");
-    for (int n = 1; n <= o->test_max; n++) {
+    for (int n = 1; n <= o->test_max && !qkv_interrupt_poll(); n++) {
         qkv_seq_config at_n = trained;
         at_n.min_len = at_n.max_len = n;
         qkv_seq_make_batch(&at_n, QKV_LG_TEST_SEED ^ model->config.seed, 0, o->test_size, &batch);
@@ -293,8 +280,21 @@ static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *e
     qkv_tape_free(tape);
 }
 
+/* Empties run's record: zeros, as a run no rank has finished (the MPI exchange sums records). */
+static void clear_record(lengthgen *g, size_t run) {
+    size_t k = (size_t)g->o->test_max, d = QKV_LG_DISTANCE_AT;
+    memset(g->exact + run * k, 0, k * sizeof(double));
+    memset(g->token + run * k, 0, k * sizeof(double));
+    memset(g->distance + run * d * g->bins, 0, d * g->bins * sizeof(double));
+    memset(g->distance_mean + run * d, 0, d * sizeof(double));
+    g->train_seconds[run] = g->train_loss[run] = g->done[run] = 0;
+}
+
 /* Trains and tests one model into its record: 0; -1 with qkv_last_error(); or
- * the signal that stopped its training (the record stays empty). */
+ * the signal that stopped it (the record stays empty). The rule for cut work
+ * (core/cancel.h): a signal that came while the model was tested or its
+ * distances measured may have cut an attention op short, so the whole record is
+ * dropped, never kept half computed; --resume trains and tests the model again. */
 static int train_one(lengthgen *g, size_t run) {
     const qkv_lengthgen_options *o = g->o;
     int task = (int)(run / ((size_t)g->n_schemes * o->seeds)), scheme = (int)(run / o->seeds % g->n_schemes);
@@ -302,13 +302,19 @@ static int train_one(lengthgen *g, size_t run) {
     model_config(g, g->tasks[task], scheme, (int)(run % o->seeds), &c);
     qkv_seq_model model;
     qkv_seq_model_init(&model, &c);
-    qkv_trainer_config t = {.steps = o->steps, .log_every = 0, .quiet = 1, .clip = o->clip, .seed = c.seed};
-    t.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = o->lr, .weight_decay = o->weight_decay};
-    t.schedule = (qkv_schedule){.kind = (qkv_schedule_kind)o->schedule,
-                                .warmup = o->warmup < o->steps ? o->warmup : 0, .total = o->steps,
-                                .step_size = o->steps / 3 > 0 ? o->steps / 3 : 1, .gamma = 0.1f};
-    qkv_train_result result;
-    int rc = qkv_train(&t, &model.task, &result);
+    qkv_session_spec spec = {.config = {.steps = o->steps, .log_every = 0, .quiet = 1, .clip = o->clip, .seed = c.seed},
+                             .task = &model.task};
+    spec.config.optim = (qkv_optimizer_config){.kind = QKV_OPT_ADAMW, .lr = o->lr, .weight_decay = o->weight_decay};
+    spec.config.schedule = (qkv_schedule){.kind = (qkv_schedule_kind)o->schedule, .warmup = o->warmup};
+    qkv_session session; /* the settings derived and the warmup fitted there, as for qkv train */
+    qkv_train_result result = {0};
+    int rc = qkv_session_prepare(&session, &spec);
+    if (rc == 0) {
+        rc = qkv_train(&session, &result);
+        qkv_session_close(&session);
+    } else if (session.status > 128) {
+        result.interrupted = session.status - 128; /* a signal during the memory's measurement */
+    }
     if (rc != 0 && result.interrupted) rc = result.interrupted;
     if (rc == 0) {
         g->train_seconds[run] = result.seconds;
@@ -316,6 +322,10 @@ static int train_one(lengthgen *g, size_t run) {
         evaluate_lengths(g, &model, g->exact + run * o->test_max, g->token + run * o->test_max);
         qkv_lg_measure_distance(g, &model, run);
         g->done[run] = 1;
+        if (qkv_cancelled() || qkv_interrupt_signal()) { /* reached by a signal: dropped */
+            clear_record(g, run);
+            rc = qkv_interrupt_signal() ? qkv_interrupt_signal() : SIGINT;
+        }
     }
     qkv_seq_model_free(&model);
     return rc;

@@ -24,7 +24,8 @@
 
 #include "core/error.h"
 #include "core/ops/tape.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_distance.h"
+#include "train/interrupt.h"
 #include "train/viz/plot.h"
 
 typedef qkv_lengthgen lengthgen;
@@ -64,7 +65,7 @@ void qkv_lg_measure_distance(lengthgen *g, qkv_seq_model *model, size_t run) {
         qkv_seq_config at_n = trained;
         at_n.min_len = at_n.max_len = n;
         qkv_seq_make_batch(&at_n, QKV_LG_TEST_SEED ^ model->config.seed, 0, inputs, &batch); /* evaluation's first */
-        for (int i = 0; i < inputs; i++) {
+        for (int i = 0; i < inputs && !qkv_interrupt_poll(); i++) { /* cut: the caller drops the record */
             qkv_seq_attention maps;
             qkv_seq_model_attention_maps(model, tape, batch.src + (size_t)i * batch.src_len, n, &maps);
             sum += add_distances(&maps, hist, g->bins, &count);
@@ -72,8 +73,8 @@ void qkv_lg_measure_distance(lengthgen *g, qkv_seq_model *model, size_t run) {
             qkv_tape_reset(tape);
         }
         model->config.data = trained; /* the maps' decoding raised max_len */
-        for (int b = 0; b < g->bins; b++) hist[b] /= count;
-        g->distance_mean[run * QKV_LG_DISTANCE_AT + which] = sum / count;
+        for (int b = 0; b < g->bins && count; b++) hist[b] /= count;
+        g->distance_mean[run * QKV_LG_DISTANCE_AT + which] = count ? sum / count : 0;
     }
     qkv_seq_batch_free(&batch);
     qkv_tape_free(tape);

@@ -30,25 +30,11 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/version.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_record.h"
 
 typedef qkv_lengthgen lengthgen;
 
 #define MAX_RECORD_BYTES ((size_t)1 << 30)
-
-void qkv_lg_json_exact(qkv_json_out *out, double v) {
-    char text[40];
-    if (!isfinite(v)) {
-        qkv_json_out_text(out, "null");
-        return;
-    }
-    static const int digits[] = {6, 9, 12, 15, 17};
-    for (int i = 0; i < 5; i++) {
-        snprintf(text, sizeof text, "%.*g", digits[i], v);
-        if (strtod(text, NULL) == v) break;
-    }
-    qkv_json_out_text(out, text);
-}
 
 static void json_key(qkv_json_out *out, const char *sep, const char *key) {
     qkv_json_out_text(out, sep);

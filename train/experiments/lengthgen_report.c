@@ -1,5 +1,5 @@
 /* lengthgen_report.c — what a lengthgen run reports from its records
- * (lengthgen_internal.h): per task the exact-match and token-accuracy tables by
+ * (lengthgen_report.h): per task the exact-match and token-accuracy tables by
  * length, the summary with the fit verdict, the MRR among the schemes that fit
  * next to the paper's, the CSV and the plot. The JSON record is
  * lengthgen_record.c's, the attention distances lengthgen_distance.c's.
@@ -23,7 +23,7 @@
 
 #include "core/error.h"
 #include "core/fileio.h"
-#include "train/experiments/lengthgen_internal.h"
+#include "train/experiments/lengthgen_report.h"
 #include "train/viz/plot.h"
 
 typedef qkv_lengthgen lengthgen;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/io/json.h"
@@ -32,6 +33,8 @@
 #include "layers/set_models.h"
 #include "layers/transformer.h"
 #include "train/experiments/experiments.h"
+#include "train/interrupt.h"
+#include "train/settings.h"
 
 #define BATCH 2
 
@@ -295,12 +298,13 @@ const qkv_field qkv_perm_fields[] = {
     QKV_INT_FIELD("--seeds", "seeds", T, seeds, 1, 1000, 3, "random models per configuration"),
     QKV_INT_FIELD("--perms", "perms", T, perms, 1, 1000, 5, "random permutations per model"),
     QKV_INT_FIELD("--tokens", "tokens", T, tokens, 2, 256, 8, "set size / sequence length"),
-    QKV_INT_FIELD("--dim", "dim", T, dim, 2, 512, 16, "model width"),
-    QKV_INT_FIELD("--heads", "heads", T, heads, 1, 64, 4, "attention heads (dim / heads must be even)"),
+    /* heads of an even width (RoPE's pairs), at most 64 (ALiBi's slopes) */
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_DIM, T, dim, 16, 2, 512),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_HEADS, T, heads, 4, 1, 64),
     QKV_SEED_FIELD(T, seed, "seed for weights, inputs and permutations"),
     QKV_TEXT_FIELD("--json", NULL, T, json, NULL, "write the table as JSON"),
     QKV_TEXT_FIELD("--csv", NULL, T, csv, NULL, "write the table as CSV"),
-    QKV_INT_FIELD("--threads", NULL, T, threads, 0, 1024, 0, QKV_THREADS_HELP),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };
 #undef T
 const int qkv_perm_n_fields = (int)(sizeof qkv_perm_fields / sizeof qkv_perm_fields[0]);
@@ -330,7 +334,7 @@ int qkv_perm_check(const qkv_perm_options *o) {
 int qkv_permutation_experiment(const qkv_perm_options *o, qkv_perm_row *rows) {
     QKV_CHECK(check_model_options(o) == 0, "experiment permutation: %s", qkv_last_error());
     qkv_tape *tape = qkv_tape_create_inference(o->seed);
-    for (int i = 0; i < N_CONFIGS; i++) {
+    for (int i = 0; i < N_CONFIGS && !qkv_cancelled(); i++) {
         const config *c = &configs[i];
         qkv_perm_row *r = &rows[i];
         r->config = c->name;
@@ -342,6 +346,9 @@ int qkv_permutation_experiment(const qkv_perm_options *o, qkv_perm_row *rows) {
         r->inconclusive = r->agrees && (unclear(r->equivariance) || unclear(r->invariance));
     }
     qkv_tape_free(tape);
+    if (qkv_cancelled()) /* a signal reached the measurement (core/cancel.h): nothing of it is kept */
+        return qkv_set_error("stopped by %s while measuring; nothing was printed or written",
+                             qkv_signal_name(qkv_interrupt_signal())), -1;
     return N_CONFIGS;
 }
 
@@ -441,8 +448,12 @@ int qkv_perm_run(const qkv_perm_options *o, int *all_agree) {
     if (qkv_perm_check(o) != 0) return -1;
     qkv_perm_row rows[QKV_PERM_MAX_ROWS];
     int n = qkv_permutation_experiment(o, rows);
+    if (n < 0) return -1;
     *all_agree = print_table(o, rows, n);
-    if ((o->json && write_json(o->json, o, rows, n, *all_agree) != 0) || (o->csv && write_csv(o->csv, rows, n) != 0))
+    if (o->json && write_json(o->json, o, rows, n, *all_agree) != 0) return -1;
+    if (o->csv && write_csv(o->csv, rows, n) != 0) {   /* both outputs or neither (a full disk) */
+        if (o->json) remove(o->json);
         return -1;
+    }
     return 0;
 }

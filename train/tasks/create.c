@@ -24,7 +24,7 @@
  * well under a second, and the run's one line then names every part. */
 #define SMALL_DATA_BYTES ((size_t)16 << 20)
 
-qkv_task *qkv_task_create(const qkv_task_kind *kind, const void *config, int for_eval, const char *max_memory) {
+qkv_task *qkv_task_create(const qkv_task_kind *kind, const void *config, int for_eval, size_t max_memory) {
     char what[160] = "";
     size_t bytes = kind->data_bytes ? kind->data_bytes(config, for_eval, what, sizeof what) : 0;
     if (bytes > SMALL_DATA_BYTES && qkv_memory_check_data(max_memory, bytes, what) != 0) return NULL;

@@ -14,6 +14,7 @@
 #include "layers/set_loss.h"
 #include "train/tasks/registry.h"
 #include "train/interrupt.h"
+#include "train/settings.h"
 
 #define BATCH_STREAM 0xba7cULL   /* seed offsets of the batch-index and flip streams */
 #define FLIP_STREAM 0xf11bULL
@@ -180,13 +181,13 @@ static const qkv_field fields[] = {
     QKV_INT_FIELD(NULL, "size", C, model.image_size, QKV_DETECT_MIN_SIZE, QKV_DETECT_MAX_SIZE, 32, NULL),
     QKV_INT_FIELD(NULL, "classes", C, classes, QKV_DETECT_CLASSES, QKV_DETECT_CLASSES, QKV_DETECT_CLASSES, NULL),
     QKV_INT_FIELD("--patch", "patch", C, model.patch, 1, QKV_DETECT_MAX_SIZE, 4, "patch side in pixels"),
-    QKV_INT_FIELD("--width", "width", C, model.width, 4, 8192, 64, "model width"),
-    QKV_INT_FIELD("--heads", "heads", C, model.heads, 1, 1024, 4, "attention heads"),
-    QKV_INT_FIELD("--ff", "ff", C, model.ff, 1, 65536, 128, "feed-forward width"),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_WIDTH, C, model.width, 64, 4, 8192),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_HEADS, C, model.heads, 4),
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_FF, C, model.ff, 128),
     QKV_INT_FIELD("--enc-layers", "enc_layers", C, model.enc_layers, 1, 64, 2, "encoder layers"),
     QKV_INT_FIELD("--dec-layers", "dec_layers", C, model.dec_layers, 1, QKV_DETR_MAX_LAYERS, 2, "decoder layers"),
     QKV_INT_FIELD("--queries", "queries", C, model.queries, 1, 4096, 8, "object queries"),
-    QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_DROPOUT, C, model.dropout, 0),
     QKV_INT_FIELD("--batch", "batch", C, batch, 1, 1 << 16, 32, "images per batch"),
     QKV_INT_FIELD("--flip", "flip", C, flip, 0, 1, 1, "random left-right flips of training images: 1 on, 0 off"),
     /* DETR's 0.1 is for 100 queries; with 8, 0.3 reaches F1 0.9 in 3/4 of the steps */

@@ -15,6 +15,7 @@
 #include "train/tasks/registry.h"
 #include "train/tasks/set_fields.h"
 #include "train/interrupt.h"
+#include "train/session.h"
 
 #define TEST_SEED_OFFSET 0x5e75ULL
 
@@ -159,7 +160,12 @@ static int compare_baselines(const qkv_maxreg_task_config *base, qkv_trainer_con
         qkv_maxreg_task task;
         qkv_train_result result;
         qkv_maxreg_task_init(&task, &config);
-        int rc = qkv_train(&trainer, &task.task, &result);
+        qkv_session session;
+        int rc = qkv_session_prepare(&session, &(qkv_session_spec){.config = trainer, .task = &task.task});
+        if (rc == 0) {
+            rc = qkv_train(&session, &result);
+            qkv_session_close(&session);
+        }
         qkv_maxreg_task_free(&task);
         if (rc != 0) return -1;
         const double *test_mae = qkv_metrics_get(&result.metrics, "test_mae");

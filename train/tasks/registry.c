@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "data/identity.h"
 #include "train/checkpoint.h"
+#include "train/trainer_fields.h"
 
 #define QKV_TASK_KIND_ENTRY(name) &qkv_task_kind_##name,
 static const qkv_task_kind *const kinds[] = {QKV_TASK_KINDS(QKV_TASK_KIND_ENTRY)};
@@ -67,6 +68,12 @@ int qkv_task_config_parse(const char *path, const qkv_config_kv *description, co
                       qkv_task_kind_names());
         return -1;
     }
+    static const char *const task_key[] = {"task", NULL};
+    const char *unknown = qkv_fields_unknown_key(kind->fields, kind->n_fields, description, task_key);
+    if (unknown) {
+        qkv_set_error("%s: unknown config key \"%.40s\" (no setting of a %s model)", path, unknown, kind->name);
+        return -1;
+    }
     void *config = qkv_task_config_new(kind);
     int rc = qkv_fields_parse(kind->fields, kind->n_fields, description, config) != 0 ? fail_with_path(path) : 0;
     if (rc == 0 && data) {
@@ -89,7 +96,8 @@ int qkv_task_config_parse(const char *path, const qkv_config_kv *description, co
 int qkv_task_checkpoint_open(const char *path, const char *data, qkv_task_checkpoint *out) {
     memset(out, 0, sizeof *out);
     if (qkv_checkpoint_open(path, &out->file) != 0) return -1;   /* names path */
-    if (qkv_task_config_parse(path, out->file.config, data, &out->kind, &out->config) != 0) {
+    if (qkv_task_config_parse(path, out->file.config, data, &out->kind, &out->config) != 0 ||
+        (qkv_trainer_check_settings(out->file.settings, &out->kind->trainer) != 0 && fail_with_path(path))) {
         qkv_task_checkpoint_close(out);
         return -1;
     }
@@ -123,7 +131,7 @@ qkv_task *qkv_task_checkpoint_create(qkv_task_checkpoint *ckpt, int for_eval) {
         fail_with_path(ckpt->file.path);
         return NULL;
     }
-    qkv_task *task = qkv_task_create(ckpt->kind, ckpt->config, for_eval, NULL);   /* its data judged first */
+    qkv_task *task = qkv_task_create(ckpt->kind, ckpt->config, for_eval, 0);   /* its data judged first */
     if (!task) {
         fail_with_path(ckpt->file.path);
         return NULL;

@@ -73,7 +73,7 @@ const char *qkv_task_kind_names(void);
  * line in qkv_last_error(): the budget's refusal; "stopped by SIGINT while
  * making the data set ..." (qkv_interrupt_signal() says which signal); an
  * allocation failure, with the estimate; or the kind's own error. */
-qkv_task *qkv_task_create(const qkv_task_kind *kind, const void *config, int for_eval, const char *max_memory);
+qkv_task *qkv_task_create(const qkv_task_kind *kind, const void *config, int for_eval, size_t max_memory);
 
 /* A config of kind with its defaults. Free with free(). */
 void *qkv_task_config_new(const qkv_task_kind *kind);

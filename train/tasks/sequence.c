@@ -12,6 +12,7 @@
 #include "train/tasks/registry.h"
 #include "train/tasks/stack_fields.h"
 #include "train/interrupt.h"
+#include "train/settings.h"
 
 #define TEST_SEED_OFFSET 0x7e57ULL
 #define RANDOMIZE_SALT 0x5a3b1e0c4d2f6a71ULL   /* the position draws' own stream */
@@ -28,10 +29,7 @@ typedef qkv_seq_task_config C;
         QKV_INT_FIELD("--len", NULL, C, len, 1, 4096, 0, "sequence length (sets --min-len and --max-len)"),        \
         QKV_INT_FIELD("--min-len", "min_len", C, model.data.min_len, 1, 4096, 16, "shortest sequence"),         \
         QKV_INT_FIELD("--max-len", "max_len", C, model.data.max_len, 1, 4096, 16, "longest sequence"),          \
-        QKV_INT_FIELD("--layers", "layers", C, model.layers, 1, 64, 2, "layers per stack"),                      \
-        QKV_INT_FIELD("--heads", "heads", C, model.heads, 1, 1024, 4, "attention heads"),                        \
-        QKV_INT_FIELD("--dim", "dim", C, model.dim, 1, 8192, 64, "model width"),                                 \
-        QKV_INT_FIELD("--ff", "ff", C, model.ff, 1, 65536, 256, "feed-forward width"),                           \
+        QKV_STACK_SHAPE_FIELDS(C, model., 2, 4, 64, 256),                                                        \
         QKV_CHOICE_FIELD("--pos", "pos", C, model.pos, qkv_pos_kind_names, QKV_POS_LEARNED, "position scheme"),  \
         QKV_INT_FIELD("--max-pos", "max_pos", C, model.max_pos, 0, 1e6, 0,                                       \
                       "rows of a learned position table; 0: the longest stream"),                                \
@@ -43,7 +41,7 @@ typedef qkv_seq_task_config C;
         {"--t5-max-distance", "t5_max_distance", QKV_FIELD_INT, offsetof(C, model.t5_max_distance), 3, 1e6,        \
          QKV_T5_DEFAULT_MAX_DISTANCE, NULL, NULL, "--pos t5: distances from here on share the last bucket",         \
          QKV_FIELD_OPTIONAL, 0, NULL},                                                                                     \
-        QKV_FLOAT_FIELD("--dropout", "dropout", C, model.dropout, 0, 0.99, 0, "residual dropout"),               \
+        QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_DROPOUT, C, model.dropout, 0),                            \
         QKV_STACK_OPTION_FIELDS(C, model.options),                                                               \
         QKV_INT_FIELD("--batch", "batch", C, model.batch, 1, 1e6, 64, "batch size"),                             \
         QKV_INT_FIELD("--test-size", "test_size", C, model.test_size, 1, 1e7, 1000, "held-out sequences"),       \
@@ -82,6 +80,9 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
         return qkv_set_error("--min-len %d / --max-len %d: expected 1 <= min <= max <= 4096", d->min_len, d->max_len), -1;
     if (qkv_stack_fields_check(c->dim, c->heads, c->pos) != 0) return -1;
     if (qkv_stack_options_check(&c->options, c->dim, c->heads, c->pos) != 0) return -1;
+    qkv_pos_opts pos_opts = {.t5_buckets = c->t5_buckets, .t5_max_distance = c->t5_max_distance,
+                             .randomize = c->pos_randomize};
+    if (qkv_stack_positions_check(&c->options, c->dim, c->heads, c->pos, position_rows(c), pos_opts) != 0) return -1;
     if (c->dim > 8192 || c->heads > 1024) return qkv_set_error("--dim %d / --heads %d: expected at most 8192 / 1024", c->dim, c->heads), -1;
     if (c->layers < 1 || c->layers > 64) return qkv_set_error("--layers %d: expected 1..64", c->layers), -1;
     if (c->ff < 1 || c->ff > 65536) return qkv_set_error("--ff %d: expected 1..65536", c->ff), -1;
@@ -91,24 +92,12 @@ int qkv_seq_model_check(const qkv_seq_model_config *c) {
     if (c->train_size < 0) return qkv_set_error("--train-size %d: expected >= 0", c->train_size), -1;
     if (c->max_pos < 0 || c->max_pos > 1000000) return qkv_set_error("--max-pos %d: expected 0..1000000", c->max_pos), -1;
     if (!(c->dropout >= 0 && c->dropout < 1)) return qkv_set_error("--dropout %g: expected [0, 1)", c->dropout), -1;
-    if (c->pos_randomize && !qkv_pos_randomizable(c->pos)) {
-        char names[96];
-        return qkv_set_error("--pos-randomize applies to --pos %s, not %s",
-                             qkv_pos_scheme_list(names, sizeof names, ", ", "", qkv_pos_keep_randomizable),
-                             qkv_pos_kind_name(c->pos)), -1;
-    }
     if (c->pos_randomize && c->pos_randomize < sample_len(c))
         return qkv_set_error("--pos-randomize %d: smaller than the longest stream, %d positions (--max-len %d)",
                              c->pos_randomize, sample_len(c), d->max_len), -1;
     if (c->pos_randomize < 0 || c->pos_randomize > 1000000)
         return qkv_set_error("--pos-randomize %d: expected 0..1000000", c->pos_randomize), -1;
-    if (c->pos == QKV_POS_LEARNED && c->pos_randomize && c->max_pos > 0 && c->max_pos < c->pos_randomize)
-        return qkv_set_error("--pos-randomize %d needs that many learned rows, beyond --max-pos %d", c->pos_randomize,
-                             c->max_pos), -1;
-    if (c->pos == QKV_POS_T5 && (c->t5_buckets < 4 || c->t5_buckets > 1024 || c->t5_max_distance <= c->t5_buckets / 2))
-        return qkv_set_error("--t5-buckets %d / --t5-max-distance %d: expected 4..1024 buckets and a distance above "
-                             "half of them", c->t5_buckets, c->t5_max_distance), -1;
-    if (c->pos == QKV_POS_LEARNED && c->max_pos > 0 && longest_stream(c) > c->max_pos)
+    if (qkv_pos_schemes[c->pos].table == QKV_POS_TABLE_ROWS && c->max_pos > 0 && longest_stream(c) > c->max_pos)
         return qkv_set_error("--max-len %d needs %d positions, beyond the learned table's --max-pos %d",
                              d->max_len, longest_stream(c), c->max_pos), -1;
     return 0;

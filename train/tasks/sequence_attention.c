@@ -20,7 +20,7 @@
 int qkv_seq_model_longest_input(const qkv_seq_model_config *c, int max_tokens) {
     int decoder = c->data.arch == QKV_ARCH_DECODER;
     int most = decoder ? (max_tokens - 1) / 2 : max_tokens;
-    if (c->pos == QKV_POS_LEARNED) {
+    if (qkv_pos_schemes[c->pos].table == QKV_POS_TABLE_ROWS) {   /* a table of max_pos rows */
         int table = decoder ? (c->max_pos - 1) / 2 : c->max_pos;
         if (table < most) most = table;
     }

@@ -8,12 +8,13 @@
 #include "core/error.h"
 #include "layers/set_models.h"
 #include "train/fields.h"
+#include "train/settings.h"
 
 #define QKV_SET_MODEL_FIELDS(T, KIND, WIDTH, HEADS, LAYERS, INDUCING, LAYER_NORM)                                 \
     QKV_CHOICE_FIELD("--model", "model", T, model.kind, qkv_set_model_kind_names, KIND, "set model"),           \
-    QKV_INT_FIELD("--width", "width", T, model.width, 1, 8192, WIDTH, "model width"),                           \
-    QKV_INT_FIELD("--heads", "heads", T, model.n_heads, 1, 1024, HEADS, "attention heads"),                      \
-    QKV_INT_FIELD("--layers", "layers", T, model.n_layers, 1, QKV_SET_MODEL_MAX_LAYERS, LAYERS, "SAB/ISAB layers"), \
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_WIDTH, T, model.width, WIDTH),                                 \
+    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_HEADS, T, model.n_heads, HEADS),                                \
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_LAYERS, T, model.n_layers, LAYERS, 1, QKV_SET_MODEL_MAX_LAYERS), \
     QKV_INT_FIELD("--inducing", "inducing", T, model.n_inducing, 1, 4096, INDUCING, "ISAB inducing points"),     \
     QKV_INT_FIELD("--layer-norm", "layer_norm", T, model.layer_norm, 0, 1, LAYER_NORM,                           \
                   "layer norm inside every MAB: 1 on, 0 off")

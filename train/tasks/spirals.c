@@ -10,6 +10,7 @@
 #include "data/spirals.h"
 #include "train/tasks/registry.h"
 #include "train/interrupt.h"
+#include "train/settings.h"
 
 #define N_CLASSES 2
 #define TEST_SEED_OFFSET 1000003

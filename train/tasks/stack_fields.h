@@ -1,6 +1,7 @@
 /* stack_fields.h — what the tasks built on a transformer stack (sequence, text)
  * share about its flags: the checks that span them (--heads divides --dim, RoPE
- * needs an even head width, ALiBi's slopes exist for at most 64 heads), and the
+ * needs an even head width; a scheme's own rules are its row's check, run
+ * through qkv_stack_positions_check), and the
  * options that make a model portable to other frameworks (the activation, the
  * LayerNorm eps, RoPE's layout, base and fraction, the attention scale), as field
  * rows (fields.h) and the one function that puts them into a qkv_stack_config.
@@ -9,7 +10,6 @@
 #ifndef QKV_TASKS_STACK_FIELDS_H
 #define QKV_TASKS_STACK_FIELDS_H
 
-#include <math.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -59,17 +59,12 @@ static inline void qkv_stack_options_apply(const qkv_stack_options *o, qkv_stack
     stack->pos_opts.prope = o->prope;
 }
 
-/* RoPE's rotated share of a head must hold a whole pair, and p-RoPE's share of
- * those pairs at least one: 0, or -1 naming the flags. */
+/* RoPE's rotated share of a head must hold a whole pair: 0, or -1 naming the flags. */
 static inline int qkv_stack_options_check(const qkv_stack_options *o, int dim, int heads, qkv_pos_kind pos) {
-    if (!(qkv_pos_schemes[pos].needs & QKV_POS_ROTATION) || heads < 1) return 0;
+    if (!qkv_pos_schemes[pos].rotate || heads < 1) return 0;
     int d_head = dim / heads;
-    int rotated = o->rope_fraction >= 1.0f ? d_head : (int)floor((double)o->rope_fraction * d_head) / 2 * 2;
-    if (rotated < 2)
+    if (qkv_pos_rope_dims(d_head, o->rope_fraction) < 2)
         return qkv_set_error("--rope-fraction %g of a head width %d rotates fewer than 2 dims", o->rope_fraction,
-                             d_head), -1;
-    if (pos == QKV_POS_PROPE && !(o->prope > 0 && o->prope <= 1 && floor((double)o->prope * (rotated / 2)) >= 1))
-        return qkv_set_error("--p-rope %g of %d pairs keeps none turning (head width %d)", o->prope, rotated / 2,
                              d_head), -1;
     return 0;
 }
@@ -78,11 +73,23 @@ static inline int qkv_stack_options_check(const qkv_stack_options *o, int dim, i
 static inline int qkv_stack_fields_check(int dim, int heads, qkv_pos_kind pos) {
     if (dim < 1 || heads < 1 || dim % heads != 0)
         return qkv_set_error("--heads %d does not divide --dim %d", heads, dim), -1;
-    if ((qkv_pos_schemes[pos].needs & QKV_POS_ROTATION) && (dim / heads) % 2 != 0)
+    if (qkv_pos_schemes[pos].rotate && (dim / heads) % 2 != 0)
         return qkv_set_error("--pos %s needs an even head width, got --dim %d / --heads %d = %d",
                              qkv_pos_kind_name(pos), dim, heads, dim / heads), -1;
-    if (pos == QKV_POS_ALIBI && heads > 64) return qkv_set_error("--pos alibi supports at most 64 heads"), -1;
     return 0;
+}
+
+/* The position scheme's own rules (its row's check, layers/positions.h: ALiBi's
+ * heads, T5's buckets, p-RoPE's share, a learned table's rows, randomized
+ * positions) for a stack of this shape, these options, max_len rows and the
+ * task's pos_opts (t5, randomize): 0, or -1 with the scheme's one-line error. */
+static inline int qkv_stack_positions_check(const qkv_stack_options *o, int dim, int heads, qkv_pos_kind pos,
+                                            int max_len, qkv_pos_opts pos_opts) {
+    qkv_stack_config stack = {.block = {.d_model = dim, .n_heads = heads}, .positions = pos, .max_len = max_len,
+                              .pos_opts = pos_opts};
+    qkv_stack_options_apply(o, &stack);
+    stack.pos_opts.rope = &stack.rope;
+    return qkv_pos_check(pos, dim, max_len, heads, &stack.pos_opts);
 }
 
 #endif

@@ -14,6 +14,7 @@
 #include "train/tasks/registry.h"
 #include "train/tasks/stack_fields.h"
 #include "train/interrupt.h"
+#include "train/settings.h"
 
 #define WINDOW_STREAM 0x7e47ULL   /* seed offsets of the training windows and of the samples */
 #define SAMPLE_STREAM 0x5a3bULL
@@ -46,12 +47,9 @@ static const qkv_field fields[] = {
     QKV_FLOAT_FIELD("--val-fraction", "val_fraction", C, val_fraction, 0.001, 0.5, 0.1,
                     "the last part of the corpus held out for validation"),
     QKV_INT_FIELD("--context", "context", C, context, 2, 4096, 64, "tokens the model reads at once"),
-    QKV_INT_FIELD("--layers", "layers", C, layers, 1, 64, 4, "layers"),
-    QKV_INT_FIELD("--heads", "heads", C, heads, 1, 1024, 4, "attention heads"),
-    QKV_INT_FIELD("--dim", "dim", C, dim, 1, 8192, 128, "model width"),
-    QKV_INT_FIELD("--ff", "ff", C, ff, 1, 65536, 512, "feed-forward width"),
+    QKV_STACK_SHAPE_FIELDS(C, , 4, 4, 128, 512),
     QKV_CHOICE_FIELD("--pos", "pos", C, pos, qkv_pos_kind_names, QKV_POS_LEARNED, "position scheme"),
-    QKV_FLOAT_FIELD("--dropout", "dropout", C, dropout, 0, 0.99, 0, "residual dropout"),
+    QKV_SETTING_FIELD(QKV_FIELD_FLOAT, QKV_SETTING_DROPOUT, C, dropout, 0),
     QKV_STACK_OPTION_FIELDS(C, options),
     QKV_INT_FIELD("--batch", "batch", C, batch, 1, 65536, 12, "windows per batch"),
     QKV_INT_FIELD("--val-windows", "val_windows", C, val_windows, 1, 1000000, 100,
@@ -243,6 +241,9 @@ static int text_check(void *config, qkv_trainer_config *trainer) {
     qkv_text_config *c = config;
     if (qkv_stack_fields_check(c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
     if (qkv_stack_options_check(&c->options, c->dim, c->heads, (qkv_pos_kind)c->pos) != 0) return -1;
+    if (qkv_stack_positions_check(&c->options, c->dim, c->heads, (qkv_pos_kind)c->pos, c->context,
+                                  (qkv_pos_opts){0}) != 0)
+        return -1;
     if (!trainer && !c->tokens) return qkv_set_error("config \"tokens\" is missing"), -1;
     if (!trainer && check_tokens(c) != 0) return -1;
     if (trainer && c->tokenizer == QKV_TOKENIZER_BPE && c->vocab == 0)

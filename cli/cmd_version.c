@@ -1,4 +1,4 @@
-/* version.c — ./qkv --version: what this binary is and how it was built, so a
+/* cmd_version.c — ./qkv --version: what this binary is and how it was built, so a
  * bug report or a benchmark can say it in one paste: the release, the compiler
  * and its flags, the instruction-set paths compiled in, the one in use (core/kernels/isa.h)
  * and the OpenMP threads it would run. The Makefile passes the build's compiler,
@@ -35,6 +35,10 @@
 #else
 #define QKV_ARCH "other"
 #endif
+
+/* It takes no flags, and ignores what follows it. */
+const qkv_command_spec qkv_command_version = {
+    "--version", "", 0, "the release, compiler, flags and instruction-set path of this build", NULL, 0, NULL, NULL, qkv_cmd_version};
 
 int qkv_cmd_version(int argc, char **argv) {
     (void)argc;
