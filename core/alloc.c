@@ -34,9 +34,17 @@ size_t qkv_size_mul(size_t count, size_t size) {
     return __builtin_mul_overflow(count, size, &bytes) ? SIZE_MAX : bytes;
 }
 
+static size_t run_estimate; /* the session's, or 0 */
+
+void qkv_alloc_note_estimate(size_t bytes) { run_estimate = bytes; }
+
+/* Exit status 2, as every input the machine cannot take (alloc.h). */
 static void *or_stop(void *p, size_t bytes, const char *what) {
-    if (!p) qkv_fatal_exit(1, "out of memory allocating %zu bytes for %s", bytes, what ? what : "data");
-    return p;
+    if (p) return p;
+    if (!run_estimate) qkv_fatal_exit(2, "out of memory allocating %zu bytes for %s", bytes, what ? what : "data");
+    double mib = (double)run_estimate / (1 << 20);
+    qkv_fatal_exit(2, "out of memory allocating %zu bytes for %s; the run was estimated to need about %.1f %s", bytes,
+                   what ? what : "data", mib >= 1024 ? mib / 1024 : mib, mib >= 1024 ? "GiB" : "MiB");
 }
 
 void *qkv_malloc(size_t bytes, const char *what) { return or_stop(raw(KIND_MALLOC, NULL, bytes), bytes, what); }

@@ -6,7 +6,10 @@
  *    memory the program cannot go on without (parameters, the tape's arena,
  *    optimizer state, scratch). Failure stops through qkv_fatal_exit() with
  *        "out of memory allocating 6442450944 bytes for tensor 'enc.0.ff.w1'"
- *    and exit status 1 (a failure; never abort() and its core dump).
+ *    (and, once a session has measured its run, "; the run was estimated to
+ *    need about 612.4 MiB": qkv_alloc_note_estimate) and exit status 2: a run
+ *    too big for this machine is refused as every input is, never abort() and
+ *    its core dump, never the exit 1 of a failed computation.
  *  - qkv_try_malloc, qkv_try_realloc, qkv_try_malloc_aligned, qkv_try_strdup: for loaders of
  *    input files, where a size the file asks for is an input error. Failure
  *    returns NULL and records, for qkv_last_error(),
@@ -25,6 +28,9 @@
 #include <stddef.h>
 
 void *qkv_malloc(size_t bytes, const char *what);
+/* The run's estimated peak (train/memory.h), named by a stop for memory from now
+ * on; 0 forgets it (the run is over). */
+void qkv_alloc_note_estimate(size_t bytes);
 void *qkv_calloc(size_t count, size_t size, const char *what);
 void *qkv_realloc(void *p, size_t bytes, const char *what);
 void *qkv_malloc_aligned(size_t bytes, const char *what);

@@ -451,6 +451,11 @@ START_TEST(allocation_failure_names_the_size) {
                  "out of memory allocating 9223372036854775807 bytes for a test buffer");
     EXPECT_FATAL(qkv_calloc(SIZE_MAX / 4, 8, "a test array"), /* count * size overflows */
                  "out of memory allocating 18446744073709551615 bytes for a test array");
+    qkv_alloc_note_estimate((size_t)612 << 20); /* a session's run, measured: the stop names it */
+    EXPECT_FATAL(qkv_malloc(SIZE_MAX / 2, "a tape chunk"),
+                 "out of memory allocating 9223372036854775807 bytes for a tape chunk; the run was estimated to need "
+                 "about 612.0 MiB");
+    qkv_alloc_note_estimate(0);
     ck_assert_ptr_null(qkv_try_malloc(SIZE_MAX / 2, "big.npy", "the data"));
     expect_last_error("big.npy", "out of memory allocating 9223372036854775807 bytes for the data");
     /* A tensor an input file asks for (npy, images): an input error, not a stop. */
@@ -480,7 +485,7 @@ START_TEST(qkv_out_of_memory_is_a_message_not_a_segfault) {
                           (size_t)128 << 20, err);
     int status = wait_qkv(pid);
     ck_assert_msg(!(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV), "qkv segfaulted");
-    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d: not exit 1", status); /* never abort() */
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "status %d: not exit 2", status); /* never abort() */
     size_t len = 0;
     char *text = (char *)read_file_bytes(err, &len);
     text[len] = '\0';

@@ -176,6 +176,7 @@ int qkv_session_prepare(qkv_session *s, const qkv_session_spec *spec) {
     if (c->resume_path) qkv_trainer_share_settings(c); /* rank 0 read them */
     long clamped = fit_warmup(c);
     if (settle_and_measure(s) != 0) return -1;
+    qkv_alloc_note_estimate(s->memory.total); /* an allocation that fails later names it */
     if (clamped > 0 && !c->quiet && qkv_dist_rank() == 0)
         fprintf(stderr, "qkv %s: --warmup %ld does not fit in --steps %ld: the run goes on without warmup\n",
                 spec->name ? spec->name : "train", clamped, c->schedule.total);
@@ -229,5 +230,6 @@ int qkv_train(qkv_session *s, qkv_train_result *result) {
 void qkv_session_close(qkv_session *s) {
     if (s->run) qkv_run_finish(s->run, -1);
     s->run = NULL;
+    qkv_alloc_note_estimate(0);
     prepare_failed(s, s->status);
 }

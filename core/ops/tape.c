@@ -45,7 +45,7 @@ static size_t chunk_size_within_budget(size_t want, size_t need) {
     if (!budget) return want;
     size_t used = qkv_tape_arena_chunk_bytes(), left = used < budget ? budget - used : 0;
     if (need > left)
-        qkv_fatal_exit(1, "the memory budget is exhausted: a tape arena needs %zu bytes more, and only %zu of the "
+        qkv_fatal_exit(2, "the memory budget is exhausted: a tape arena needs %zu bytes more, and only %zu of the "
                        "%zu bytes the budget leaves to tape arenas are free (the estimate made before training was "
                        "too low; --max-memory raises the budget)", need, left, budget);
     return want < left ? want : left;
