@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,16 +48,41 @@ static void *or_stop(void *p, size_t bytes, const char *what) {
                    what ? what : "data", mib >= 1024 ? mib / 1024 : mib, mib >= 1024 ? "GiB" : "MiB");
 }
 
-void *qkv_malloc(size_t bytes, const char *what) { return or_stop(raw(KIND_MALLOC, NULL, bytes), bytes, what); }
+static size_t budget, budget_used; /* qkv_alloc_set_budget's, and what was given since */
+static char budget_limit[128];
+
+void qkv_alloc_set_budget(size_t bytes, const char *limit) {
+    budget = bytes;
+    __atomic_store_n(&budget_used, 0, __ATOMIC_RELAXED);
+    snprintf(budget_limit, sizeof budget_limit, "%s", limit ? limit : "the memory available");
+}
+
+/* Counts a request against the budget; past it, the stop (exit 2). */
+static void charge(size_t bytes, const char *what) {
+    if (!budget) return;
+    size_t used = __atomic_add_fetch(&budget_used, bytes < SIZE_MAX / 2 ? bytes : SIZE_MAX / 2, __ATOMIC_RELAXED);
+    if (used > budget)
+        qkv_fatal_exit(2, "making the task takes more memory than %s (%zu bytes for %s on top of %zu); nothing was "
+                       "made", budget_limit, bytes, what ? what : "data", used - bytes);
+}
+
+void *qkv_malloc(size_t bytes, const char *what) {
+    charge(bytes, what);
+    return or_stop(raw(KIND_MALLOC, NULL, bytes), bytes, what);
+}
 
 void *qkv_calloc(size_t count, size_t size, const char *what) {
     size_t bytes = qkv_size_mul(count, size);
+    charge(bytes, what);
     return or_stop(raw(KIND_CALLOC, NULL, bytes), bytes, what);
 }
 
 void *qkv_realloc(void *p, size_t bytes, const char *what) { return or_stop(raw(KIND_REALLOC, p, bytes), bytes, what); }
 
-void *qkv_malloc_aligned(size_t bytes, const char *what) { return or_stop(raw(KIND_ALIGNED, NULL, bytes), bytes, what); }
+void *qkv_malloc_aligned(size_t bytes, const char *what) {
+    charge(bytes, what);
+    return or_stop(raw(KIND_ALIGNED, NULL, bytes), bytes, what);
+}
 
 char *qkv_strdup(const char *s, const char *what) {
     size_t n = strlen(s) + 1;

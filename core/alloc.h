@@ -31,6 +31,14 @@ void *qkv_malloc(size_t bytes, const char *what);
 /* The run's estimated peak (train/memory.h), named by a stop for memory from now
  * on; 0 forgets it (the run is over). */
 void qkv_alloc_note_estimate(size_t bytes);
+/* While a task is made (train/tasks/create.c): qkv_malloc, qkv_calloc and
+ * qkv_malloc_aligned count the bytes they give (frees are not counted back), and
+ * a request past `bytes` in all stops with exit 2 and "making the task takes more
+ * memory than <limit>" (limit: what the bytes are, "the 23.5 GiB of physical
+ * memory"), before the system has to refuse it or kill the process for touching
+ * it. A flag's model of 50 GB is then one line, not the kernel's OOM killer.
+ * bytes 0: no budget. */
+void qkv_alloc_set_budget(size_t bytes, const char *limit);
 void *qkv_calloc(size_t count, size_t size, const char *what);
 void *qkv_realloc(void *p, size_t bytes, const char *what);
 void *qkv_malloc_aligned(size_t bytes, const char *what);

@@ -297,6 +297,24 @@ START_TEST(an_allocation_failure_while_a_set_is_made_is_exit_2_with_the_estimate
 }
 END_TEST
 
+/* A model a flag makes too big for the machine is refused while it is made, in one
+ * line with exit 2, before the kernel would kill the process for touching it
+ * (core/alloc.h's budget): here a 256 MiB machine (QKV_TEST_MEMORY) and a 3 GB
+ * model, of which at most the budget is ever taken; the same machine takes the
+ * default model. */
+START_TEST(a_model_too_big_for_the_machine_is_refused_while_it_is_made) {
+    scratch_dir_create();
+    char line[512];
+    ck_assert_int_eq(run_with("train reverse --dim 4096 --layers 12 --steps 1 --quiet", "QKV_TEST_MEMORY=256M", 0, line,
+                              sizeof line), 2);
+    ck_assert_msg(strstr(line, "making the task takes more memory than the ") &&
+                  strstr(line, " of QKV_TEST_MEMORY left (") && strstr(line, "; nothing was made"), "%s", line);
+    ck_assert_int_eq(run_with("train reverse --steps 1 --quiet --test-size 20", "QKV_TEST_MEMORY=256M", 0, line,
+                              sizeof line), 0);
+    scratch_dir_remove();
+}
+END_TEST
+
 Suite *suite_data_budget(void) {
     Suite *s = suite_create("data_budget");
     TCase *tc = tcase_create("data_budget");
@@ -309,6 +327,7 @@ Suite *suite_data_budget(void) {
     tcase_add_test(tc, a_data_set_over_the_budget_is_refused_before_it_is_made);
     tcase_add_test(tc, a_signal_while_a_data_set_is_made_ends_the_run_at_the_next_piece);
     tcase_add_test(tc, an_allocation_failure_while_a_set_is_made_is_exit_2_with_the_estimate);
+    tcase_add_test(tc, a_model_too_big_for_the_machine_is_refused_while_it_is_made);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -66,6 +66,8 @@ size_t qkv_memory_available(const char **source) {
     *source = "the WebAssembly heap's maximum";
     return (size_t)emscripten_get_heap_max();
 }
+
+size_t qkv_memory_unused(void) { return 0; } /* no other program shares the heap */
 #else
 /* The number a limit file holds, or 0 (absent, "max", not a number). */
 static size_t read_limit(const char *path) {
@@ -126,18 +128,32 @@ static size_t cgroup_limit(void) {
     return smallest;
 }
 
-static size_t physical_memory(void) {
+/* /proc/meminfo's line `key` ("MemTotal:"), in bytes; 0 if unknown. */
+static size_t meminfo(const char *key) {
     FILE *f = fopen("/proc/meminfo", "r");
     if (!f) return 0;
     char line[256];
     unsigned long long kb = 0;
+    size_t n = strlen(key);
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
+        if (strncmp(line, key, n) == 0 && sscanf(line + n, " %llu kB", &kb) == 1) break;
     fclose(f);
     return (size_t)kb * 1024;
 }
 
+static size_t physical_memory(void) { return meminfo("MemTotal:"); }
+
+size_t qkv_memory_unused(void) { return meminfo("MemAvailable:"); }
+
 size_t qkv_memory_available(const char **source) {
+    /* The tests' stand-in for a small machine: a model too big for it must be
+     * refused before the kernel kills the process, without taking gigabytes. */
+    const char *test = getenv("QKV_TEST_MEMORY");
+    size_t bytes;
+    if (test && qkv_memory_parse_size(test, &bytes) == 0 && bytes) {
+        *source = "QKV_TEST_MEMORY";
+        return bytes;
+    }
     size_t physical = physical_memory(), cgroup = cgroup_limit();
     *source = "physical memory";
     if (cgroup && (!physical || cgroup < physical)) {
@@ -149,7 +165,7 @@ size_t qkv_memory_available(const char **source) {
 #endif
 
 /* The process's resident bytes now (/proc/self/statm's second field); 0 if unknown. */
-static size_t resident_now(void) {
+size_t qkv_memory_resident(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     unsigned long long size = 0, resident = 0;
     if (f) {
@@ -227,7 +243,7 @@ int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_
     size_t n_params = qkv_params_count(params), buffer = qkv_step_buffer_floats(params) * sizeof(float);
     int ranks = qkv_dist_size(), threads = qkv_threads();
 
-    out->now = resident_now();
+    out->now = qkv_memory_resident();
     out->micro_batches = local;
     out->gradients = n_params * sizeof(float) + (size_t)local * buffer + (ranks > 1 ? (size_t)ranks * buffer : 0);
     out->optimizer = (size_t)qkv_optimizer_slot_count(&config->optim) * n_params * sizeof(float);
@@ -282,7 +298,7 @@ int qkv_memory_check_data(size_t max_memory, size_t data_bytes, const char *what
     size_t limit = max_memory;
     const char *source = "--max-memory";
     if (!limit) limit = qkv_memory_available(&source);
-    size_t now = resident_now(), total = now + data_bytes;
+    size_t now = qkv_memory_resident(), total = now + data_bytes;
     if (!limit || total <= limit) return 0;   /* 0: the machine did not say */
     char data[32], in_use[32], available[32], where[96];
     snprintf(where, sizeof where, max_memory ? "--max-memory" : "%s; --max-memory to change", source);

@@ -62,8 +62,13 @@ int qkv_memory_parse_size(const char *text, size_t *bytes);
 /* The memory this process may use, from the one source the build chooses:
  * natively the smaller of MemTotal and the cgroup limits found (0 if neither
  * can be read); in WebAssembly (__EMSCRIPTEN__) the heap's maximum
- * (emscripten_get_heap_max). *source says which. */
+ * (emscripten_get_heap_max). *source says which. QKV_TEST_MEMORY=SIZE stands in
+ * for the machine's (the tests of a too-small machine). */
 size_t qkv_memory_available(const char **source);
+/* The process's resident bytes now (/proc/self/statm); 0 if unknown. */
+size_t qkv_memory_resident(void);
+/* What the machine can still give without swapping (MemAvailable); 0 if unknown. */
+size_t qkv_memory_unused(void);
 
 /* The estimate of a run of task with config (its settled micro_batch,
  * train/step.h, and its optimizer), measured as above (once per task: a second

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/error.h"
 #include "train/interrupt.h"
 #include "train/memory.h"
@@ -28,7 +29,23 @@ qkv_task *qkv_task_create(const qkv_task_kind *kind, const void *config, int for
     char what[160] = "";
     size_t bytes = kind->data_bytes ? kind->data_bytes(config, for_eval, what, sizeof what) : 0;
     if (bytes > SMALL_DATA_BYTES && qkv_memory_check_data(max_memory, bytes, what) != 0) return NULL;
+    /* The model and whatever else create takes with the stopping allocators stay
+     * within what the machine has left (core/alloc.h's budget): a model of 50 GB
+     * from a flag is one line with exit 2, never the kernel's OOM killer. The
+     * machine's limit, not --max-memory: the run's estimate judges that after. */
+    const char *source;
+    size_t limit = qkv_memory_available(&source), now = qkv_memory_resident(), unused = qkv_memory_unused();
+    size_t left = limit > now ? limit - now : limit ? 1 : 0;
+    char limit_text[128], left_size[32];
+    if (unused && unused < left) { /* other programs hold the rest */
+        left = unused;
+        source = "memory the machine has free";
+    }
+    snprintf(limit_text, sizeof limit_text, "the %s of %s left", qkv_memory_size_text(left, left_size, sizeof left_size),
+             source);
+    qkv_alloc_set_budget(left, limit_text);
     qkv_task *task = kind->create(config, for_eval);
+    qkv_alloc_set_budget(0, NULL);
     if (task) return task;
     char reason[512], size[32];
     snprintf(reason, sizeof reason, "%s", qkv_last_error());
