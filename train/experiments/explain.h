@@ -111,10 +111,33 @@ void qkv_explain_input_init(qkv_explain_input *in);
 int qkv_explain_parse_matrix(const char *what, const char *text, float *out, int max_rows, int max_cols,
                              int *rows, int *cols);
 
+/* Sets the matrix name ("q", "k", "v", "keep" or "target") of in from typed text
+ * (qkv_explain_parse_matrix; what names it in errors: "--q", "f.txt line 3") and
+ * the sizes it gives (q: tq, dk; k: tk, dk; v: tk, dv), which must agree with
+ * those already set; keep and target come after q, k and v (target sets
+ * target_given). 0, or -1 with qkv_last_error(). */
+int qkv_explain_input_set(qkv_explain_input *in, const char *name, const char *what, const char *text);
+
+/* The matrices by name, in the order they are set: "q", "k", "v", "keep", "target". */
+#define QKV_EXPLAIN_N_MATRICES 5
+extern const char *const qkv_explain_matrix_names[];   /* NULL-terminated */
+
+/* A text file of lines "name = rows" (name one of qkv_explain_matrix_names, rows as
+ * qkv_explain_parse_matrix reads them, e.g. "q = 1,0; 0,1"; blank lines and lines
+ * starting with '#' skipped; at most 64 KB): texts[i] is the malloc'd text of
+ * matrix i, or NULL when the file does not give it. 0, or -1 with qkv_last_error()
+ * naming the file and line (texts all NULL). */
+int qkv_explain_read_file(const char *path, char *texts[QKV_EXPLAIN_N_MATRICES]);
+
 /* Checks in: sizes in range, heads dividing dk and dv with heads of width <=
  * QKV_EXPLAIN_MAX_D, the mask's data, the scheme and its parameters (through its
  * row's check, layers/positions.h), finite numbers. 0, or -1 with qkv_last_error(). */
 int qkv_explain_check_input(const qkv_explain_input *in);
+
+/* Is key j hidden from query i by in's mask (before any bias)? */
+int qkv_explain_hidden(const qkv_explain_input *in, int i, int j);
+/* The layers/positions.h options in's scheme parameters give, defaults filled in. */
+void qkv_explain_pos_opts(const qkv_explain_input *in, qkv_pos_opts *opts);
 
 /* One matrix of the step. Per-head matrices (head >= 0) are that head's [rows, cols];
  * head -1 marks a matrix of all heads (the inputs Q, K, V, O's loss target, dQ, dK,
