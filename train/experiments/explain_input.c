@@ -141,7 +141,8 @@ static int check_positions(const qkv_explain_input *in) {
     int n = qkv_explain_step_schemes(names, kinds), known = 0;
     for (int i = 0; i < n; i++) known |= kinds[i] == in->pos;
     if (!known)
-        return qkv_set_error("--pos %s: typed Q, K and V take the schemes acting inside attention only",
+        return qkv_set_error("--pos %s adds to the embeddings, before Q and K exist: a step of Q, K and V takes "
+                             "the schemes acting inside attention (none, rope, alibi, t5, p-rope, fire)",
                              in->pos >= 0 && in->pos < QKV_POS_COUNT ? qkv_pos_kind_name(in->pos) : "?"), -1;
     int d_head = in->dk / in->heads;
     int rope = qkv_pos_schemes[in->pos].rotate != NULL;

@@ -255,9 +255,13 @@ static void add_position_params(qkv_explain_result *r, const step *st, qkv_tape 
                                        pos->fire_fc2.bias, pos->fire_c, pos->fire_l_scale};
         static const char *const names[2][6] = {{"fc1.w", "fc1.b", "fc2.w", "fc2.b", "c", "l_scale"},
                                                {"dfc1.w", "dfc1.b", "dfc2.w", "dfc2.b", "dc", "dl_scale"}};
+        static const char *const what[2][6] = {
+            {"FIRE's MLP, layer 1: h = relu(w u + b), width rows", "layer 1's bias", "layer 2: B = w h + b, one row per head",
+             "layer 2's bias", "c in psi(x) = log(|c x| + 1)", "L = l_scale * 512 in psi(max(i, L))"},
+            {"dL/dfc1.w", "dL/dfc1.b", "dL/dfc2.w", "dL/dfc2.b", "dL/dc", "dL/dl_scale"}};
         for (int i = 0; i < 6; i++)
-            add_param(r, section, names[grads][i], grads ? "its gradient" : "FIRE's MLP 1 -> width -> heads, c, L / 512",
-                      params[i], grads ? values_or_zeros(params[i], params[i]->grad, ops) : params[i]->data);
+            add_param(r, section, names[grads][i], what[grads][i], params[i],
+                      grads ? values_or_zeros(params[i], params[i]->grad, ops) : params[i]->data);
     }
 }
 
