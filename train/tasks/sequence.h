@@ -85,6 +85,11 @@ int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step);
 /* Greedy predictions for the examples of a batch: pred [batch, max target len]. */
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred);
 
+/* The training loss (mean cross-entropy over the target tokens, teacher forcing) of
+ * a batch, through the model's own stacks; randomized positions drawn from the test
+ * seed, as qkv_seq_model_predict draws them. */
+qkv_tensor *qkv_seq_model_loss(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch);
+
 /* ---- attention maps (sequence_attention.c), for `qkv attn` --------------------- */
 
 /* One row of maps: a layer's weights [1,H,Tq,Tk] (on the tape) and the token ids
