@@ -91,8 +91,8 @@ typedef struct qkv_explain_input {
     float rope_base;               /* rope, p-rope */
     float prope;                   /* p-rope: the share p of pairs that turn, in (0, 1] */
     float alibi_slopes[QKV_EXPLAIN_MAX_HEADS];   /* alibi: per head; 0: the default */
-    int t5_buckets, t5_max_distance;             /* t5: 0 = 8 and 16 (every distance
-                                                  * up to 7 is its own bucket or shares a log one) */
+    int t5_buckets, t5_max_distance;             /* t5: 0 = 8 buckets and 16 (small, so that
+                                                  * 8 positions already reach the log-spaced buckets) */
     int fire_width;                /* fire: the MLP's hidden width; 0 = 4 */
     float fire_c, fire_l;          /* fire: c and L's initial values; 0 = 0.1 and 512 */
     qkv_explain_loss loss;
@@ -159,7 +159,6 @@ typedef struct qkv_explain_result {
     double loss;                   /* L, accumulated in double */
     float fused_diff;              /* max |fused qkv_attention - composed| over O, dQ, dK, dV */
     char setup[512];               /* one line per fact: positions and their parameters, the loss */
-    void *storage;                 /* private: the values */
 } qkv_explain_result;
 
 /* Runs the step. 0 with *result filled (free with qkv_explain_result_free), or -1
