@@ -140,8 +140,19 @@ int qkv_explain_hidden(const qkv_explain_input *in, int i, int j);
 void qkv_explain_pos_opts(const qkv_explain_input *in, qkv_pos_opts *opts);
 
 /* One matrix of the step. Per-head matrices (head >= 0) are that head's [rows, cols];
- * head -1 marks a matrix of all heads (the inputs Q, K, V, O's loss target, dQ, dK,
- * dV in the input's layout, the position parameters). */
+ * head -1 marks a matrix of all heads or of none. In order (qkv_explain_find looks
+ * them up by name and head):
+ *   inputs     Q, K, V, and C (loss dot) or Y (loss mse): head -1, the input's layout
+ *   positions  alibi: slopes [1,H]; t5: bucket [Tq,Tk], table [buckets,H]; fire: u
+ *              [Tq,Tk], fc1.w, fc1.b, fc2.w, fc2.b, c, l_scale (all head -1)
+ *   forward    scale [1,1] and, with a mask, M [Tq,Tk] (head -1); per head: Qr, Kr
+ *              (rope, p-rope), S0, S, B (alibi, t5, fire), S' (with a bias or
+ *              mask), P, O; with two heads also O of all heads [Tq,dv]
+ *   backward   dO [Tq,dv] (head -1); per head: dO (two heads only), dO*O, D [Tq,1],
+ *              dV, dP, dS, dB (t5, fire), dQr, dKr (rope, p-rope), dQ, dK; with two
+ *              heads also dQ, dK, dV of all heads in the input's layout; t5: dtable;
+ *              fire: dfc1.w, dfc1.b, dfc2.w, dfc2.b, dc, dl_scale.
+ * With one head the all-heads O, dQ, dK and dV are head 0's (not repeated). */
 typedef struct qkv_explain_matrix {
     const char *section;           /* "inputs", "positions", "forward", "backward" (static) */
     const char *name;              /* "Q", "S0", "B", "M", "S'", "P", "O", "dO", "D", "dS", ... (static) */
