@@ -183,7 +183,8 @@ START_TEST(bad_input_is_one_line) {
     ck_assert_int_eq(qkv_explain_parse_matrix("--q", "1 2\n3 4", m, 8, 8, &rows, &cols), 0);
     ck_assert(rows == 2 && m[3] == 4);
     const char *bad[][2] = {{"1,x", "not a number"}, {"1,0; 1", "ragged"}, {"", "no numbers"},
-                            {"1;;2", "empty"},      {"1;2;3", "more than 2 rows"}, {"1,2,3", "more than 2"}};
+                            {"1;;2", "empty"},      {"1;2;3", "more than 2 rows"}, {"1,2,3", "more than 2"},
+                            {"1,,2", "empty number"}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ck_assert_int_eq(qkv_explain_parse_matrix("--q", bad[i][0], m, 2, 2, &rows, &cols), -1);
         expect_last_error("--q", bad[i][1]);
