@@ -95,26 +95,6 @@ static int fail(const char *message) {
 
 /* ---- inputs ---------------------------------------------------------------------- */
 
-/* The worked example's Q, K and V for the matrices the caller did not type. */
-static void worked_example(qkv_explain_input *in, const char *const texts[], qkv_pos_kind pos) {
-    int width = pos == QKV_POS_PROPE ? 4 : pos == QKV_POS_ROPE ? 2 : 1, tq = in->mask == QKV_EXPLAIN_MASK_CAUSAL ? 3 : 1;
-    const float keys[3] = {0.0f, logf(2.0f), logf(3.0f)}, values[6] = {1, 0, 0, 2, 2, 2};
-    if (!texts[1]) {
-        in->tk = 3, in->dk = in->dk ? in->dk : width;
-        memset(in->k, 0, sizeof in->k);
-        for (int j = 0; j < 3; j++) in->k[j * in->dk] = keys[j];
-    }
-    if (!texts[0]) {
-        in->tq = tq, in->dk = in->dk ? in->dk : width;
-        memset(in->q, 0, sizeof in->q);
-        for (int i = 0; i < tq; i++) in->q[i * in->dk] = 1.0f;
-    }
-    if (!texts[2]) {
-        in->dv = 2;
-        memcpy(in->v, values, sizeof values);
-    }
-}
-
 static int parse_slopes(const char *text, qkv_explain_input *in) {
     float slopes[QKV_EXPLAIN_MAX_HEADS];
     int rows, cols;
@@ -138,7 +118,9 @@ static int set_matrices(const attention_options *o, qkv_explain_input *in) {
     for (int i = 0; i < 3 && rc == 0; i++)   /* q, k, v */
         if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
                                                  texts[i]);
-    if (rc == 0) worked_example(in, texts, in->pos);
+    if (rc == 0)   /* an even head for rope, two pairs for p-rope */
+        qkv_explain_worked_example(in, (texts[0] ? 0 : 1) | (texts[1] ? 0 : 2) | (texts[2] ? 0 : 4),
+                                   in->pos == QKV_POS_PROPE ? 4 : in->pos == QKV_POS_ROPE ? 2 : 1);
     for (int i = 3; i < QKV_EXPLAIN_N_MATRICES && rc == 0; i++)
         if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
                                                  texts[i]);

@@ -214,6 +214,34 @@ static void check_against_fd(problem *p, const char *name, qkv_tensor *x, const 
 
 /* ---- the problem ------------------------------------------------------------------- */
 
+/* The worked example's keys [0], [log 2], [log 3] and values [1,0], [0,2], [2,2]. */
+static void worked_keys_values(float keys[3], float values[6]) {
+    const float v[6] = {1, 0, 0, 2, 2, 2};
+    keys[0] = 0.0f, keys[1] = logf(2.0f), keys[2] = logf(3.0f);
+    memcpy(values, v, sizeof v);
+}
+
+void qkv_explain_worked_example(qkv_explain_input *in, int missing, int width) {
+    float keys[3], values[6];
+    worked_keys_values(keys, values);
+    int tq = in->mask == QKV_EXPLAIN_MASK_CAUSAL ? 3 : 1;
+    if (!in->dk) in->dk = width;
+    if (missing & 2) {
+        in->tk = 3;
+        memset(in->k, 0, sizeof in->k);
+        for (int j = 0; j < 3; j++) in->k[j * in->dk] = keys[j];
+    }
+    if (missing & 1) {
+        in->tq = tq;
+        memset(in->q, 0, sizeof in->q);
+        for (int i = 0; i < tq; i++) in->q[i * in->dk] = 1.0f;
+    }
+    if (missing & 4) {
+        in->dv = 2;
+        memcpy(in->v, values, sizeof values);
+    }
+}
+
 /* ALiBi's slopes for H heads are 2^(-8h/H), h = 1..H; the walk uses the first of H = 8. */
 #define ALIBI_HEADS 8
 
@@ -226,7 +254,8 @@ static void build(problem *p, int mask, qkv_pos_kind pos) {
     p->d = pos == POS_ROPE ? 2 : 1;
     p->dv = 2;
     p->scale = 1.0f / sqrtf((float)p->d);
-    const float keys[3] = {0.0f, logf(2.0f), logf(3.0f)}, values[6] = {1, 0, 0, 2, 2, 2};
+    float keys[3], values[6];
+    worked_keys_values(keys, values);
     p->q = qkv_tensor_create("Q", 4, (int[]){1, 1, p->tq, p->d}, 1);
     p->k = qkv_tensor_create("K", 4, (int[]){1, 1, p->tk, p->d}, 1);
     p->v = qkv_tensor_create("V", 4, (int[]){1, 1, p->tk, p->dv}, 1);

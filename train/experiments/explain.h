@@ -63,6 +63,14 @@ int qkv_explain_attention(int mask, qkv_pos_kind pos);
 
 /* ---- one attention step of the caller's inputs ----------------------------------- */
 
+typedef struct qkv_explain_input qkv_explain_input;
+
+/* The worked example's matrices into in (below) for those of Q, K and V that
+ * missing names (bits 1, 2, 4): one query [1] (three under in's causal mask);
+ * keys [0], [log 2], [log 3]; values [1,0], [0,2], [2,2]. Q and K are in->dk wide
+ * (width when dk is not set yet), the numbers in their first column. */
+void qkv_explain_worked_example(qkv_explain_input *in, int missing, int width);
+
 #define QKV_EXPLAIN_MAX_T 8        /* queries, keys */
 #define QKV_EXPLAIN_MAX_D 8        /* a head's width (of Q/K and of V) */
 #define QKV_EXPLAIN_MAX_HEADS 2
@@ -75,7 +83,7 @@ extern const char *const qkv_explain_loss_names[];   /* "dot", "mse"; NULL-termi
  * alibi, t5, p-rope, fire), in table order, as qkv_explain_schemes. */
 int qkv_explain_step_schemes(const char **names, qkv_pos_kind *kinds);
 
-typedef struct qkv_explain_input {
+struct qkv_explain_input {
     int tq, tk;                    /* 1..QKV_EXPLAIN_MAX_T */
     int heads;                     /* 1 or 2: Q/K and V columns split evenly into heads */
     int dk, dv;                    /* columns of Q and K, of V (all heads): heads * d_head */
@@ -99,7 +107,7 @@ typedef struct qkv_explain_input {
     int target_given;              /* 1: target holds C (dot) or Y (mse); 0: drawn from seed */
     float target[QKV_EXPLAIN_MAX_T * QKV_EXPLAIN_MAX_W];   /* [tq, dv] */
     unsigned long long seed;       /* the t5 table, fire's MLP, an undrawn target */
-} qkv_explain_input;
+};
 
 /* Zeroes in and sets the defaults: mask none, pos none, loss dot, seed 1, no sizes. */
 void qkv_explain_input_init(qkv_explain_input *in);
