@@ -110,11 +110,14 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
 const qkv_command_spec qkv_command_train = {"train", "TASK", 1, "train a model on one of these tasks:", NULL, 0, NULL, NULL, qkv_cmd_train};
 
 int qkv_cmd_train(int argc, char **argv) {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0) {
-        FILE *out = argc < 1 ? stderr : stdout;
-        fputs("usage: qkv train <task> [flags]   (qkv train <task> --help lists the flags)\ntasks:\n", out);
-        qkv_print_task_list(out, "  ");
-        return argc < 1 ? 2 : 0;
+    if (argc < 1) {   /* one line, as every error: the list is a --help away */
+        fprintf(stderr, "qkv train: which task? %s (qkv train --help lists them)\n", qkv_task_kind_names());
+        return 2;
+    }
+    if (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fputs("usage: qkv train <task> [flags]   (qkv train <task> --help lists the flags)\ntasks:\n", stdout);
+        qkv_print_task_list(stdout, "  ");
+        return 0;
     }
     const qkv_task_kind *kind = qkv_task_kind_find(argv[0]);
     if (!kind) {

@@ -147,13 +147,36 @@ START_TEST(cli_suggests_the_nearest_name) {
         {"data detcet", "unknown set 'detcet' (did you mean detect? "},
         {"explain atention", "unknown topic 'atention' (did you mean attention? "},
         {"train reverse --zzz 1", "unknown flag '--zzz' (try --help)"},
-        {"zzz", "unknown command 'zzz' (known: see below)"},
+        {"zzz", "unknown command 'zzz' (qkv --help lists the commands)"},
     };
     char line[512];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ck_assert_int_eq(run_qkv(cases[i].args, line, sizeof line), 2);
         ck_assert_msg(strstr(line, cases[i].says), "qkv %s: %s", cases[i].args, line);
     }
+}
+END_TEST
+
+/* A command line that names no command, task or subcommand it knows gets one
+ * line (a hint, never the whole usage after it) and exit 2. */
+START_TEST(an_unknown_or_missing_name_is_one_line) {
+    static const struct { const char *args, *says; } cases[] = {
+        {"trian", "qkv: unknown command 'trian' (did you mean train? qkv --help lists the commands)"},
+        {"train", "qkv train: which task? "},
+        {"experiment", "qkv experiment: which experiment? permutation"},
+        {"data", "qkv data: which set? "},
+        {"explain", "qkv explain: which topic? "},
+    };
+    char line[512];
+    scratch_dir_create();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *err = scratch_file("one_line.err");
+        int status = wait_qkv(spawn_qkv(cases[i].args, NULL, 0, err));
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "qkv %s: status %d", cases[i].args, status);
+        first_line(err, line, sizeof line);   /* fails on a second line */
+        ck_assert_msg(strncmp(line, cases[i].says, strlen(cases[i].says)) == 0, "qkv %s: %s", cases[i].args, line);
+    }
+    scratch_dir_remove();
 }
 END_TEST
 
@@ -165,6 +188,7 @@ Suite *suite_train(void) {
     tcase_add_test(tc, mlp_learns_spirals);
     tcase_add_test(tc, cli_rejects_bad_flags_with_one_line);
     tcase_add_test(tc, cli_suggests_the_nearest_name);
+    tcase_add_test(tc, an_unknown_or_missing_name_is_one_line);
     tcase_add_test(tc, every_command_takes_threads);
     tcase_add_test(tc, every_command_usage_comes_from_its_spec);
     suite_add_tcase(s, tc);
