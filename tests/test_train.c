@@ -51,6 +51,24 @@ static void expect_help_lists(const char *args, const char *what) {
     ck_assert_msg(found, "qkv %s --help does not list %s", args, what);
 }
 
+/* `qkv args --help` says word (not as part of a longer word: "--plot" is not in
+ * "--plot-metric") exactly once. */
+static void expect_help_says_once(const char *args, const char *word) {
+    char command[512], line[1024];
+    snprintf(command, sizeof command, "%s %s --help 2>/dev/null", qkv_binary(), args);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    int count = 0;
+    size_t len = strlen(word);
+    while (fgets(line, sizeof line, p))
+        for (const char *at = strstr(line, word); at; at = strstr(at + 1, word)) {
+            char next = at[len];
+            count += !(next == '-' || next == '_' || (next >= 'a' && next <= 'z'));
+        }
+    pclose(p);
+    ck_assert_msg(count == 1, "qkv %s --help says %s %d times", args, word, count);
+}
+
 START_TEST(cli_rejects_bad_flags_with_one_line) {
     char line[512];
     ck_assert_int_eq(run_qkv("train spirals --steps abc", line, sizeof line), 2);
@@ -126,6 +144,9 @@ START_TEST(every_command_usage_comes_from_its_spec) {
         if (c->subs || c->run == qkv_cmd_train || c->run == qkv_cmd_version) continue;
         snprintf(expected, sizeof expected, "usage: qkv %s%s%s [flags]", c->name, c->args[0] ? " " : "", c->args);
         expect_help_lists(c->name, expected);
+        expect_help_says_once(c->name, "usage:");
+        for (int f = 0; c->run == qkv_cmd_sample && f < c->n_fields; f++)   /* its row, not the summary again */
+            if (c->fields[f].flag) expect_help_says_once(c->name, c->fields[f].flag);
         expect_help_lists(c->name, c->summary);
         if (c->n_args == 0) continue;
         ck_assert_int_eq(run_qkv(c->name, line, sizeof line), 2);
