@@ -56,14 +56,14 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
     }
     if (arg->kind == QKV_ARG_CHOICE) {
         char allowed[256] = "", hint[96];
-        for (int i = 0; arg->choices[i]; i++) {
-            if (strcmp(text, arg->choices[i]) == 0) {
-                *(int *)arg->target = i;
-                return 0;
-            }
+        int index = qkv_choice_parse(arg->choices, text);   /* a name, or an alias (--pos nope) */
+        if (index >= 0) {
+            *(int *)arg->target = index;
+            return 0;
+        }
+        for (int i = 0; arg->choices[i]; i++)
             snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
                      arg->choices[i]);
-        }
         return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
                         qkv_suggest_among(text, arg->choices, hint, sizeof hint), allowed);
     }
