@@ -87,6 +87,18 @@ int qkv_trainer_check_outputs(const qkv_trainer_config *config) {
     return 0;
 }
 
+/* A higher-is-better metric (an accuracy, F1) lies in [0, 1]: a target above 1 is
+ * never reached, so the run would never stop early. An error (MAE, a loss) has no
+ * upper bound: any target >= 0 is one it can reach. */
+int qkv_trainer_check_target(const qkv_trainer_config *config) {
+    if (config->target_key && !config->lower_is_better && config->target > 1.0f) {
+        qkv_set_error("--target %g: %s is at most 1, so the run would never reach it (0: no target)",
+                      (double)config->target, config->target_key);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- progress ---------------------------------------------------------------- */
 
 typedef struct progress {

@@ -126,5 +126,9 @@ int qkv_check_png_path(const char *path);
 /* All of config's output paths (--json, --csv, --save, --plot, --dot), distinct; the session
  * checks them once, before the task loads its data. */
 int qkv_trainer_check_outputs(const qkv_trainer_config *config);
+/* --target within its metric's range: at most 1 for a higher-is-better metric (an
+ * accuracy, F1: all of them lie in [0, 1]), no bound for an error
+ * (lower_is_better: MAE, a loss). 0, or -1 with a one-line qkv_last_error(). */
+int qkv_trainer_check_target(const qkv_trainer_config *config);
 
 #endif
