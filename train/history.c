@@ -157,6 +157,25 @@ int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *w
     return 0;
 }
 
+double qkv_history_adopt_seconds(qkv_history *h, const qkv_history *earlier, long step) {
+    int *match = malloc(((size_t)h->n + 1) * sizeof *match);
+    if (!match) qkv_fatal("history: out of memory for %d rows", h->n);
+    int e = 0, same = h->n > 0;   /* an empty history proves nothing */
+    for (int r = 0; r < h->n && same; r++) {   /* both in step order: one walk */
+        while (e < earlier->n && earlier->step[e] < h->step[r]) e++;
+        same = e < earlier->n && earlier->step[e] == h->step[r] && earlier->loss[e] == h->loss[r] &&
+               (earlier->lr[e] == h->lr[r] || (isnan(earlier->lr[e]) && isnan(h->lr[r])));
+        match[r] = e;
+    }
+    double until = NAN;
+    for (int r = 0; same && r < earlier->n && earlier->step[r] <= (double)step; r++)
+        if (!isnan(earlier->seconds[r])) until = earlier->seconds[r];
+    if (same && !isnan(until))
+        for (int r = 0; r < h->n; r++) h->seconds[r] = earlier->seconds[match[r]];
+    free(match);
+    return same ? until : NAN;
+}
+
 /* ---- the picture ------------------------------------------------------------------ */
 
 static int is_loss_key(const char *key) {

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <omp.h>
@@ -22,7 +23,9 @@
 #include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
+#include "core/kernels/isa.h"
 #include "core/kernels/parallel.h"
+#include "core/version.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
 #include "train/step.h"
@@ -182,6 +185,7 @@ struct qkv_run {
     int over;                         /* 1: the target was met (the run is over before --steps) */
     int pending_checked;              /* a resumed step's cut evaluation was looked for (evaluate_pending) */
     qkv_history resumed;              /* the checkpoint's history, up to its step */
+    double seconds_before;            /* resumed: the seconds the run took before (history.h); -1: unknown */
     qkv_train_outputs outputs;        /* --csv, --plot, --json */
     size_t arena_budget;              /* the tape arenas' budget before this run (restored at its end) */
 };
@@ -202,6 +206,41 @@ static int resume_from_checkpoint(train_run *run) {
         rc = -1;
     }
     return rc;
+}
+
+/* --resume with --csv where the earlier run wrote its CSV: that file's seconds
+ * fill the restored rows, and the clock goes on from where the run had reached
+ * at the checkpoint (a checkpoint keeps no clock: history.h). The seconds before
+ * the resume, or -1 (unknown: no such file, or another run's). */
+static double adopt_earlier_seconds(train_run *run) {
+    if (!run->resume || !run->config.csv_path || access(run->config.csv_path, R_OK) != 0) return -1;
+    size_t len;
+    char *text = (char *)qkv_read_file(run->config.csv_path, (size_t)64 << 20, &len);
+    qkv_history earlier = {0};
+    double before = NAN;
+    if (text && qkv_history_parse(&earlier, text, LONG_MAX, run->config.csv_path) == 0)
+        before = qkv_history_adopt_seconds(&run->outputs.history, &earlier, run->start);
+    qkv_history_free(&earlier);
+    free(text);
+    return isnan(before) ? -1 : before;
+}
+
+/* The run's members of its --json record: this qkv, its instruction-set path, the
+ * settings (from the trainer's field table) and the resume (trainer_fields.h).
+ * NULL without --json. */
+static char *run_record(const train_run *run) {
+    if (!run->config.json_path) return NULL;
+    qkv_json_out json = {0};
+    qkv_json_out_text(&json, "\"qkv_version\": ");
+    qkv_json_out_string(&json, QKV_VERSION);
+    qkv_json_out_text(&json, ", \"isa\": ");
+    qkv_json_out_string(&json, qkv_isa_name());
+    qkv_json_out_text(&json, ", ");
+    const qkv_trainer_resume_note note = {run->resume ? run->resume->path : NULL, run->start,
+                                          run->resume ? run->resume->settings : NULL, run->seconds_before};
+    qkv_trainer_record_json(&run->config, run->resume ? &note : NULL, &json);
+    if (json.failed) qkv_fatal("trainer: out of memory for the --json record");
+    return json.data;
 }
 
 qkv_run *qkv_run_start(const qkv_run_setup *setup, qkv_train_result *result) {
@@ -234,8 +273,15 @@ qkv_run *qkv_run_start(const qkv_run_setup *setup, qkv_train_result *result) {
                            config->log_every);
     run->outputs.history = run->resumed; /* the run so far, when resumed: the files cover all of it */
     memset(&run->resumed, 0, sizeof run->resumed);
+    run->seconds_before = adopt_earlier_seconds(run);
+    run->outputs.record = run_record(run);
     run->prog = progress_make(config, task, run->start);
     return run;
+}
+
+/* Seconds since the run began: this part's, after those it took before --resume when known. */
+static double run_seconds(const train_run *run) {
+    return omp_get_wtime() - run->prog.start + (run->seconds_before > 0 ? run->seconds_before : 0);
 }
 
 /* ---- one step ------------------------------------------------------------------------- */
@@ -481,7 +527,7 @@ static int write_row(train_run *run) {
     int scheduled = config->eval_every > 0 && step % config->eval_every == 0;
     int eval_now = run->evaluated;
     const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
-    qkv_train_outputs_record(&run->outputs, step, loss, run->lr, omp_get_wtime() - run->prog.start, fresh,
+    qkv_train_outputs_record(&run->outputs, step, loss, run->lr, run_seconds(run), fresh,
                              keep_now || scheduled);
     if (log_now || eval_now) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
     if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
@@ -569,7 +615,7 @@ static int final_evaluation(train_run *run) {
     }
     result->metrics = run->metrics;
     qkv_train_outputs_record_final(&run->outputs, run->step, result->final_loss, run->lr,
-                                   omp_get_wtime() - run->prog.start, &run->metrics);
+                                   run_seconds(run), &run->metrics);
     if (run->prog.tty && !run->prog.quiet)
         report_progress(&run->prog, &run->config, run->step, result->final_loss, &run->metrics, &run->metrics, 1);
     return save_final(run);

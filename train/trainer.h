@@ -52,8 +52,11 @@
  * "final: key=value ...". The run's history (train/history.h: a row per logged
  * or evaluated step, every step when log_every is 0, and the final evaluation,
  * a column per metric) makes --csv and --plot, written atomically at the end
- * with --json; --dot after the first step; their paths are checked before
- * training starts.
+ * with --json (which also records this qkv, its instruction-set path, the
+ * settings from the field table and the resume: trainer_fields.h); --dot after
+ * the first step; their paths are checked before training starts. A resumed
+ * run's seconds go on from the earlier part's when its --csv is found at this
+ * run's --csv path (history.h: a checkpoint keeps no clock).
  */
 #ifndef QKV_TRAINER_H
 #define QKV_TRAINER_H
