@@ -32,6 +32,7 @@ START_TEST(rows_and_columns) {
     ck_assert_int_eq(h.n_keys, 2);
     ck_assert(isnan(h.metric[0][0]) && h.metric[1][1] == 0.25 && h.metric[0][2] == 0.75);
     ck_assert(h.loss[2] == 1.5); /* the logged values stay */
+    ck_assert_str_eq(qkv_history_loss_title(&h), "train loss (nats)");   /* accuracies only: no held-out loss */
     char *csv = qkv_history_csv(&h, 1);
     ck_assert_str_eq(csv, "step,loss,lr,seconds,token_acc,seq_acc\n"
                           "1,2.5,0.01,0.100,,\n"
@@ -50,6 +51,10 @@ START_TEST(rows_and_columns) {
     free(again);
     free(csv);
     qkv_history_free(&back);
+    qkv_metrics val = {0};   /* a held-out loss (text's val_loss) is drawn beside the train loss */
+    qkv_metrics_set(&val, "val_loss", 1.25);
+    qkv_history_add(&h, 30, 1.0, 0.005, 2.0, &val);
+    ck_assert_str_eq(qkv_history_loss_title(&h), "loss (train and held-out, nats)");
     qkv_history_free(&h);
 }
 END_TEST

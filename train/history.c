@@ -191,6 +191,12 @@ static qkv_plot_series evaluated(const qkv_history *h, int k, double *x, double 
     return (qkv_plot_series){h->key[k], x, y, n};
 }
 
+const char *qkv_history_loss_title(const qkv_history *h) {
+    for (int k = 0; k < h->n_keys; k++)
+        if (is_loss_key(h->key[k])) return "loss (train and held-out, nats)";
+    return "train loss (nats)";   /* the task evaluates no loss (reverse: accuracies) */
+}
+
 int qkv_history_write_png(const qkv_history *h, const char *path, const char *title) {
     qkv_canvas canvas;
     const qkv_rgb white = {255, 255, 255};
@@ -209,7 +215,7 @@ int qkv_history_write_png(const qkv_history *h, const char *path, const char *ti
         else metrics[n_metrics++] = s;
     }
     double first = h->n ? h->step[0] : 0, last = h->n ? h->step[h->n - 1] : 1;
-    qkv_plot_options loss_options = {.title = "loss (train and held-out, nats)", .x_label = "step",
+    qkv_plot_options loss_options = {.title = qkv_history_loss_title(h), .x_label = "step",
                                      .y_label = "loss (log)", .log_y = 1, .x_min = first, .x_max = last};
     qkv_plot_options metric_options = {.title = "held-out metrics", .x_label = "step", .y_label = "value",
                                        .x_min = first, .x_max = last};

@@ -63,6 +63,9 @@ double qkv_history_adopt_seconds(qkv_history *h, const qkv_history *earlier, lon
  * same unit: nats per token or example), the other metrics beside it, both
  * panels over the same steps; title above. 0, or -1 with qkv_last_error(). */
 int qkv_history_write_png(const qkv_history *h, const char *path, const char *title);
+/* The loss panel's title: "loss (train and held-out, nats)" when a metric named
+ * *_loss is there to draw beside the train loss, else "train loss (nats)". */
+const char *qkv_history_loss_title(const qkv_history *h);
 
 void qkv_history_free(qkv_history *h);
 
