@@ -2,12 +2,15 @@
 #include "train/history.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/number.h"
 #include "train/viz/plot.h"
 
@@ -174,6 +177,19 @@ double qkv_history_adopt_seconds(qkv_history *h, const qkv_history *earlier, lon
         for (int r = 0; r < h->n; r++) h->seconds[r] = earlier->seconds[match[r]];
     free(match);
     return same ? until : NAN;
+}
+
+double qkv_history_adopt_csv_seconds(qkv_history *h, const char *path, long step) {
+    if (access(path, R_OK) != 0) return NAN;   /* none yet: nothing to go on from */
+    size_t len;
+    char *text = (char *)qkv_read_file(path, (size_t)64 << 20, &len);
+    qkv_history earlier = {0};
+    double before = NAN;
+    if (text && qkv_history_parse(&earlier, text, LONG_MAX, path) == 0)
+        before = qkv_history_adopt_seconds(h, &earlier, step);
+    qkv_history_free(&earlier);
+    free(text);
+    return before;
 }
 
 /* ---- the picture ------------------------------------------------------------------ */

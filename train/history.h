@@ -58,6 +58,9 @@ int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *w
  * had taken when it reached the checkpoint, to go on from); else h is left as
  * it is and NAN returned. */
 double qkv_history_adopt_seconds(qkv_history *h, const qkv_history *earlier, long step);
+/* The same with earlier read from the CSV file at path (a resumed run's --csv,
+ * where the earlier part wrote it); NAN when there is none or it does not parse. */
+double qkv_history_adopt_csv_seconds(qkv_history *h, const char *path, long step);
 
 /* One picture: the train loss and every metric named *_loss on one log axis (the
  * same unit: nats per token or example), the other metrics beside it, both

@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <libgen.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <omp.h>
@@ -23,9 +22,7 @@
 #include "core/cancel.h"
 #include "core/error.h"
 #include "core/fileio.h"
-#include "core/kernels/isa.h"
 #include "core/kernels/parallel.h"
-#include "core/version.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
 #include "train/step.h"
@@ -208,41 +205,6 @@ static int resume_from_checkpoint(train_run *run) {
     return rc;
 }
 
-/* --resume with --csv where the earlier run wrote its CSV: that file's seconds
- * fill the restored rows, and the clock goes on from where the run had reached
- * at the checkpoint (a checkpoint keeps no clock: history.h). The seconds before
- * the resume, or -1 (unknown: no such file, or another run's). */
-static double adopt_earlier_seconds(train_run *run) {
-    if (!run->resume || !run->config.csv_path || access(run->config.csv_path, R_OK) != 0) return -1;
-    size_t len;
-    char *text = (char *)qkv_read_file(run->config.csv_path, (size_t)64 << 20, &len);
-    qkv_history earlier = {0};
-    double before = NAN;
-    if (text && qkv_history_parse(&earlier, text, LONG_MAX, run->config.csv_path) == 0)
-        before = qkv_history_adopt_seconds(&run->outputs.history, &earlier, run->start);
-    qkv_history_free(&earlier);
-    free(text);
-    return isnan(before) ? -1 : before;
-}
-
-/* The run's members of its --json record: this qkv, its instruction-set path, the
- * settings (from the trainer's field table) and the resume (trainer_fields.h).
- * NULL without --json. */
-static char *run_record(const train_run *run) {
-    if (!run->config.json_path) return NULL;
-    qkv_json_out json = {0};
-    qkv_json_out_text(&json, "\"qkv_version\": ");
-    qkv_json_out_string(&json, QKV_VERSION);
-    qkv_json_out_text(&json, ", \"isa\": ");
-    qkv_json_out_string(&json, qkv_isa_name());
-    qkv_json_out_text(&json, ", ");
-    const qkv_trainer_resume_note note = {run->resume ? run->resume->path : NULL, run->start,
-                                          run->resume ? run->resume->settings : NULL, run->seconds_before};
-    qkv_trainer_record_json(&run->config, run->resume ? &note : NULL, &json);
-    if (json.failed) qkv_fatal("trainer: out of memory for the --json record");
-    return json.data;
-}
-
 qkv_run *qkv_run_start(const qkv_run_setup *setup, qkv_train_result *result) {
     memset(result, 0, sizeof *result);
     train_run *run = qkv_calloc(1, sizeof *run, "the run");
@@ -273,8 +235,13 @@ qkv_run *qkv_run_start(const qkv_run_setup *setup, qkv_train_result *result) {
                            config->log_every);
     run->outputs.history = run->resumed; /* the run so far, when resumed: the files cover all of it */
     memset(&run->resumed, 0, sizeof run->resumed);
-    run->seconds_before = adopt_earlier_seconds(run);
-    run->outputs.record = run_record(run);
+    /* a checkpoint keeps no clock: the seconds before --resume come from the earlier --csv (history.h) */
+    double before = run->resume && config->csv_path
+                        ? qkv_history_adopt_csv_seconds(&run->outputs.history, config->csv_path, run->start) : NAN;
+    run->seconds_before = isnan(before) ? -1 : before;
+    const qkv_trainer_resume_note note = {run->resume ? run->resume->path : NULL, run->start,
+                                          run->resume ? run->resume->settings : NULL, run->seconds_before};
+    run->outputs.record = config->json_path ? qkv_trainer_record_json(config, run->resume ? &note : NULL) : NULL;
     run->prog = progress_make(config, task, run->start);
     return run;
 }

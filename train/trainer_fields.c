@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/kernels/isa.h"
 #include "core/kernels/parallel.h"
+#include "core/version.h"
 #include "train/dist.h"
 #include "train/settings.h"
 
@@ -153,9 +156,13 @@ static void change_as_json(const qkv_field *f, const char *now, const char *befo
     qkv_json_out_text(j->out, "}");
 }
 
-void qkv_trainer_record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed,
-                             qkv_json_out *out) {
-    qkv_json_out_text(out, "\"settings\": {");
+static void record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed,
+                        qkv_json_out *out) {
+    qkv_json_out_text(out, "\"qkv_version\": ");
+    qkv_json_out_string(out, QKV_VERSION);
+    qkv_json_out_text(out, ", \"isa\": ");
+    qkv_json_out_string(out, qkv_isa_name());
+    qkv_json_out_text(out, ", \"settings\": {");
     int n = 0;
     for (int i = 0; i < qkv_trainer_n_fields; i++) {
         const qkv_field *f = &qkv_trainer_fields[i];
@@ -184,6 +191,13 @@ void qkv_trainer_record_json(const qkv_trainer_config *config, const qkv_trainer
     change_json j = {out, 0};
     for_each_change(config, resumed->settings, change_as_json, &j);
     qkv_json_out_text(out, "}}");
+}
+
+char *qkv_trainer_record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed) {
+    qkv_json_out json = {0};
+    record_json(config, resumed, &json);
+    if (json.failed) qkv_fatal("trainer: out of memory for the --json record");
+    return json.data;
 }
 
 int qkv_trainer_check_settings(const qkv_config_kv *saved, const qkv_trainer_config *base) {

@@ -40,13 +40,13 @@ typedef struct qkv_trainer_resume_note {
     const qkv_config_kv *settings;
     double seconds_before;
 } qkv_trainer_resume_note;
-/* The run's part of a --json record, JSON members appended to out: "settings"
- * (every setting of the field table: the recorded ones by key, the others by
- * flag, "eval_every"; numbers as numbers, names as strings), then "resumed": null
- * or {"checkpoint", "step", "seconds_before" (null: unknown), "changed": {NAME:
+/* The run's part of a --json record, as JSON members (malloc'd text to put after
+ * "task"): "qkv_version", "isa" (the instruction-set path), "settings" (every
+ * setting of the field table: the recorded ones by key, the others by flag,
+ * "eval_every"; numbers as numbers, names as strings), then "resumed": null or
+ * {"checkpoint", "step", "seconds_before" (null: unknown), "changed": {NAME:
  * {"now", "checkpoint"}} (the settings qkv_trainer_settings_changes names)}. */
-void qkv_trainer_record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed,
-                             qkv_json_out *out);
+char *qkv_trainer_record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed);
 /* A checkpoint's recorded settings (its "train." entries) read as the adoption
  * below reads them, into a copy of base: 0, or -1 with qkv_last_error() naming
  * the first key no setting has or a value out of its range or not a number as
