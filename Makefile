@@ -4,6 +4,21 @@
 # that needs no password, otherwise a one-line message).
 
 CC      ?= gcc
+# Parallel by default: a make started without -j runs as many jobs as the
+# machine has cores (a -j on the command line wins, and a sub-make shares its
+# parent's jobs; `make clean ...` in one command stays serial, so nothing is
+# built while it deletes). V=1 prints the full compiler lines; otherwise one
+# short line per file ("  CC core/rng.c").
+ifeq ($(MAKELEVEL)$(filter clean,$(MAKECMDGOALS)),0)
+ifeq ($(filter -j% j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+endif
+ifeq ($(V),1)
+quiet =
+else
+quiet = @printf '  %s %s\n' $(1) '$(2)';
+endif
 # No -march: one build runs on every CPU of its architecture. The hot kernels are
 # compiled once more per instruction set (ISAS below) and chosen at run time.
 # make NATIVE=1 adds -march=native (this CPU only; the results stay the same bits).
@@ -121,18 +136,18 @@ deps: deps-test
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(STB_CFLAGS) $(DEFS) -MMD -MP -c $< -o $@
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(STB_CFLAGS) $(DEFS) -MMD -MP -c $< -o $@
 
 define isa_rule
 $(B)/isa/$(1)/kernels/%.o: core/kernels/%.c
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS) $$(ISA_FLAGS_$(1)) -DQKV_ISA_SUFFIX=$(1) -MMD -MP -c $$< -o $$@
+	$$(call quiet,CC,$$< [$(1)])$$(CC) $$(CFLAGS) $$(ISA_FLAGS_$(1)) -DQKV_ISA_SUFFIX=$(1) -MMD -MP -c $$< -o $$@
 endef
 $(foreach i,$(ISAS) $(TEST_ISAS),$(eval $(call isa_rule,$(i))))
 
 $(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -DQKV_BUILD_ISAS='"$(ISAS)"' -MMD -MP -c $< -o $@
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(CHECK_CFLAGS) -DQKV_BUILD_ISAS='"$(ISAS)"' -MMD -MP -c $< -o $@
 
 # A change of flags rebuilds everything. The packages come first.
 $(LIB_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(B)/cli/main.o: Makefile $(B)/.flags
@@ -144,34 +159,34 @@ $(B)/cli/cmd_version.o: DEFS = -DQKV_BUILD_CC='"$(CC)"' -DQKV_BUILD_CFLAGS='"$(B
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call quiet,AR,$@)ar rcs $@ $^
 
 $(CLI_LIB): $(CLI_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call quiet,AR,$@)ar rcs $@ $^
 
 # The shared library: the same objects, soname libqkv.so.MAJOR; build/libqkv.so
 # and build/libqkv.so.MAJOR are links to it, as an installed one has.
 $(SHLIB): $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
-	ln -sf $(notdir $@) $(B)/$(SONAME)
-	ln -sf $(notdir $@) $(B)/libqkv.so
+	$(call quiet,LD,$@)$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
+	@ln -sf $(notdir $@) $(B)/$(SONAME)
+	@ln -sf $(notdir $@) $(B)/libqkv.so
 
 $(BIN): $(B)/cli/main.o $(CLI_LIB) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LIB) $(LDLIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LIB) $(LDLIBS)
 
 test-objects: $(TEST_OBJ)
 $(B)/run_tests: $(TEST_OBJ) $(CLI_LIB) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(CLI_LIB) $(LIB) $(CHECK_LIBS) $(LDLIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(CLI_LIB) $(LIB) $(CHECK_LIBS) $(LDLIBS)
 
 $(B)/example: docs/example.c $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 example: build/example
 	./build/example
 
 $(B)/tutorial: docs/tutorial.c $(LIB)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(call quiet,LD,$@)$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 tutorial: build/tutorial
 	./build/tutorial
@@ -186,8 +201,9 @@ test-torch: $(BIN) $(B)/qkv_probe
 test: $(B)/run_tests $(BIN) $(B)/example $(B)/tutorial | deps-test
 	./$(B)/example > /dev/null
 	tests/deps_test.sh
+	tests/build_test.sh
 ifeq ($(B),build)
-	tests/install_test.sh
+	+tests/install_test.sh
 endif
 	cd tests && QKV_BIN=../$(BIN) QKV_TUTORIAL=../$(B)/tutorial CK_FORK=no ../$(B)/run_tests
 
@@ -202,6 +218,14 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PCDIR      ?= $(LIBDIR)/pkgconfig
 PUBLIC_HEADERS = $(sort $(filter %.h,$(shell $(CC) -I. -MM -x c qkv.h)))
+# A LIBDIR the dynamic linker does not search by default gets an rpath in qkv.pc's
+# Libs, so a program linked through pkg-config finds libqkv.so.0 where it was
+# installed (no LD_LIBRARY_PATH); the system's folders get none.
+MULTIARCH      := $(shell $(CC) -print-multiarch 2>/dev/null)
+SYSTEM_LIBDIRS := /lib /lib64 /usr/lib /usr/lib64 /usr/local/lib \
+                  $(if $(MULTIARCH),/lib/$(MULTIARCH) /usr/lib/$(MULTIARCH) /usr/local/lib/$(MULTIARCH))
+PC_RPATH        = $(if $(filter $(patsubst %/,%,$(LIBDIR)),$(SYSTEM_LIBDIRS)),,-Wl$(COMMA)-rpath$(COMMA)$${libdir} )
+COMMA          := ,
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PCDIR)
@@ -217,8 +241,12 @@ endif
 	    install -m 644 $$h $(DESTDIR)$(INCLUDEDIR)/qkv/$$h || exit 1; \
 	done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' mk/qkv.pc.in > $(DESTDIR)$(PCDIR)/qkv.pc
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@RPATH@|$(PC_RPATH)|' mk/qkv.pc.in > $(DESTDIR)$(PCDIR)/qkv.pc
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
+	@# pkg-config finds qkv.pc only in its own folders or PKG_CONFIG_PATH's: say what to set.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(realpath "$$(pkg-config --path qkv 2>/dev/null)" 2>/dev/null)" != \
+	      "$$(realpath "$(PCDIR)/qkv.pc")" ]; then \
+	    echo "note: pkg-config does not look in $(PCDIR); for \`pkg-config qkv\`: export PKG_CONFIG_PATH=$(PCDIR)"; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/qkv $(DESTDIR)$(PCDIR)/qkv.pc $(DESTDIR)$(LIBDIR)/libqkv.a \
@@ -230,8 +258,9 @@ uninstall:
 # temporary DESTDIR that docs/example.c then builds against with pkg-config only.
 test-deps:
 	tests/deps_test.sh
+	tests/build_test.sh
 test-install: all
-	tests/install_test.sh
+	+tests/install_test.sh
 
 # ARM64: the same sources built with Debian's cross compiler (static, stb
 # compiled in) into build-aarch64/, every test source compiled too, and a smoke

@@ -56,14 +56,14 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
     }
     if (arg->kind == QKV_ARG_CHOICE) {
         char allowed[256] = "", hint[96];
-        for (int i = 0; arg->choices[i]; i++) {
-            if (strcmp(text, arg->choices[i]) == 0) {
-                *(int *)arg->target = i;
-                return 0;
-            }
+        int index = qkv_choice_parse(arg->choices, text);   /* a name, or an alias (--pos nope) */
+        if (index >= 0) {
+            *(int *)arg->target = index;
+            return 0;
+        }
+        for (int i = 0; arg->choices[i]; i++)
             snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
                      arg->choices[i]);
-        }
         return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
                         qkv_suggest_among(text, arg->choices, hint, sizeof hint), allowed);
     }
@@ -158,23 +158,25 @@ void qkv_command_list(FILE *out, const qkv_command_spec *const *subs, const char
 }
 
 int qkv_command_dispatch(const qkv_command_spec *spec, int argc, char **argv) {
-    if (argc < 1 || is_help(argv[0])) {
-        FILE *out = argc < 1 ? stderr : stdout;
-        fprintf(out, "usage: qkv %s <%s> [flags]   (qkv %s <%s> --help lists the flags)\n", spec->name, spec->what,
-                spec->name, spec->what);
-        qkv_command_list(out, spec->subs, "  ", 13);
-        return argc < 1 ? 2 : 0;
+    if (argc >= 1 && is_help(argv[0])) {
+        printf("usage: qkv %s <%s> [flags]   (qkv %s <%s> --help lists the flags)\n", spec->name, spec->what,
+               spec->name, spec->what);
+        qkv_command_list(stdout, spec->subs, "  ", 13);
+        return 0;
     }
-    for (int i = 0; spec->subs[i]; i++)
+    for (int i = 0; argc >= 1 && spec->subs[i]; i++)
         if (strcmp(argv[0], spec->subs[i]->name) == 0) return spec->subs[i]->run(argc - 1, argv + 1);
     char hint[96], known[256] = "";
-    qkv_suggestion near = qkv_suggestion_begin(argv[0]);
+    qkv_suggestion near = qkv_suggestion_begin(argc >= 1 ? argv[0] : NULL);
     for (int i = 0; spec->subs[i]; i++) {
         qkv_suggestion_consider(&near, spec->subs[i]->name);
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", spec->subs[i]->name);
     }
-    arg_fail("%s: unknown %s '%s' (%sknown: %s)", spec->name, spec->what, argv[0],
-             qkv_suggestion_hint(&near, hint, sizeof hint), known);
+    if (argc < 1)   /* one line, as every error: the summaries are a --help away */
+        arg_fail("%s: which %s? %s (qkv %s --help lists them)", spec->name, spec->what, known, spec->name);
+    else
+        arg_fail("%s: unknown %s '%s' (%sknown: %s)", spec->name, spec->what, argv[0],
+                 qkv_suggestion_hint(&near, hint, sizeof hint), known);
     return 2;
 }
 

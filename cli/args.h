@@ -74,8 +74,9 @@ int qkv_command_parse_args(const qkv_command_spec *spec, const char *command, in
  * caller has set: qkv_fields_defaults, or a preset). */
 int qkv_command_parse(const qkv_command_spec *spec, const char *command, int argc, char **argv, void *options);
 /* A command with subcommands: argv[0] names one of spec->subs, which runs on the
- * arguments after it; its exit status. Or the usage (to stdout for --help: 0; to
- * stderr when nothing is named: 2), or an "unknown <what>" line with a suggestion (2). */
+ * arguments after it; its exit status. Or the usage (to stdout for --help: 0), or
+ * one line: "which <what>?" and the names when nothing is named, "unknown <what>"
+ * with a suggestion for a name it does not know (both 2). */
 int qkv_command_dispatch(const qkv_command_spec *spec, int argc, char **argv);
 /* Usage lines "INDENTname  summary" of subs (NULL-terminated), names padded to width. */
 void qkv_command_list(FILE *out, const qkv_command_spec *const *subs, const char *indent, int width);

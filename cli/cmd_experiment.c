@@ -87,10 +87,11 @@ static int run_lengthgen(int argc, char **argv) {
             o.preset = argv[i + 1];
             if (qkv_lengthgen_preset(&o, o.preset) != 0) return fail("lengthgen");
         }
-    char all[96], randomized[96], pos_help[224]; /* the schemes of layers/positions.h's table */
-    snprintf(pos_help, sizeof pos_help, "comma-separated position schemes (%s; %s)",
+    char all[96], randomized[96], aliases[96], pos_help[320]; /* the schemes of layers/positions.h's table */
+    snprintf(pos_help, sizeof pos_help, "comma-separated position schemes (%s; %s; the papers' names: %s)",
              qkv_pos_scheme_list(all, sizeof all, ", ", NULL, NULL),
-             qkv_pos_scheme_list(randomized, sizeof randomized, ", ", "-rand", qkv_pos_keep_randomizable));
+             qkv_pos_scheme_list(randomized, sizeof randomized, ", ", "-rand", qkv_pos_keep_randomizable),
+             qkv_pos_alias_list(aliases, sizeof aliases));
     qkv_arg args[QKV_MAX_COMMAND_FLAGS];
     int n = qkv_args_from_fields(qkv_lengthgen_fields, qkv_lengthgen_n_fields, &o, args);
     for (int i = 0; i < n; i++) /* --pos lists the table's schemes, whatever its row says */

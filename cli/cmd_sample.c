@@ -29,8 +29,10 @@ static void write_token(void *ctx, int32_t token) {
     fflush(stdout);   /* streamed: each token as soon as it is chosen */
 }
 
-/* The prompt's tokens (the default prompt when there is none): their count, or -1 with the error. */
-static long prompt_tokens(const qkv_text_model *m, const sample_options *o, int32_t **out) {
+/* The prompt's tokens (the default prompt when there is none): their count, or
+ * -1 with the error; *from_text of them come from --prompt (bytes --unknown skip
+ * dropped are not among them). */
+static long prompt_tokens(const qkv_text_model *m, const sample_options *o, int32_t **out, long *from_text) {
     size_t n = o->prompt ? strlen(o->prompt) : 0;
     *out = qkv_malloc((n ? n : 1) * sizeof **out, "the prompt's tokens");
     long count = n ? qkv_tokenizer_encode(m->tokenizer, (const uint8_t *)o->prompt, n, o->unknown, *out) : 0;
@@ -40,6 +42,7 @@ static long prompt_tokens(const qkv_text_model *m, const sample_options *o, int3
         qkv_set_error("--prompt: %s (--unknown skip drops such bytes)", reason);
         return -1;
     }
+    *from_text = count;
     if (count == 0) (*out)[count++] = qkv_text_default_prompt(m);
     return count;
 }
@@ -49,9 +52,10 @@ static int sample(const char *path, const sample_options *o) {
     long step = 0;
     if (qkv_text_model_load(&m, path, &step) != 0) return -1;
     int32_t *prompt = NULL;
-    long n_prompt = prompt_tokens(&m, o, &prompt);
+    long from_text = 0, n_prompt = prompt_tokens(&m, o, &prompt, &from_text);
     if (n_prompt >= 0) {
-        if (o->prompt) fputs(o->prompt, stdout);
+        /* the prompt as the model reads it: its tokens' bytes (no byte --unknown skip dropped) */
+        for (long i = 0; i < from_text; i++) write_token(m.tokenizer, prompt[i]);
         qkv_tape *tape = qkv_tape_create_inference((unsigned long long)o->seed);
         qkv_rng rng = qkv_rng_make((unsigned long long)o->seed);
         qkv_text_generate(&m, tape, prompt, (int)n_prompt, o->tokens, &o->sampling, &rng, write_token, m.tokenizer);
@@ -69,7 +73,7 @@ static const qkv_field fields[] = {
     QKV_INT_FIELD("--tokens", NULL, T, tokens, 0, 1e7, 200, "tokens to generate"),
     QKV_FLOAT_FIELD("--temperature", NULL, T, sampling.temperature, 0, 100, 1, "softmax temperature; 0: greedy"),
     QKV_INT_FIELD("--top-k", NULL, T, sampling.top_k, 0, 1e6, 0, "draw among the k likeliest tokens only; 0: all"),
-    QKV_FLOAT_FIELD("--top-p", NULL, T, sampling.top_p, 0, 1, 1, "draw among the likeliest tokens of total probability p"),
+    QKV_FLOAT_FIELD("--top-p", NULL, T, sampling.top_p, 0, 1, 1, "draw among the likeliest tokens of total probability p; 1: all; 0: greedy"),
     QKV_SETTING_FIELD_SAYING(QKV_FIELD_INT, QKV_SETTING_SEED, T, seed, 1, "seed of the draws"),
     QKV_CHOICE_FIELD("--unknown", NULL, T, unknown, unknown_names, 0, "prompt bytes outside the vocabulary"),
     QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
@@ -77,7 +81,7 @@ static const qkv_field fields[] = {
 #undef T
 
 const qkv_command_spec qkv_command_sample = {
-    "sample", "CKPT", 1, "a text model continues --prompt (--tokens, --temperature, --top-k, --top-p)", fields,
+    "sample", "CKPT", 1, "a text model (qkv train text) continues a prompt, token by token", fields,
     sizeof fields / sizeof *fields, NULL, NULL, qkv_cmd_sample};
 
 int qkv_cmd_sample(int argc, char **argv) {

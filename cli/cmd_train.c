@@ -110,11 +110,14 @@ static int train_task(const qkv_task_kind *kind, void *config, const char *comma
 const qkv_command_spec qkv_command_train = {"train", "TASK", 1, "train a model on one of these tasks:", NULL, 0, NULL, NULL, qkv_cmd_train};
 
 int qkv_cmd_train(int argc, char **argv) {
-    if (argc < 1 || strcmp(argv[0], "--help") == 0) {
-        FILE *out = argc < 1 ? stderr : stdout;
-        fputs("usage: qkv train <task> [flags]   (qkv train <task> --help lists the flags)\ntasks:\n", out);
-        qkv_print_task_list(out, "  ");
-        return argc < 1 ? 2 : 0;
+    if (argc < 1) {   /* one line, as every error: the list is a --help away */
+        fprintf(stderr, "qkv train: which task? %s (qkv train --help lists them)\n", qkv_task_kind_names());
+        return 2;
+    }
+    if (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+        fputs("usage: qkv train <task> [flags]   (qkv train <task> --help lists the flags)\ntasks:\n", stdout);
+        qkv_print_task_list(stdout, "  ");
+        return 0;
     }
     const qkv_task_kind *kind = qkv_task_kind_find(argv[0]);
     if (!kind) {
@@ -135,6 +138,21 @@ int qkv_cmd_train(int argc, char **argv) {
 
 /* ---- eval ----------------------------------------------------------------------------- */
 
+/* What the checkpoint is evaluated on, into out: for a kind with a data set (a
+ * "data" field), the set's path (where it was found, or --data's), or when none
+ * is named what the kind says of its evaluation data (data_bytes: the default
+ * text's path, "2000 test clouds of 256 points"); a kind without one generates
+ * its held-out set from the config. */
+static void describe_eval_data(const qkv_task_checkpoint *ckpt, char *out, size_t len) {
+    const qkv_field *data = qkv_fields_find_key(ckpt->kind->fields, ckpt->kind->n_fields, "data");
+    out[0] = '\0';
+    if (data && *(const char *const *)((const char *)ckpt->config + data->offset))
+        qkv_field_format(data, ckpt->config, out, len);
+    else if (data && ckpt->kind->data_bytes)
+        ckpt->kind->data_bytes(ckpt->config, 1, out, len);
+    if (!out[0]) snprintf(out, len, "its held-out set, generated from the checkpoint's config");
+}
+
 static int evaluate_checkpoint(const char *path, const char *data_dir) {
     qkv_task_checkpoint ckpt;
     if (qkv_task_checkpoint_open(path, data_dir, &ckpt) != 0) {
@@ -150,6 +168,9 @@ static int evaluate_checkpoint(const char *path, const char *data_dir) {
         qkv_task_checkpoint_close(&ckpt);
         return 2;
     }
+    char data[512] = "";
+    describe_eval_data(&ckpt, data, sizeof data);
+    printf("eval: %s: a %s model at step %ld, on %s\n", path, ckpt.kind->name, ckpt.step, data);
     qkv_tape *tape = qkv_tape_create_inference(qkv_task_config_seed(ckpt.kind, ckpt.config));
     qkv_metrics metrics = {0};
     task->evaluate(task->self, tape, &metrics);

@@ -62,8 +62,7 @@ int main(int argc, char **argv) {
     char hint[96];
     qkv_suggestion near = qkv_suggestion_begin(command);
     for (int i = 0; i < N_COMMANDS; i++) qkv_suggestion_consider(&near, commands[i].spec->name);
-    fprintf(stderr, "qkv: unknown command '%s' (%sknown: see below)\n", command,
+    fprintf(stderr, "qkv: unknown command '%s' (%sqkv --help lists the commands)\n", command,
             qkv_suggestion_hint(&near, hint, sizeof hint));
-    usage(stderr);
     return 2;
 }

@@ -35,7 +35,24 @@ char *qkv_pos_scheme_list(char *out, size_t size, const char *sep, const char *s
     return out;
 }
 
-int qkv_pos_kind_parse(const char *name) { return qkv_name_lookup(name, qkv_pos_kind_names, N_KINDS); }
+char *qkv_pos_alias_list(char *out, size_t size) {
+    size_t at = 0;
+    if (size) out[0] = '\0';
+    for (int i = 0; i < N_KINDS && at < size; i++) {
+        if (!qkv_pos_schemes[i].alias[0]) continue;
+        int w = snprintf(out + at, size - at, "%s%s = %s", at ? ", " : "", qkv_pos_schemes[i].alias,
+                         qkv_pos_schemes[i].name);
+        if (w > 0) at += (size_t)w;
+    }
+    return out;
+}
+
+int qkv_pos_kind_parse(const char *name) {
+    int kind = qkv_name_lookup(name, qkv_pos_kind_names, N_KINDS);
+    for (int i = 0; kind < 0 && name && i < N_KINDS; i++)
+        if (qkv_pos_schemes[i].alias[0] && strcmp(name, qkv_pos_schemes[i].alias) == 0) kind = i;
+    return kind;
+}
 
 const char *qkv_pos_kind_name(qkv_pos_kind kind) {
     QKV_CHECK((int)kind >= 0 && (int)kind < N_KINDS, "positions: unknown kind %d", (int)kind);

@@ -61,7 +61,11 @@
  * does not. A row carries the scheme's behaviour: its functions (static in
  * layers/positions.c, 0 where the scheme has none), which the module calls
  * through the row instead of asking which scheme it is.
- *   X(KIND, name, table, randomizable, check, init, add, rotate, bias)
+ *   X(KIND, name, alias, table, randomizable, check, init, add, rotate, bias)
+ *   alias         another name it is known by ("" for none): the papers' (NoPE,
+ *                 APE: Kazemnejad et al. 2023's absolute embedding is the
+ *                 sinusoidal one), accepted wherever a name is (qkv_pos_kind_parse,
+ *                 every --pos), never written (checkpoints, records keep the name)
  *   table         its trained table: QKV_POS_TABLE_NONE, _ROWS ([max_len, d_model],
  *                 max_len rows), _BUCKETS ([buckets, heads]), _MLP (FIRE's
  *                 MLP and its c and L)
@@ -75,16 +79,16 @@
  *                 (qkv_positions_rope)
  *   bias          the additive score bias [1,H,Tq,Tk] (qkv_positions_bias) */
 #define QKV_POS_SCHEMES(X)                                                                                   \
-    X(NONE, "none", QKV_POS_TABLE_NONE, 0, 0, 0, 0, 0, 0)                                                    \
-    X(LEARNED, "learned", QKV_POS_TABLE_ROWS, 1, learned_check, learned_init, learned_add, 0, 0)             \
-    X(SINUSOIDAL, "sinusoidal", QKV_POS_TABLE_NONE, 1, 0, 0, sinusoidal_add, 0, 0)                          \
-    X(ROPE, "rope", QKV_POS_TABLE_NONE, 1, 0, rope_init, 0, rope_rotate, 0)                                  \
-    X(ALIBI, "alibi", QKV_POS_TABLE_NONE, 0, alibi_check, alibi_init, 0, 0, alibi_bias)                      \
-    X(T5, "t5", QKV_POS_TABLE_BUCKETS, 0, t5_check, t5_init, 0, 0, t5_bias)                                  \
-    X(PROPE, "p-rope", QKV_POS_TABLE_NONE, 1, prope_check, prope_init, 0, rope_rotate, 0)                    \
-    X(FIRE, "fire", QKV_POS_TABLE_MLP, 0, fire_check, fire_init, 0, 0, fire_bias)
+    X(NONE, "none", "nope", QKV_POS_TABLE_NONE, 0, 0, 0, 0, 0, 0)                                            \
+    X(LEARNED, "learned", "", QKV_POS_TABLE_ROWS, 1, learned_check, learned_init, learned_add, 0, 0)         \
+    X(SINUSOIDAL, "sinusoidal", "ape", QKV_POS_TABLE_NONE, 1, 0, 0, sinusoidal_add, 0, 0)                   \
+    X(ROPE, "rope", "", QKV_POS_TABLE_NONE, 1, 0, rope_init, 0, rope_rotate, 0)                              \
+    X(ALIBI, "alibi", "", QKV_POS_TABLE_NONE, 0, alibi_check, alibi_init, 0, 0, alibi_bias)                  \
+    X(T5, "t5", "", QKV_POS_TABLE_BUCKETS, 0, t5_check, t5_init, 0, 0, t5_bias)                              \
+    X(PROPE, "p-rope", "", QKV_POS_TABLE_NONE, 1, prope_check, prope_init, 0, rope_rotate, 0)                \
+    X(FIRE, "fire", "", QKV_POS_TABLE_MLP, 0, fire_check, fire_init, 0, 0, fire_bias)
 
-#define QKV_POS_ENUM_(KIND, name, table, randomizable, check, init, add, rotate, bias) QKV_POS_##KIND,
+#define QKV_POS_ENUM_(KIND, name, alias, table, randomizable, check, init, add, rotate, bias) QKV_POS_##KIND,
 typedef enum qkv_pos_kind { QKV_POS_SCHEMES(QKV_POS_ENUM_) QKV_POS_COUNT } qkv_pos_kind;
 #undef QKV_POS_ENUM_
 
@@ -98,6 +102,7 @@ typedef struct qkv_pos_opts qkv_pos_opts;
 typedef struct qkv_pos_scheme {
     qkv_pos_kind kind;
     const char *name;
+    const char *alias;   /* "" for none */
     qkv_pos_table table;
     int randomizable;
     /* the row's behaviour (see the table above); NULL where the scheme has none */
@@ -119,6 +124,9 @@ int qkv_pos_keep_untrained(const qkv_pos_scheme *scheme);
  * table order, each followed by suffix, joined by sep, into out; returns out. */
 char *qkv_pos_scheme_list(char *out, size_t size, const char *sep, const char *suffix,
                           int (*keep)(const qkv_pos_scheme *scheme));
+
+/* "nope = none, ape = sinusoidal": the table's aliases and their rows' names, into out; returns out. */
+char *qkv_pos_alias_list(char *out, size_t size);
 
 /* Options beyond the kind; zeros are the defaults. */
 struct qkv_pos_opts {
@@ -160,7 +168,7 @@ struct qkv_positions {
     int sample_rows;         /* 0: one list for every row; B: row b's at sample + b * sample_len */
 };
 
-/* Name <-> kind, from the table above. Returns -1 for an unknown name. */
+/* Name <-> kind, from the table above: a name or an alias. Returns -1 for an unknown name. */
 int qkv_pos_kind_parse(const char *name);
 extern const char *const qkv_pos_kind_names[];  /* in enum order, NULL-terminated */
 const char *qkv_pos_kind_name(qkv_pos_kind kind);

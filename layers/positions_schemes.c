@@ -203,8 +203,8 @@ static qkv_tensor *fire_bias(qkv_tape *tape, const qkv_positions *pos, int tq, i
 
 /* ---- the table ------------------------------------------------------------------- */
 
-#define SCHEME_ROW(KIND, name, table, randomizable, check, init, add, rotate, bias) \
-    {QKV_POS_##KIND, name, table, randomizable, check, init, add, rotate, bias},
-#define SCHEME_NAME(KIND, name, table, randomizable, check, init, add, rotate, bias) name,
+#define SCHEME_ROW(KIND, name, alias, table, randomizable, check, init, add, rotate, bias) \
+    {QKV_POS_##KIND, name, alias, table, randomizable, check, init, add, rotate, bias},
+#define SCHEME_NAME(KIND, name, alias, table, randomizable, check, init, add, rotate, bias) name,
 const qkv_pos_scheme qkv_pos_schemes[QKV_POS_COUNT] = {QKV_POS_SCHEMES(SCHEME_ROW)};
 const char *const qkv_pos_kind_names[] = {QKV_POS_SCHEMES(SCHEME_NAME) NULL};

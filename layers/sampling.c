@@ -26,7 +26,7 @@ static int describe_bad_setting(const qkv_sampling *s, char *message, size_t len
     else if (s->top_k < 0)
         snprintf(message, len, "top_k %d is negative (0: off)", s->top_k);
     else if (!(s->top_p >= 0.0f && s->top_p <= 1.0f))
-        snprintf(message, len, "top_p %g is outside [0, 1] (0 or 1: off)", (double)s->top_p);
+        snprintf(message, len, "top_p %g is outside [0, 1] (1: off; 0: the likeliest token)", (double)s->top_p);
     else
         return 0;
     return 1;
@@ -126,7 +126,7 @@ static int nucleus_size(const kept_set *k, const int *order, int kept, float top
 /* The lowest-ranked token kept by top-k then top-p, or -1 when neither is on. */
 static int find_last_kept(const kept_set *k, const qkv_sampling *s, int n, int *scratch) {
     int use_k = s->top_k > 0 && s->top_k < n;
-    int use_p = s->top_p > 0.0f && s->top_p < 1.0f;
+    int use_p = s->top_p < 1.0f;   /* 0: the nucleus shrinks to the likeliest token, as p -> 0 does */
     if (!use_k && !use_p) return -1;
     int *order = scratch ? scratch : qkv_malloc(sizeof *order * (size_t)n, "sampling ranks");
     sort_by_rank(k->logits, order, n);

@@ -28,8 +28,9 @@
 typedef struct qkv_sampling {
     float temperature;   /* 0: greedy (argmax, ties: the lowest index); else logits / temperature */
     int top_k;           /* 0: off; else keep the k largest (ties at the k-th: keep the lower indices, exactly k kept) */
-    float top_p;         /* 1 (or 0): off; else the nucleus: the smallest set of most probable tokens (by decreasing
-                            probability, ties by lower index) whose probability sums to >= top_p, after top-k */
+    float top_p;         /* 1: off; else the nucleus: the smallest set of most probable tokens (by decreasing
+                            probability, ties by lower index) whose probability sums to >= top_p, after top-k; so 0
+                            keeps the likeliest token alone (greedy), as 0.0001 does: no jump at 0 */
 } qkv_sampling;
 
 /* 0, or -1 with a one-line qkv_last_error() naming the setting: temperature in [0, 100], top_k >= 0, top_p in [0, 1]

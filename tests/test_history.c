@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 
 #include "train/history.h"
+#include "core/kernels/isa.h"
+#include "core/version.h"
+#include "train/trainer_fields.h"
 
 static qkv_metrics two_metrics(double a, double b) {
     qkv_metrics m = {0};
@@ -29,6 +32,7 @@ START_TEST(rows_and_columns) {
     ck_assert_int_eq(h.n_keys, 2);
     ck_assert(isnan(h.metric[0][0]) && h.metric[1][1] == 0.25 && h.metric[0][2] == 0.75);
     ck_assert(h.loss[2] == 1.5); /* the logged values stay */
+    ck_assert_str_eq(qkv_history_loss_title(&h), "train loss (nats)");   /* accuracies only: no held-out loss */
     char *csv = qkv_history_csv(&h, 1);
     ck_assert_str_eq(csv, "step,loss,lr,seconds,token_acc,seq_acc\n"
                           "1,2.5,0.01,0.100,,\n"
@@ -47,6 +51,10 @@ START_TEST(rows_and_columns) {
     free(again);
     free(csv);
     qkv_history_free(&back);
+    qkv_metrics val = {0};   /* a held-out loss (text's val_loss) is drawn beside the train loss */
+    qkv_metrics_set(&val, "val_loss", 1.25);
+    qkv_history_add(&h, 30, 1.0, 0.005, 2.0, &val);
+    ck_assert_str_eq(qkv_history_loss_title(&h), "loss (train and held-out, nats)");
     qkv_history_free(&h);
 }
 END_TEST
@@ -234,6 +242,87 @@ START_TEST(resume_names_only_what_the_user_changed) {
 }
 END_TEST
 
+/* The --json record of a run: this qkv's version and instruction-set path, every
+ * setting of the trainer's field table (so a row added later is in it without a
+ * line here), and "resumed": null. Resumed with --csv where the first part wrote
+ * its CSV, with another --lr: the record names the checkpoint, its step, the
+ * seconds the first part took and the changed lr; the CSV's seconds are the first
+ * part's up to the resume and go on from there (no empty cell, no restart at 0).
+ * A CSV of another run there is not taken: its seconds stay unknown (null). */
+START_TEST(json_records_the_run_and_seconds_go_on_across_a_resume) {
+    scratch_dir_create();
+    char args[1024], line[512], ck[256], csv[256], json[256], first[256], other[256];
+    snprintf(ck, sizeof ck, "%s", scratch_file("ck.st"));
+    snprintf(csv, sizeof csv, "%s", scratch_file("run.csv"));
+    snprintf(json, sizeof json, "%s", scratch_file("run.json"));
+    snprintf(first, sizeof first, "%s", scratch_file("first.csv"));
+    snprintf(other, sizeof other, "%s", scratch_file("other.csv"));
+#define RUN "train spirals --hidden 8 --batch 16 --points 50 --schedule constant --warmup 0 --target 0 " \
+            "--threads 1 --quiet --log-every 3 --eval-every 4"
+    snprintf(args, sizeof args, RUN " --steps 10 --save %s --csv %s --json %s", ck, csv, json);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    size_t len;
+    char *text = (char *)read_file_bytes(json, &len);
+    text[len] = '\0';
+    char want[768];
+    snprintf(want, sizeof want, "\"qkv_version\": \"%s\", \"isa\": \"%s\", \"settings\": {\"steps\": 10, ", QKV_VERSION,
+             qkv_isa_name());
+    ck_assert_msg(strstr(text, want), "%s lacks %s", text, want);
+    for (int i = 0; i < qkv_trainer_n_fields; i++) {
+        const qkv_field *f = &qkv_trainer_fields[i];
+        if (f->kind == QKV_FIELD_TEXT || f->kind == QKV_FIELD_FLAG || f->kind == QKV_FIELD_POINTER) continue;
+        if (!f->key && !f->flag) continue;
+        snprintf(want, sizeof want, "\"%s\": ", f->key ? f->key : f->flag + 2);
+        for (char *c = want; *c; c++) *c = *c == '-' ? '_' : *c;
+        ck_assert_msg(strstr(text, want), "the record lacks the setting %s: %s", want, text);
+    }
+    ck_assert_msg(strstr(text, "\"lr\": 0.1, \"optimizer\": \"sgd\"") && strstr(text, "\"resumed\": null"), "%s", text);
+    free(text);
+    rename(csv, first);   /* kept to compare; the resume finds a copy where it writes */
+    char *first_text = (char *)read_file_bytes(first, &len);
+    write_file_bytes(csv, first_text, len);
+    snprintf(args, sizeof args, RUN " --steps 20 --lr 0.05 --resume %s --csv %s --json %s", ck, csv, json);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    qkv_history h[2] = {{0}, {0}};
+    const char *paths[2] = {first, csv};
+    for (int i = 0; i < 2; i++) {
+        char *t = (char *)read_file_bytes(paths[i], &len);
+        t[len] = '\0';
+        ck_assert_int_eq(qkv_history_parse(&h[i], t, 1000, paths[i]), 0);
+        free(t);
+    }
+    double at_checkpoint = NAN;
+    for (int r = 0; r < h[0].n; r++) at_checkpoint = h[0].step[r] <= 10 ? h[0].seconds[r] : at_checkpoint;
+    for (int r = 0; r < h[1].n; r++) {
+        ck_assert_msg(!isnan(h[1].seconds[r]), "step %g has no seconds", h[1].step[r]);
+        if (r) ck_assert(h[1].seconds[r] >= h[1].seconds[r - 1]);
+        if (h[1].step[r] <= 10) ck_assert(h[1].seconds[r] == h[0].seconds[r]);   /* the first part's */
+        else ck_assert(h[1].seconds[r] >= at_checkpoint);                       /* going on from there */
+    }
+    text = (char *)read_file_bytes(json, &len);
+    text[len] = '\0';
+    snprintf(want, sizeof want, "\"resumed\": {\"checkpoint\": \"%s\", \"step\": 10, \"seconds_before\": %.3f, "
+             "\"changed\": {\"lr\": {\"now\": 0.05, \"checkpoint\": 0.1}}}", ck, at_checkpoint);
+    ck_assert_msg(strstr(text, want), "%s lacks %s", text, want);
+    ck_assert_msg(strstr(text, "\"settings\": {\"steps\": 20, \"lr\": 0.05, "), "%s", text);
+    free(text);
+    /* Another run's CSV at --csv: its rows are not this run's, so nothing is taken. */
+    snprintf(args, sizeof args, RUN " --steps 10 --seed 2 --csv %s", other);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, RUN " --steps 20 --resume %s --csv %s --json %s", ck, other, json);
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    text = (char *)read_file_bytes(json, &len);
+    text[len] = '\0';
+    ck_assert_msg(strstr(text, "\"step\": 10, \"seconds_before\": null, \"changed\": {}}"), "%s", text);
+    free(text);
+#undef RUN
+    free(first_text);
+    qkv_history_free(&h[0]);
+    qkv_history_free(&h[1]);
+    scratch_dir_remove();
+}
+END_TEST
+
 Suite *suite_history(void) {
     Suite *s = suite_create("history");
     TCase *tc = tcase_create("history");
@@ -243,6 +332,7 @@ Suite *suite_history(void) {
     tcase_add_test(tc, resumed_history_covers_the_whole_run);
     tcase_add_test(tc, weights_only_checkpoints);
     tcase_add_test(tc, resume_names_only_what_the_user_changed);
+    tcase_add_test(tc, json_records_the_run_and_seconds_go_on_across_a_resume);
     suite_add_tcase(s, tc);
     return s;
 }

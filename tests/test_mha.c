@@ -230,7 +230,7 @@ START_TEST(learned_positions_refuse_longer_sequences) {
     qkv_encoder_free(&enc);
     qkv_params_free(&params);
     ck_assert_int_eq(qkv_pos_kind_parse("rope"), QKV_POS_ROPE);
-    ck_assert_int_eq(qkv_pos_kind_parse("nope"), -1);
+    ck_assert_int_eq(qkv_pos_kind_parse("bogus"), -1);
 }
 END_TEST
 

@@ -19,6 +19,8 @@
 #include "core/ops/ops.h"
 #include "layers/positions.h"
 #include "layers/transformer.h"
+#include "optim/optimizer.h"
+#include "train/fields.h"
 #include "train/experiments/experiments.h"
 #include "train/tasks/sequence.h"
 
@@ -484,6 +486,46 @@ START_TEST(scheme_rows_carry_their_behaviour) {
 }
 END_TEST
 
+/* The papers' names (nope, ape) are aliases in the table: they parse to their
+ * row wherever a name does (qkv_pos_kind_parse, every --pos flag, lengthgen's
+ * list, where they become the row's name), are no row's name, and are never
+ * written: a run with --pos nope writes the bytes --pos none writes. */
+START_TEST(paper_names_are_aliases_of_their_rows) {
+    int aliases = 0;
+    for (int k = 0; k < QKV_POS_COUNT; k++) {
+        const char *alias = qkv_pos_schemes[k].alias;
+        if (!alias[0]) continue;
+        aliases++;
+        ck_assert_int_eq(qkv_pos_kind_parse(alias), k);
+        ck_assert_int_eq(qkv_choice_parse(qkv_pos_kind_names, alias), k);
+        for (int j = 0; j < QKV_POS_COUNT; j++) ck_assert_str_ne(alias, qkv_pos_schemes[j].name);
+    }
+    ck_assert_int_eq(aliases, 2);
+    ck_assert_int_eq(qkv_pos_kind_parse("nope"), QKV_POS_NONE);
+    ck_assert_int_eq(qkv_pos_kind_parse("ape"), QKV_POS_SINUSOIDAL);
+    ck_assert_int_eq(qkv_choice_parse(qkv_opt_kind_names, "ape"), -1);   /* another list has no aliases */
+    char line[512];
+    ck_assert_int_eq(run_qkv("experiment lengthgen --pos nope,none", line, sizeof line), 2);
+    ck_assert_msg(strstr(line, "--pos: 'none' given twice"), "%s", line);
+    scratch_dir_create();
+    char args[768];
+    const char *names[2] = {"none", "nope"}, *files[2] = {"none.st", "nope.st"};
+    char paths[2][256];
+    for (int i = 0; i < 2; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s", scratch_file(files[i]));
+        snprintf(args, sizeof args, "train reverse --pos %s --steps 1 --eval-every 0 --threads 1 --quiet --save %s",
+                 names[i], paths[i]);
+        ck_assert_msg(run_qkv(args, line, sizeof line) == 0, "qkv %s: %s", args, line);
+    }
+    size_t len[2];
+    unsigned char *bytes[2] = {read_file_bytes(paths[0], &len[0]), read_file_bytes(paths[1], &len[1])};
+    ck_assert_msg(len[0] == len[1] && memcmp(bytes[0], bytes[1], len[0]) == 0, "--pos nope and --pos none differ");
+    free(bytes[0]);
+    free(bytes[1]);
+    scratch_dir_remove();
+}
+END_TEST
+
 /* Ranks by score, ties sharing the mean rank; the MRR averages 1/rank over tasks. */
 START_TEST(lengthgen_mrr_hand_values) {
     /* task 0: a > b > c; task 1: c > a = b (a, b share rank 2.5) */
@@ -517,6 +559,7 @@ Suite *suite_pos_schemes(void) {
     TCase *rows = tcase_create("rows");
     tcase_add_test(rows, scheme_rules_are_one_check_for_task_and_layer);
     tcase_add_test(rows, scheme_rows_carry_their_behaviour);
+    tcase_add_test(rows, paper_names_are_aliases_of_their_rows);
     suite_add_tcase(s, rows);
     return s;
 }

@@ -180,8 +180,9 @@ START_TEST(test_top_p_on_uniform_rows) {
     ck_assert_int_eq(nucleus_count(four, 4, 0.75f, mask), 3);
     ck_assert_int_eq(nucleus_count(four, 4, 0.76f, mask), 4);
     ck_assert_int_eq(nucleus_count(four, 4, 1.0f, mask), 4); /* off */
-    ck_assert_int_eq(nucleus_count(four, 4, 0.0f, mask), 4); /* off */
     ck_assert_int_eq(nucleus_count(four, 4, 1e-30f, mask), 1);
+    ck_assert_int_eq(mask[0], 1);
+    ck_assert_int_eq(nucleus_count(four, 4, 0.0f, mask), 1); /* the limit of p -> 0: greedy, not off */
     ck_assert_int_eq(mask[0], 1);
 
     /* Ten tokens of 0.1: the float 0.3f (0.300000012) stands for 0.3, which three reach. */

@@ -171,6 +171,9 @@ START_TEST(sampling_is_reproducible_on_any_thread_count) {
     snprintf(args, sizeof args, "eval %s", ckpt);
     ck_assert_int_eq(run_stdout(args, one, sizeof one), 0);
     ck_assert_msg(strstr(one, "final: task=text checkpoint_step=30 val_loss=") && strstr(one, "val_bpb="), "%s", one);
+    char says[600];   /* eval names the data it evaluated on */
+    snprintf(says, sizeof says, "eval: %s: a text model at step 30, on %s\n", ckpt, scratch_file("t.txt"));
+    ck_assert_msg(strstr(one, says), "%s lacks %s", one, says);
     /* Another text of the same alphabet with --data; the trained-on file changed: refused. */
     char other_text[256], line[512];
     snprintf(other_text, sizeof other_text, "%s", write_text("other.txt"));
@@ -180,6 +183,8 @@ START_TEST(sampling_is_reproducible_on_any_thread_count) {
     snprintf(args, sizeof args, "eval %s --data %s", ckpt, other_text);
     ck_assert_int_eq(run_stdout(args, one, sizeof one), 0);
     ck_assert_msg(strstr(one, "val_loss="), "%s", one);
+    snprintf(says, sizeof says, ", on %s\n", other_text);
+    ck_assert_msg(strstr(one, says), "%s lacks %s", one, says);
     f = fopen(scratch_file("t.txt"), "a");
     fputs("more\n", f);
     fclose(f);
@@ -226,6 +231,18 @@ START_TEST(bad_input_is_one_line_exit_2_nothing_written) {
     char args[1024], out[4096], line[512];
     snprintf(args, sizeof args, "sample %s --prompt Zab --unknown skip --tokens 5 --temperature 0", ckpt);
     ck_assert_int_eq(run_stdout(args, out, sizeof out), 0);
+    char kept[4096];   /* the skipped byte is not echoed: the same text as the prompt without it */
+    snprintf(args, sizeof args, "sample %s --prompt ab --tokens 5 --temperature 0", ckpt);
+    ck_assert_int_eq(run_stdout(args, kept, sizeof kept), 0);
+    ck_assert_str_eq(out, kept);
+    ck_assert_msg(strncmp(out, "ab", 2) == 0, "%s", out);
+    /* --top-p 0 keeps the likeliest token alone, as 0.0001 does and as greedy does (not all tokens, as 1 does) */
+    const char *greedy_like[] = {"--top-p 0", "--top-p 0.0001"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "sample %s --prompt ab --tokens 5 --seed 7 %s", ckpt, greedy_like[i]);
+        ck_assert_int_eq(run_stdout(args, out, sizeof out), 0);
+        ck_assert_msg(strcmp(out, kept) == 0, "%s: \"%s\", greedy: \"%s\"", greedy_like[i], out, kept);
+    }
     ck_assert_int_eq(run_qkv("sample ref/tasks/points.safetensors", line, sizeof line), 2);
     ck_assert_msg(strstr(line, "points") && strstr(line, "text"), "%s", line);
 }

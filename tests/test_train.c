@@ -51,6 +51,24 @@ static void expect_help_lists(const char *args, const char *what) {
     ck_assert_msg(found, "qkv %s --help does not list %s", args, what);
 }
 
+/* `qkv args --help` says word (not as part of a longer word: "--plot" is not in
+ * "--plot-metric") exactly once. */
+static void expect_help_says_once(const char *args, const char *word) {
+    char command[512], line[1024];
+    snprintf(command, sizeof command, "%s %s --help 2>/dev/null", qkv_binary(), args);
+    FILE *p = popen(command, "r");
+    ck_assert_ptr_nonnull(p);
+    int count = 0;
+    size_t len = strlen(word);
+    while (fgets(line, sizeof line, p))
+        for (const char *at = strstr(line, word); at; at = strstr(at + 1, word)) {
+            char next = at[len];
+            count += !(next == '-' || next == '_' || (next >= 'a' && next <= 'z'));
+        }
+    pclose(p);
+    ck_assert_msg(count == 1, "qkv %s --help says %s %d times", args, word, count);
+}
+
 START_TEST(cli_rejects_bad_flags_with_one_line) {
     char line[512];
     ck_assert_int_eq(run_qkv("train spirals --steps abc", line, sizeof line), 2);
@@ -126,6 +144,9 @@ START_TEST(every_command_usage_comes_from_its_spec) {
         if (c->subs || c->run == qkv_cmd_train || c->run == qkv_cmd_version) continue;
         snprintf(expected, sizeof expected, "usage: qkv %s%s%s [flags]", c->name, c->args[0] ? " " : "", c->args);
         expect_help_lists(c->name, expected);
+        expect_help_says_once(c->name, "usage:");
+        for (int f = 0; c->run == qkv_cmd_sample && f < c->n_fields; f++)   /* its row, not the summary again */
+            if (c->fields[f].flag) expect_help_says_once(c->name, c->fields[f].flag);
         expect_help_lists(c->name, c->summary);
         if (c->n_args == 0) continue;
         ck_assert_int_eq(run_qkv(c->name, line, sizeof line), 2);
@@ -147,13 +168,36 @@ START_TEST(cli_suggests_the_nearest_name) {
         {"data detcet", "unknown set 'detcet' (did you mean detect? "},
         {"explain atention", "unknown topic 'atention' (did you mean attention? "},
         {"train reverse --zzz 1", "unknown flag '--zzz' (try --help)"},
-        {"zzz", "unknown command 'zzz' (known: see below)"},
+        {"zzz", "unknown command 'zzz' (qkv --help lists the commands)"},
     };
     char line[512];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         ck_assert_int_eq(run_qkv(cases[i].args, line, sizeof line), 2);
         ck_assert_msg(strstr(line, cases[i].says), "qkv %s: %s", cases[i].args, line);
     }
+}
+END_TEST
+
+/* A command line that names no command, task or subcommand it knows gets one
+ * line (a hint, never the whole usage after it) and exit 2. */
+START_TEST(an_unknown_or_missing_name_is_one_line) {
+    static const struct { const char *args, *says; } cases[] = {
+        {"trian", "qkv: unknown command 'trian' (did you mean train? qkv --help lists the commands)"},
+        {"train", "qkv train: which task? "},
+        {"experiment", "qkv experiment: which experiment? permutation"},
+        {"data", "qkv data: which set? "},
+        {"explain", "qkv explain: which topic? "},
+    };
+    char line[512];
+    scratch_dir_create();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *err = scratch_file("one_line.err");
+        int status = wait_qkv(spawn_qkv(cases[i].args, NULL, 0, err));
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "qkv %s: status %d", cases[i].args, status);
+        first_line(err, line, sizeof line);   /* fails on a second line */
+        ck_assert_msg(strncmp(line, cases[i].says, strlen(cases[i].says)) == 0, "qkv %s: %s", cases[i].args, line);
+    }
+    scratch_dir_remove();
 }
 END_TEST
 
@@ -165,6 +209,7 @@ Suite *suite_train(void) {
     tcase_add_test(tc, mlp_learns_spirals);
     tcase_add_test(tc, cli_rejects_bad_flags_with_one_line);
     tcase_add_test(tc, cli_suggests_the_nearest_name);
+    tcase_add_test(tc, an_unknown_or_missing_name_is_one_line);
     tcase_add_test(tc, every_command_takes_threads);
     tcase_add_test(tc, every_command_usage_comes_from_its_spec);
     suite_add_tcase(s, tc);

@@ -370,6 +370,7 @@ START_TEST(cli_refuses_bad_flags_and_writes_nothing) {
         {"--save /dev/null", "not a regular file"},
         {"--csv ''", "an output path is empty"},
         {"--epochs 3 --train-size 1000000000 --batch 1", "at most 1e9"},
+        {"--target 2", "--target 2: seq_acc is at most 1"},   /* an accuracy's target within [0, 1] */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(args, sizeof args, "train reverse --steps 2 --json %s %s", json, bad[i].flags);
@@ -379,6 +380,9 @@ START_TEST(cli_refuses_bad_flags_and_writes_nothing) {
     }
     ck_assert_int_eq(run_qkv("eval /nonexistent.safetensors", line, sizeof line), 2);
     ck_assert_int_eq(run_qkv("train", line, sizeof line), 2);
+    /* an error (maxreg's test MAE) has no upper bound: a target of 2 is one it can reach; 1 is an accuracy's top */
+    ck_assert_int_eq(run_qkv("train maxreg --target 2 --steps 1 --eval-every 0 --quiet", line, sizeof line), 0);
+    ck_assert_int_eq(run_qkv("train reverse --target 1 --steps 1 --eval-every 0 --quiet", line, sizeof line), 0);
     scratch_dir_remove();
 }
 END_TEST

@@ -90,8 +90,9 @@ START_TEST(plot_writes_axes_and_lines) {
         y[i] = 1 + 0.01 * i;
         y_gap[i] = i == 50 ? NAN : 2 + 0.01 * i;
     }
-    /* No labels: no legend, so every pixel of a series color is its line. */
-    qkv_plot_series series[3] = {{NULL, x, y, N}, {NULL, x, y_gap, N}, {NULL, x_bad, y_bad, 3}};
+    /* No labels: no legend, so every pixel of a series color is its line. Series 0
+     * is solid (the NaN's gap is its only one), series 1 dashed. */
+    qkv_plot_series series[3] = {{NULL, x, y_gap, N}, {NULL, x, y, N}, {NULL, x_bad, y_bad, 3}};
     qkv_plot_options o = {.title = "t", .x_label = "step", .y_label = "loss", .width = 320, .height = 200};
     const char *path = scratch_file("p.png");
     ck_assert_msg(qkv_plot_lines_png(path, series, 3, &o) == 0, "%s", qkv_last_error());
@@ -101,9 +102,9 @@ START_TEST(plot_writes_axes_and_lines) {
     ck_assert_int_eq(h, 200);
     ck_assert(same_color(px, (qkv_rgb){255, 255, 255})); /* background */
     ck_assert_int_gt(color_columns(px, w, h, qkv_palette(0), &first, &last, &gap), 200);
-    ck_assert_int_eq(gap, 0);
-    ck_assert_int_gt(color_columns(px, w, h, qkv_palette(1), &first, &last, &gap), 200);
     ck_assert_int_eq(gap, 1); /* the NaN breaks the line */
+    ck_assert_int_gt(color_columns(px, w, h, qkv_palette(1), &first, &last, &gap), 100);
+    ck_assert_int_eq(gap, 1); /* dashes */
     ck_assert_int_eq(color_columns(px, w, h, qkv_palette(2), &first, &last, &gap), 0); /* all skipped */
     stbi_image_free(px);
 
@@ -118,6 +119,30 @@ START_TEST(plot_writes_axes_and_lines) {
     ck_assert_int_gt(color_columns(px, w, h, qkv_palette(1), &first, &last, &gap), 0); /* legend swatch */
     stbi_image_free(px);
     ck_assert_int_eq(qkv_plot_lines_png(path, NULL, 0, NULL), 0);
+    scratch_dir_remove();
+}
+END_TEST
+
+/* Series that lie on one another (lengthgen's schemes at the same accuracy) all
+ * stay visible: each draws its own dashes and markers, so every color shows
+ * through the gaps of those drawn over it (with solid lines only the last one did). */
+START_TEST(plot_lines_on_one_another_all_show) {
+    scratch_dir_create();
+    enum { N = 12, S = 5 };
+    double x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = i, y[i] = i < 6 ? 1.0 : 0.2;
+    qkv_plot_series series[S];
+    for (int s = 0; s < S; s++) series[s] = (qkv_plot_series){NULL, x, y, N};   /* no legend */
+    const char *path = scratch_file("same.png");
+    ck_assert_int_eq(qkv_plot_lines_png(path, series, S, NULL), 0);
+    int w, h;
+    unsigned char *px = load_rgb(path, &w, &h);
+    for (int s = 0; s < S; s++) {
+        long n = 0;
+        for (long i = 0; i < (long)w * h; i++) n += same_color(px + 3 * i, qkv_palette(s));
+        ck_assert_msg(n >= 40, "series %d: %ld pixels of its color", s, n);
+    }
+    stbi_image_free(px);
     scratch_dir_remove();
 }
 END_TEST
@@ -416,6 +441,7 @@ Suite *suite_viz(void) {
     tcase_add_test(tc, canvas_draws_and_saves);
     tcase_add_test(tc, plot_writes_axes_and_lines);
     tcase_add_test(tc, plot_errors_are_one_line);
+    tcase_add_test(tc, plot_lines_on_one_another_all_show);
     tcase_add_test(tc, tape_dot_in_process);
     tcase_add_test(tc, train_plot_and_dot_end_to_end);
     tcase_add_test(tc, mha_capture_keeps_outputs);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/number.h"
+#include "layers/positions.h"
 
 static void *member(void *config, const qkv_field *f) { return (char *)config + f->offset; }
 static const void *const_member(const void *config, const qkv_field *f) { return (const char *)config + f->offset; }
@@ -273,4 +274,20 @@ const qkv_field *qkv_fields_find_key(const qkv_field *fields, int n, const char 
     for (int i = 0; i < n; i++)
         if (fields[i].key && strcmp(fields[i].key, key) == 0) return &fields[i];
     return NULL;
+}
+
+/* The choice lists with aliases, and the parse that knows them (their tables'). */
+static const struct {
+    const char *const *names;
+    int (*parse)(const char *text);
+} aliased_choices[] = {
+    {qkv_pos_kind_names, qkv_pos_kind_parse},
+};
+
+int qkv_choice_parse(const char *const *choices, const char *text) {
+    for (int c = 0; choices[c]; c++)
+        if (strcmp(text, choices[c]) == 0) return c;
+    for (size_t i = 0; i < sizeof aliased_choices / sizeof *aliased_choices; i++)
+        if (aliased_choices[i].names == choices) return aliased_choices[i].parse(text);
+    return -1;
 }

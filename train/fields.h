@@ -148,5 +148,9 @@ int qkv_fields_parse_present(const char *what, const qkv_field *fields, int n, c
 int qkv_fields_check_text(const qkv_field *fields, int n, const void *config);
 /* The field with this key, or NULL. */
 const qkv_field *qkv_fields_find_key(const qkv_field *fields, int n, const char *key);
+/* The index of a CHOICE value as typed (a flag): one of choices, or an alias the
+ * list's own table gives (the position schemes': nope, ape; layers/positions.h);
+ * -1 if neither. A checkpoint's description holds names only, read exactly. */
+int qkv_choice_parse(const char *const *choices, const char *text);
 
 #endif

@@ -2,12 +2,15 @@
 #include "train/history.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "core/fileio.h"
 #include "core/number.h"
 #include "train/viz/plot.h"
 
@@ -157,6 +160,38 @@ int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *w
     return 0;
 }
 
+double qkv_history_adopt_seconds(qkv_history *h, const qkv_history *earlier, long step) {
+    int *match = malloc(((size_t)h->n + 1) * sizeof *match);
+    if (!match) qkv_fatal("history: out of memory for %d rows", h->n);
+    int e = 0, same = h->n > 0;   /* an empty history proves nothing */
+    for (int r = 0; r < h->n && same; r++) {   /* both in step order: one walk */
+        while (e < earlier->n && earlier->step[e] < h->step[r]) e++;
+        same = e < earlier->n && earlier->step[e] == h->step[r] && earlier->loss[e] == h->loss[r] &&
+               (earlier->lr[e] == h->lr[r] || (isnan(earlier->lr[e]) && isnan(h->lr[r])));
+        match[r] = e;
+    }
+    double until = NAN;
+    for (int r = 0; same && r < earlier->n && earlier->step[r] <= (double)step; r++)
+        if (!isnan(earlier->seconds[r])) until = earlier->seconds[r];
+    if (same && !isnan(until))
+        for (int r = 0; r < h->n; r++) h->seconds[r] = earlier->seconds[match[r]];
+    free(match);
+    return same ? until : NAN;
+}
+
+double qkv_history_adopt_csv_seconds(qkv_history *h, const char *path, long step) {
+    if (access(path, R_OK) != 0) return NAN;   /* none yet: nothing to go on from */
+    size_t len;
+    char *text = (char *)qkv_read_file(path, (size_t)64 << 20, &len);
+    qkv_history earlier = {0};
+    double before = NAN;
+    if (text && qkv_history_parse(&earlier, text, LONG_MAX, path) == 0)
+        before = qkv_history_adopt_seconds(h, &earlier, step);
+    qkv_history_free(&earlier);
+    free(text);
+    return before;
+}
+
 /* ---- the picture ------------------------------------------------------------------ */
 
 static int is_loss_key(const char *key) {
@@ -170,6 +205,12 @@ static qkv_plot_series evaluated(const qkv_history *h, int k, double *x, double 
     for (int r = 0; r < h->n; r++)
         if (!isnan(h->metric[k][r])) x[n] = h->step[r], y[n++] = h->metric[k][r];
     return (qkv_plot_series){h->key[k], x, y, n};
+}
+
+const char *qkv_history_loss_title(const qkv_history *h) {
+    for (int k = 0; k < h->n_keys; k++)
+        if (is_loss_key(h->key[k])) return "loss (train and held-out, nats)";
+    return "train loss (nats)";   /* the task evaluates no loss (reverse: accuracies) */
 }
 
 int qkv_history_write_png(const qkv_history *h, const char *path, const char *title) {
@@ -190,7 +231,7 @@ int qkv_history_write_png(const qkv_history *h, const char *path, const char *ti
         else metrics[n_metrics++] = s;
     }
     double first = h->n ? h->step[0] : 0, last = h->n ? h->step[h->n - 1] : 1;
-    qkv_plot_options loss_options = {.title = "loss (train and held-out, nats)", .x_label = "step",
+    qkv_plot_options loss_options = {.title = qkv_history_loss_title(h), .x_label = "step",
                                      .y_label = "loss (log)", .log_y = 1, .x_min = first, .x_max = last};
     qkv_plot_options metric_options = {.title = "held-out metrics", .x_label = "step", .y_label = "value",
                                        .x_min = first, .x_max = last};

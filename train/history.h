@@ -50,10 +50,25 @@ char *qkv_history_csv(const qkv_history *h, int seconds);
  * checkpoint's text is input). */
 int qkv_history_parse(qkv_history *h, const char *csv, long until, const char *what);
 
+/* After --resume: the seconds of the run's part before it, taken from earlier
+ * (that run's --csv, read back), since a checkpoint's history keeps no clock.
+ * earlier counts only when every row of h is one of its rows (the same step,
+ * loss and lr: the same run), and then gives its seconds to h's rows and
+ * returns the seconds of its last row at or before `step` (the time the run
+ * had taken when it reached the checkpoint, to go on from); else h is left as
+ * it is and NAN returned. */
+double qkv_history_adopt_seconds(qkv_history *h, const qkv_history *earlier, long step);
+/* The same with earlier read from the CSV file at path (a resumed run's --csv,
+ * where the earlier part wrote it); NAN when there is none or it does not parse. */
+double qkv_history_adopt_csv_seconds(qkv_history *h, const char *path, long step);
+
 /* One picture: the train loss and every metric named *_loss on one log axis (the
  * same unit: nats per token or example), the other metrics beside it, both
  * panels over the same steps; title above. 0, or -1 with qkv_last_error(). */
 int qkv_history_write_png(const qkv_history *h, const char *path, const char *title);
+/* The loss panel's title: "loss (train and held-out, nats)" when a metric named
+ * *_loss is there to draw beside the train loss, else "train loss (nats)". */
+const char *qkv_history_loss_title(const qkv_history *h);
 
 void qkv_history_free(qkv_history *h);
 

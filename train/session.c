@@ -149,6 +149,7 @@ int qkv_session_prepare(qkv_session *s, const qkv_session_spec *spec) {
     s->status = 2;
     qkv_trainer_config *c = &s->config;
     if ((spec->check && spec->check(spec->ctx, c) != 0) || qkv_trainer_check_outputs(c) != 0 ||
+        qkv_trainer_check_target(c) != 0 ||
         (c->max_memory && qkv_memory_parse_size(c->max_memory, &s->max_memory) != 0))
         return -1;
     derive_schedule(c);

@@ -87,6 +87,18 @@ int qkv_trainer_check_outputs(const qkv_trainer_config *config) {
     return 0;
 }
 
+/* A higher-is-better metric (an accuracy, F1) lies in [0, 1]: a target above 1 is
+ * never reached, so the run would never stop early. An error (MAE, a loss) has no
+ * upper bound: any target >= 0 is one it can reach. */
+int qkv_trainer_check_target(const qkv_trainer_config *config) {
+    if (config->target_key && !config->lower_is_better && config->target > 1.0f) {
+        qkv_set_error("--target %g: %s is at most 1, so the run would never reach it (0: no target)",
+                      (double)config->target, config->target_key);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- progress ---------------------------------------------------------------- */
 
 typedef struct progress {
@@ -170,6 +182,7 @@ struct qkv_run {
     int over;                         /* 1: the target was met (the run is over before --steps) */
     int pending_checked;              /* a resumed step's cut evaluation was looked for (evaluate_pending) */
     qkv_history resumed;              /* the checkpoint's history, up to its step */
+    double seconds_before;            /* resumed: the seconds the run took before (history.h); -1: unknown */
     qkv_train_outputs outputs;        /* --csv, --plot, --json */
     size_t arena_budget;              /* the tape arenas' budget before this run (restored at its end) */
 };
@@ -222,8 +235,20 @@ qkv_run *qkv_run_start(const qkv_run_setup *setup, qkv_train_result *result) {
                            config->log_every);
     run->outputs.history = run->resumed; /* the run so far, when resumed: the files cover all of it */
     memset(&run->resumed, 0, sizeof run->resumed);
+    /* a checkpoint keeps no clock: the seconds before --resume come from the earlier --csv (history.h) */
+    double before = run->resume && config->csv_path
+                        ? qkv_history_adopt_csv_seconds(&run->outputs.history, config->csv_path, run->start) : NAN;
+    run->seconds_before = isnan(before) ? -1 : before;
+    const qkv_trainer_resume_note note = {run->resume ? run->resume->path : NULL, run->start,
+                                          run->resume ? run->resume->settings : NULL, run->seconds_before};
+    run->outputs.record = config->json_path ? qkv_trainer_record_json(config, run->resume ? &note : NULL) : NULL;
     run->prog = progress_make(config, task, run->start);
     return run;
+}
+
+/* Seconds since the run began: this part's, after those it took before --resume when known. */
+static double run_seconds(const train_run *run) {
+    return omp_get_wtime() - run->prog.start + (run->seconds_before > 0 ? run->seconds_before : 0);
 }
 
 /* ---- one step ------------------------------------------------------------------------- */
@@ -469,7 +494,7 @@ static int write_row(train_run *run) {
     int scheduled = config->eval_every > 0 && step % config->eval_every == 0;
     int eval_now = run->evaluated;
     const qkv_metrics *fresh = eval_now ? &run->metrics : NULL; /* metrics are shown and kept when evaluated */
-    qkv_train_outputs_record(&run->outputs, step, loss, run->lr, omp_get_wtime() - run->prog.start, fresh,
+    qkv_train_outputs_record(&run->outputs, step, loss, run->lr, run_seconds(run), fresh,
                              keep_now || scheduled);
     if (log_now || eval_now) report_progress(&run->prog, config, step, loss, fresh, &run->metrics, 0);
     if (eval_now && qkv_dist_rank() == 0 && run->task->report && !config->quiet) report(run);
@@ -557,7 +582,7 @@ static int final_evaluation(train_run *run) {
     }
     result->metrics = run->metrics;
     qkv_train_outputs_record_final(&run->outputs, run->step, result->final_loss, run->lr,
-                                   omp_get_wtime() - run->prog.start, &run->metrics);
+                                   run_seconds(run), &run->metrics);
     if (run->prog.tty && !run->prog.quiet)
         report_progress(&run->prog, &run->config, run->step, result->final_loss, &run->metrics, &run->metrics, 1);
     return save_final(run);

@@ -52,8 +52,11 @@
  * "final: key=value ...". The run's history (train/history.h: a row per logged
  * or evaluated step, every step when log_every is 0, and the final evaluation,
  * a column per metric) makes --csv and --plot, written atomically at the end
- * with --json; --dot after the first step; their paths are checked before
- * training starts.
+ * with --json (which also records this qkv, its instruction-set path, the
+ * settings from the field table and the resume: trainer_fields.h); --dot after
+ * the first step; their paths are checked before training starts. A resumed
+ * run's seconds go on from the earlier part's when its --csv is found at this
+ * run's --csv path (history.h: a checkpoint keeps no clock).
  */
 #ifndef QKV_TRAINER_H
 #define QKV_TRAINER_H
@@ -126,5 +129,9 @@ int qkv_check_png_path(const char *path);
 /* All of config's output paths (--json, --csv, --save, --plot, --dot), distinct; the session
  * checks them once, before the task loads its data. */
 int qkv_trainer_check_outputs(const qkv_trainer_config *config);
+/* --target within its metric's range: at most 1 for a higher-is-better metric (an
+ * accuracy, F1: all of them lie in [0, 1]), no bound for an error
+ * (lower_is_better: MAE, a loss). 0, or -1 with a one-line qkv_last_error(). */
+int qkv_trainer_check_target(const qkv_trainer_config *config);
 
 #endif

@@ -20,7 +20,8 @@ typedef struct qkv_trainer_config {
     int log_every;
     const char *target_key;     /* the metric shown in progress lines, or NULL */
     float target;               /* > 0: stop early once target_key reaches it */
-    int lower_is_better;        /* the target metric is an error (MAE): stop at <= target */
+    int lower_is_better;        /* the target metric is an error (MAE): stop at <= target; else it lies
+                                   in [0, 1] (an accuracy, F1), and so must target (qkv_trainer_check_target) */
     float clip;                 /* global-norm clip, 0: none */
     qkv_optimizer_config optim;
     qkv_schedule schedule;

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/kernels/isa.h"
 #include "core/kernels/parallel.h"
+#include "core/version.h"
 #include "train/dist.h"
 #include "train/settings.h"
 
@@ -28,7 +31,8 @@ const qkv_field qkv_trainer_fields[] = {
     QKV_SETTING_FIELD_AT(QKV_FIELD_FLOAT, QKV_SETTING_CLIP, T, clip, 0, 0, 2),
     QKV_INT_FIELD("--eval-every", NULL, T, eval_every, 0, 1e9, 0, "steps between evaluations; 0: only at the end"),
     QKV_INT_FIELD("--log-every", NULL, T, log_every, 0, 1e9, 0, "steps between log lines; 0: none"),
-    QKV_FLOAT_FIELD("--target", NULL, T, target, 0, 1e9, 0, "stop early when the target metric reaches this"),
+    QKV_FLOAT_FIELD("--target", NULL, T, target, 0, 1e9, 0,
+                    "stop early when the target metric reaches this (an accuracy: at most 1; an error: any); 0: never"),
     QKV_TEXT_FIELD("--save", NULL, T, save_path, NULL, "write a checkpoint (safetensors) here"),
     QKV_INT_FIELD("--save-every", NULL, T, save_every, 0, 1e9, 0, "also checkpoint every N steps"),
     QKV_FLAG_FIELD("--save-weights-only", T, save_weights_only,
@@ -70,11 +74,13 @@ void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out) 
     qkv_fields_describe_against(qkv_trainer_fields, qkv_trainer_n_fields, config, config->defaults, out);
 }
 
-void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_config_kv *saved, char *out,
-                                  size_t len) {
-    out[0] = '\0';
-    size_t used = 0;
-    for (int i = 0; i < qkv_trainer_n_fields && used < len; i++) {
+/* Calls changed(f, now, before, ctx) for each recorded setting whose value now
+ * differs from the one saved recorded (an OPTIONAL one it leaves out stands for
+ * the defaults; another it lacks was written before the setting: not compared). */
+static void for_each_change(const qkv_trainer_config *config, const qkv_config_kv *saved,
+                            void (*changed)(const qkv_field *f, const char *now, const char *before, void *ctx),
+                            void *ctx) {
+    for (int i = 0; i < qkv_trainer_n_fields; i++) {
         const qkv_field *f = &qkv_trainer_fields[i];
         if (!f->key) continue;
         char now[64], before_default[64];
@@ -86,10 +92,112 @@ void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_co
             before = before_default;
         }
         qkv_field_format(f, config, now, sizeof now);
-        if (strcmp(before, now) != 0)
-            used += (size_t)snprintf(out + used, len - used, "%s%s%s %s (the checkpoint's run: %s)", used ? ", " : "",
-                                     f->flag ? "" : "train.", f->flag ? f->flag : f->key, now, before);
+        if (strcmp(before, now) != 0) changed(f, now, before, ctx);
     }
+}
+
+typedef struct change_text {
+    char *out;
+    size_t len, used;
+} change_text;
+
+static void change_as_text(const qkv_field *f, const char *now, const char *before, void *ctx) {
+    change_text *t = ctx;
+    if (t->used >= t->len) return;
+    t->used += (size_t)snprintf(t->out + t->used, t->len - t->used, "%s%s%s %s (the checkpoint's run: %s)",
+                                t->used ? ", " : "", f->flag ? "" : "train.", f->flag ? f->flag : f->key, now, before);
+}
+
+void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_config_kv *saved, char *out,
+                                  size_t len) {
+    out[0] = '\0';
+    change_text t = {out, len, 0};
+    for_each_change(config, saved, change_as_text, &t);
+}
+
+/* ---- the --json record ---------------------------------------------------------- */
+
+/* A row's name in JSON: its key, else its flag without the dashes, '-' as '_'. */
+static void json_name(const qkv_field *f, char *out, size_t len) {
+    snprintf(out, len, "%s", f->key ? f->key : f->flag + 2);
+    for (char *c = out; *c; c++)
+        if (*c == '-') *c = '_';
+}
+
+/* A value as qkv_field_format writes it: a name as a JSON string, a number as it is. */
+static void json_value(qkv_json_out *out, const qkv_field *f, const char *text) {
+    if (f->kind == QKV_FIELD_CHOICE || f->kind == QKV_FIELD_TEXT) qkv_json_out_string(out, text);
+    else qkv_json_out_text(out, text);
+}
+
+/* A setting of the run: a row with a key (what a checkpoint records), or a flag
+ * that takes a number or a name (--steps, --optimizer, --eval-every, --target,
+ * --threads); paths, switches and members are no settings. */
+static int is_setting(const qkv_field *f) {
+    if (f->kind == QKV_FIELD_TEXT || f->kind == QKV_FIELD_FLAG || f->kind == QKV_FIELD_POINTER) return 0;
+    return f->key || f->flag;
+}
+
+typedef struct change_json {
+    qkv_json_out *out;
+    int n;
+} change_json;
+
+static void change_as_json(const qkv_field *f, const char *now, const char *before, void *ctx) {
+    change_json *j = ctx;
+    char name[48];
+    json_name(f, name, sizeof name);
+    qkv_json_out_text(j->out, j->n++ ? ", " : "");
+    qkv_json_out_string(j->out, name);
+    qkv_json_out_text(j->out, ": {\"now\": ");
+    json_value(j->out, f, now);
+    qkv_json_out_text(j->out, ", \"checkpoint\": ");
+    json_value(j->out, f, before);
+    qkv_json_out_text(j->out, "}");
+}
+
+static void record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed,
+                        qkv_json_out *out) {
+    qkv_json_out_text(out, "\"qkv_version\": ");
+    qkv_json_out_string(out, QKV_VERSION);
+    qkv_json_out_text(out, ", \"isa\": ");
+    qkv_json_out_string(out, qkv_isa_name());
+    qkv_json_out_text(out, ", \"settings\": {");
+    int n = 0;
+    for (int i = 0; i < qkv_trainer_n_fields; i++) {
+        const qkv_field *f = &qkv_trainer_fields[i];
+        if (!is_setting(f)) continue;
+        char name[48], value[64];
+        json_name(f, name, sizeof name);
+        qkv_field_format(f, config, value, sizeof value);
+        qkv_json_out_text(out, n++ ? ", " : "");
+        qkv_json_out_string(out, name);
+        qkv_json_out_text(out, ": ");
+        json_value(out, &qkv_trainer_fields[i], value);
+    }
+    qkv_json_out_text(out, "}, \"resumed\": ");
+    if (!resumed) {
+        qkv_json_out_text(out, "null");
+        return;
+    }
+    char number[64];
+    qkv_json_out_text(out, "{\"checkpoint\": ");
+    qkv_json_out_string(out, resumed->path);
+    snprintf(number, sizeof number, ", \"step\": %ld, \"seconds_before\": ", resumed->step);
+    qkv_json_out_text(out, number);
+    if (resumed->seconds_before >= 0) snprintf(number, sizeof number, "%.3f", resumed->seconds_before);
+    qkv_json_out_text(out, resumed->seconds_before >= 0 ? number : "null");
+    qkv_json_out_text(out, ", \"changed\": {");
+    change_json j = {out, 0};
+    for_each_change(config, resumed->settings, change_as_json, &j);
+    qkv_json_out_text(out, "}}");
+}
+
+char *qkv_trainer_record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed) {
+    qkv_json_out json = {0};
+    record_json(config, resumed, &json);
+    if (json.failed) qkv_fatal("trainer: out of memory for the --json record");
+    return json.data;
 }
 
 int qkv_trainer_check_settings(const qkv_config_kv *saved, const qkv_trainer_config *base) {

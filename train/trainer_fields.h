@@ -31,6 +31,22 @@ void qkv_trainer_settings(const qkv_trainer_config *config, qkv_config_kv *out);
  * the defaults. */
 void qkv_trainer_settings_changes(const qkv_trainer_config *config, const qkv_config_kv *saved, char *out,
                                   size_t len);
+/* A resumed run, for its --json record: the checkpoint's path, step and recorded
+ * settings, and the seconds the run had taken before it (from the earlier --csv,
+ * history.h; < 0: unknown). */
+typedef struct qkv_trainer_resume_note {
+    const char *path;
+    long step;
+    const qkv_config_kv *settings;
+    double seconds_before;
+} qkv_trainer_resume_note;
+/* The run's part of a --json record, as JSON members (malloc'd text to put after
+ * "task"): "qkv_version", "isa" (the instruction-set path), "settings" (every
+ * setting of the field table: the recorded ones by key, the others by flag,
+ * "eval_every"; numbers as numbers, names as strings), then "resumed": null or
+ * {"checkpoint", "step", "seconds_before" (null: unknown), "changed": {NAME:
+ * {"now", "checkpoint"}} (the settings qkv_trainer_settings_changes names)}. */
+char *qkv_trainer_record_json(const qkv_trainer_config *config, const qkv_trainer_resume_note *resumed);
 /* A checkpoint's recorded settings (its "train." entries) read as the adoption
  * below reads them, into a copy of base: 0, or -1 with qkv_last_error() naming
  * the first key no setting has or a value out of its range or not a number as

@@ -85,10 +85,14 @@ static void json_history(qkv_json_out *out, const qkv_history *h) {
 }
 
 /* The --json summary's text into out (out->failed: out of memory). */
-static void summary_json(qkv_json_out *out, const qkv_task *task, const qkv_config_kv *config,
+static void summary_json(qkv_json_out *out, const qkv_task *task, const char *record, const qkv_config_kv *config,
                          const qkv_train_result *r, const qkv_history *history) {
     qkv_json_out_text(out, "{\"task\": ");
     qkv_json_out_string(out, task->name);
+    if (record) {
+        qkv_json_out_text(out, ", ");
+        qkv_json_out_text(out, record);
+    }
     json_config(out, config);
     json_number(out, "steps", (double)r->steps_done, "%.0f");
     qkv_json_out_text(out, ", ");
@@ -131,7 +135,7 @@ static int write_together(qkv_train_outputs *out, const qkv_task *task, const qk
     qkv_json_out json = {0};
     if (out->csv_path) lens[0] = strlen(texts[0] = qkv_history_csv(&out->history, 1));
     if (out->json_path) {
-        summary_json(&json, task, description, result, &out->history);
+        summary_json(&json, task, out->record, description, result, &out->history);
         texts[1] = json.data;
         lens[1] = json.len;
     }
@@ -176,6 +180,7 @@ int qkv_train_outputs_finish(qkv_train_outputs *out, int write, const qkv_task *
     if (write && (out->csv_path || out->json_path || out->plot_path))
         rc = write_together(out, task, description, result);
     qkv_history_free(&out->history);
+    free(out->record);
     memset(out, 0, sizeof *out);
     return rc != 0 ? -1 : 0;
 }

@@ -30,6 +30,7 @@ typedef struct qkv_train_outputs {
     long final_step;
     double final_loss, final_lr, final_seconds;
     qkv_metrics final_metrics;
+    char *record;        /* the run's JSON members after "task" (malloc'd, freed by finish), or NULL */
 } qkv_train_outputs;
 
 /* The outputs of a run (its --csv, --plot and --json paths, each NULL when off,

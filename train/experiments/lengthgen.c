@@ -196,8 +196,8 @@ static int parse_schemes(lengthgen *g) {
         int kind = qkv_pos_kind_parse(base);
         if (kind < 0 || (sc->randomized && !qkv_pos_randomizable((qkv_pos_kind)kind)))
             return qkv_set_error("--pos: unknown scheme '%s' (allowed: %s)", items[s], allowed), -1;
-        sc->kind = (qkv_pos_kind)kind;
-        strcpy(sc->name, items[s]);
+        sc->kind = (qkv_pos_kind)kind;   /* the table's name, also when an alias was typed (nope: none) */
+        snprintf(sc->name, sizeof sc->name, "%s%s", qkv_pos_kind_name(sc->kind), sc->randomized ? "-rand" : "");
         for (int i = 0; i < s; i++)
             if (strcmp(g->schemes[i].name, sc->name) == 0) return qkv_set_error("--pos: '%s' given twice", sc->name), -1;
     }

@@ -123,6 +123,63 @@ static int check_series(const qkv_plot_series *series, int n_series) {
     return 0;
 }
 
+/* ---- line styles and markers ---------------------------------------------------- */
+
+/* Series s's style, by index: solid, long dashes, short dashes, dash-dot, dots
+ * (on/off run lengths in pixels along the line, 0-terminated), and its marker.
+ * Lines that lie on one another (schemes with the same accuracy) then still show
+ * every color through the others' gaps, and the legend tells them apart. */
+#define N_STYLES 5
+static const int dash[N_STYLES][5] = {{0}, {9, 4}, {4, 4}, {10, 3, 2, 3}, {2, 4}};
+typedef enum { MARK_SQUARE, MARK_DIAMOND, MARK_TRIANGLE, MARK_PLUS, MARK_CROSS } marker;
+
+static const int *style_dash(int s) { return dash[s % N_STYLES]; }
+static marker style_marker(int s) { return (marker)(s % N_STYLES); }
+
+/* A segment in pattern, whose phase (pixels into it) goes on from segment to
+ * segment so a dashed polyline keeps its rhythm. */
+static void styled_line(qkv_canvas *c, int x0, int y0, int x1, int y1, qkv_rgb color, const int *pattern,
+                        double *phase) {
+    if (!pattern[0]) {
+        qkv_canvas_line(c, x0, y0, x1, y1, color, 2);
+        return;
+    }
+    int period = 0, runs = 0;
+    while (runs < 4 && pattern[runs]) period += pattern[runs++];
+    double dx = x1 - x0, dy = y1 - y0, len = hypot(dx, dy);
+    for (double t = 0; t < len;) {
+        double at = fmod(*phase + t, period);
+        int k = 0;
+        while (at >= pattern[k]) at -= pattern[k], k = (k + 1) % runs;
+        double step = fmin(pattern[k] - at, len - t);
+        if (k % 2 == 0)   /* an "on" run */
+            qkv_canvas_line(c, (int)lround(x0 + dx * t / len), (int)lround(y0 + dy * t / len),
+                            (int)lround(x0 + dx * (t + step) / len), (int)lround(y0 + dy * (t + step) / len), color, 2);
+        t += step;
+    }
+    *phase = fmod(*phase + len, period);
+}
+
+/* Series s's marker at (x, y): a filled square, or an outline (diamond, triangle,
+ * plus, cross) that lets a marker under it show. */
+static void draw_marker(qkv_canvas *c, int x, int y, marker m, qkv_rgb color) {
+    switch (m) {
+    case MARK_SQUARE: qkv_canvas_fill_rect(c, x - 2, y - 2, 5, 5, color); break;
+    case MARK_DIAMOND:
+        qkv_canvas_line(c, x, y - 5, x + 5, y, color, 1), qkv_canvas_line(c, x + 5, y, x, y + 5, color, 1);
+        qkv_canvas_line(c, x, y + 5, x - 5, y, color, 1), qkv_canvas_line(c, x - 5, y, x, y - 5, color, 1);
+        break;
+    case MARK_TRIANGLE:
+        qkv_canvas_line(c, x, y - 7, x + 6, y + 4, color, 1), qkv_canvas_line(c, x + 6, y + 4, x - 6, y + 4, color, 1);
+        qkv_canvas_line(c, x - 6, y + 4, x, y - 7, color, 1);
+        break;
+    case MARK_PLUS: qkv_canvas_line(c, x - 7, y, x + 7, y, color, 1), qkv_canvas_line(c, x, y - 7, x, y + 7, color, 1); break;
+    case MARK_CROSS:
+        qkv_canvas_line(c, x - 4, y - 4, x + 4, y + 4, color, 2), qkv_canvas_line(c, x - 4, y + 4, x + 4, y - 4, color, 2);
+        break;
+    }
+}
+
 /* Pixel coordinate of axis value v over [p0, p1] (p1 may be < p0: y grows down). */
 static int to_pixel(const axis *a, double v, int p0, int p1) {
     double f = (v - a->lo) / (a->hi - a->lo);
@@ -155,7 +212,7 @@ static void draw_legend(qkv_canvas *c, const qkv_plot_series *series, int n_seri
             if (w > text_w) text_w = w;
         }
     if (!n) return;
-    int row = QKV_FONT_H + 4, box_w = text_w + 30, box_h = n * row + 6;
+    int row = QKV_FONT_H + 8, box_w = text_w + 44, box_h = n * row + 6;
     int xs[2] = {right - box_w - 6, left + 7}, ys[2] = {top + 6, bottom - box_h - 6};
     int x = xs[0], y = ys[0];
     long best = -1;
@@ -169,9 +226,11 @@ static void draw_legend(qkv_canvas *c, const qkv_plot_series *series, int n_seri
     int k = 0;
     for (int s = 0; s < n_series; s++) {
         if (!series[s].label || !*series[s].label) continue;
-        int ry = y + 4 + k * row;
-        qkv_canvas_line(c, x + 5, ry + 3, x + 20, ry + 3, qkv_palette(s), 2);
-        qkv_canvas_text(c, x + 25, ry, series[s].label, TEXT, 1);
+        int ry = y + 6 + k * row;
+        double phase = 0;
+        styled_line(c, x + 5, ry + 3, x + 34, ry + 3, qkv_palette(s), style_dash(s), &phase);
+        draw_marker(c, x + 19, ry + 3, style_marker(s), qkv_palette(s));
+        qkv_canvas_text(c, x + 39, ry, series[s].label, TEXT, 1);
         k++;
     }
 }
@@ -199,9 +258,14 @@ static void draw_band(qkv_canvas *c, const qkv_plot_series *s, const qkv_plot_ba
     }
 }
 
-static void draw_series(qkv_canvas *c, const qkv_plot_series *s, qkv_rgb color, int log_y, const axis *ax,
+/* Series index's line (markers 0), or its markers (markers 1): all lines are drawn
+ * before any marker, so a line never hides another series' markers; the markers
+ * of series 0 (a filled square) come last, inside the larger outlines of the rest. */
+static void draw_series(qkv_canvas *c, const qkv_plot_series *s, int index, int markers, int log_y, const axis *ax,
                         const axis *ay, int left, int right, int top, int bottom) {
     int have_prev = 0, prev_x = 0, prev_y = 0;
+    qkv_rgb color = qkv_palette(index);
+    double phase = 0;
     for (int i = 0; i < s->n; i++) {
         if (!point_ok(s->x[i], 0) || !point_ok(s->y[i], log_y)) {
             have_prev = 0;
@@ -210,9 +274,9 @@ static void draw_series(qkv_canvas *c, const qkv_plot_series *s, qkv_rgb color, 
         int px = to_pixel(ax, s->x[i], left, right);
         int py = to_pixel(ay, to_axis(s->y[i], log_y), bottom, top);
         int next_ok = i + 1 < s->n && point_ok(s->x[i + 1], 0) && point_ok(s->y[i + 1], log_y);
-        if (have_prev) qkv_canvas_line(c, prev_x, prev_y, px, py, color, 2);
-        if (s->n <= MARKER_MAX_POINTS || (!have_prev && !next_ok))
-            qkv_canvas_fill_rect(c, px - 2, py - 2, 5, 5, color);
+        if (!markers && have_prev) styled_line(c, prev_x, prev_y, px, py, color, style_dash(index), &phase);
+        if (markers && (s->n <= MARKER_MAX_POINTS || (!have_prev && !next_ok)))
+            draw_marker(c, px, py, style_marker(index), color);
         have_prev = 1;
         prev_x = px;
         prev_y = py;
@@ -303,8 +367,10 @@ int qkv_plot_lines_draw(qkv_canvas *c, int x, int y, int w, int h, const qkv_plo
     for (int s = 0; s < n_series; s++)
         if (o->bands && o->bands[s].lo && o->bands[s].hi)
             draw_band(c, &series[s], &o->bands[s], qkv_palette(s), o->log_y, &ax, &ay, left, right, top, bottom);
-    for (int s = 0; s < n_series; s++)
-        draw_series(c, &series[s], qkv_palette(s), o->log_y, &ax, &ay, left, right, top, bottom);
+    for (int s = 0; s < n_series; s++)   /* lines in order, then markers the other way: the */
+        draw_series(c, &series[s], s, 0, o->log_y, &ax, &ay, left, right, top, bottom);
+    for (int s = n_series - 1; s >= 0; s--)   /* small filled square last, inside the outlines */
+        draw_series(c, &series[s], s, 1, o->log_y, &ax, &ay, left, right, top, bottom);
     qkv_canvas_clip(c, x, y, w, h);
     qkv_canvas_rect(c, left, top, right - left + 1, bottom - top + 1, BLACK);
     draw_legend(c, series, n_series, left, right, top, bottom);

@@ -7,7 +7,10 @@
  * series are fine (they still get a legend entry); with no valid point at all the
  * axes span [0, 1]. Axis ranges are the data's, widened to round tick values.
  * A series' band (options->bands) counts in the y range and is filled at each x
- * between its points' pixels. Series i is drawn in qkv_palette(i); series with a NULL or empty label are left
+ * between its points' pixels. Series i is drawn in qkv_palette(i), in the i-th of
+ * five line styles (solid, long dashes, short dashes, dash-dot, dots) with the i-th
+ * of five markers (square, diamond, triangle, plus, cross), so series that lie on
+ * one another all stay visible; series with a NULL or empty label are left
  * out of the legend.
  *
  * qkv_plot_lines_png returns 0, or -1 with qkv_last_error() (one line: a bad path,
