@@ -85,6 +85,12 @@ int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step);
 /* Greedy predictions for the examples of a batch: pred [batch, max target len]. */
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred);
 
+/* Greedy exact match and token accuracy of count examples of length len, the
+ * first of the stream seed (one batch), whatever lengths the model trained on:
+ * how `qkv experiment lengthgen` tests a model at each length. The tape is reset. */
+void qkv_seq_model_accuracy_at(qkv_seq_model *t, qkv_tape *tape, int len, int count, uint64_t seed, double *exact,
+                               double *token);
+
 /* ---- attention maps (sequence_attention.c), for `qkv attn` --------------------- */
 
 /* One row of maps: a layer's weights [1,H,Tq,Tk] (on the tape) and the token ids
