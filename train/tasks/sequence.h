@@ -94,21 +94,29 @@ void qkv_seq_model_accuracy_at(qkv_seq_model *t, qkv_tape *tape, int len, int co
 /* ---- attention maps (sequence_attention.c), for `qkv attn` --------------------- */
 
 /* One row of maps: a layer's weights [1,H,Tq,Tk] (on the tape) and the token ids
- * of its queries and keys. */
+ * of its queries and keys; with gradients (qkv_seq_model_attention_grads) also the
+ * gradients inside its attention op under the model's training loss
+ * (core/ops/attention_grads.h: dQ, dK of the rotated queries and keys with RoPE),
+ * NULL otherwise. Every tensor is [1,H,rows,cols], head h's matrix at h*rows*cols. */
 typedef struct qkv_seq_attention_row {
     const char *what;                 /* "", "enc ", "dec self " or "dec cross " */
     int layer;
-    const qkv_tensor *weights;
+    const qkv_tensor *weights;        /* P [1,H,Tq,Tk] */
     const int32_t *q_ids, *k_ids;     /* Tq and Tk ids, into the owner's buffers */
+    const qkv_tensor *dp, *ds;        /* [1,H,Tq,Tk]: dL/dP = dO V^T, dL/dS = P * (dP - D) */
+    const qkv_tensor *dq, *dk, *dv;   /* [1,H,Tq,dk], [1,H,Tk,dk], [1,H,Tk,dv] */
 } qkv_seq_attention_row;
 
 typedef struct qkv_seq_attention {
     int len;                          /* of the input */
     int32_t *input, *pred;            /* the input and the greedy output, len ids each */
-    int32_t *stream;                  /* the decoder's stream, or seq2seq's "BOS output[..L-2]" */
+    int32_t *stream;                  /* the decoder's stream, or seq2seq's "BOS output[..L-2]"
+                                       * (with gradients: the target's, as training reads it) */
+    int32_t *target;                  /* with gradients: the task's target of the input (len ids) */
     qkv_seq_attention_row *rows;      /* one per layer; seq2seq: encoder layers, then each
                                        * decoder layer's self and cross rows */
     int n_rows;
+    double loss;                      /* with gradients: the training loss on (input, target) */
 } qkv_seq_attention;
 
 /* The longest input (in symbols) whose maps have at most max_tokens a side and
@@ -118,6 +126,14 @@ int qkv_seq_model_longest_input(const qkv_seq_model_config *config, int max_toke
  * every attention module's weights captured on tape (see the file's contract);
  * the rows live until the tape's reset, a's buffers until qkv_seq_attention_free. */
 void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, qkv_seq_attention *a);
+/* The same rows with gradients: predicts x greedily (a->pred), then runs the
+ * training pass on x and the task's target of x (teacher forcing, dropout off) on
+ * tape (which must record: qkv_tape_create), takes the loss's backward, and
+ * computes every attention op's P, dP, dS, dQ, dK and dV with ops on ops (a
+ * second tape, gradients off; the rows' tensors live until its reset; tape may be
+ * reset once this returns). x holds symbol ids (QKV_SEQ_FIRST_SYMBOL + s). */
+void qkv_seq_model_attention_grads(qkv_seq_model *t, qkv_tape *tape, qkv_tape *ops, const int32_t *x, int len,
+                                   qkv_seq_attention *a);
 void qkv_seq_attention_free(qkv_seq_attention *a);
 
 #endif

@@ -57,7 +57,7 @@ static qkv_tensor *embed(qkv_tape *tape, const qkv_seq_model *t, const int32_t *
 
 static void add_row(qkv_seq_attention *a, const char *what, int layer, const qkv_tensor *w, const int32_t *q_ids,
                     const int32_t *k_ids) {
-    a->rows[a->n_rows++] = (qkv_seq_attention_row){what, layer, w, q_ids, k_ids};
+    a->rows[a->n_rows++] = (qkv_seq_attention_row){what, layer, w, q_ids, k_ids, NULL, NULL, NULL, NULL, NULL};
 }
 
 /* Points every attention module's capture at captured[] (encoder layers, then for
