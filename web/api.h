@@ -145,8 +145,12 @@
 
 #include <stddef.h>
 
+#include "train/viz/attn_maps.h"
+
 /* The heap's maximum (-sMAXIMUM_MEMORY): the page's memory budget. */
 #define QKV_WEB_MAX_HEAP ((size_t)1 << 30)
+/* A map's side at most (train/viz/attn_maps.h's, as `qkv attn` draws). */
+#define QKV_WEB_MAPS_MAX_TOKENS QKV_ATTN_MAX_TOKENS
 
 const char *qkv_web_info(const char *json);
 const char *qkv_web_attention(const char *json);
