@@ -173,10 +173,13 @@ int qkv_tape_n_chunks(const qkv_tape *tape);
 void qkv_tape_print(const qkv_tape *tape, FILE *out);
 
 /* The tape as a Graphviz digraph (core/ops/tape_show.c), written atomically: one line
- * "  op<i> [...]" per node (op name and output shape), one "  leaf<j> [...]" per
- * tensor read but not produced on the tape (parameters by name as boxes, other
- * inputs as ellipses), and an edge "a -> op<i>" per node input, labeled with the
- * input's role where the op names it ([label="q"]). Render with `dot -Tsvg FILE`.
+ * "  op<i> [...]" per node, one "  leaf<j> [...]" per tensor read but not produced
+ * on the tape (parameters by name as boxes, other inputs as ellipses; j in order
+ * of first use), and an edge "a -> op<i>" per node input, labeled with the
+ * input's role where the op names it ([label="q"]). Each label gives the op (or
+ * the leaf's name), the shape, the values' mean, min and max and, once a
+ * backward has run, the gradient's norm: "#3 matmul\n[4,2]\nmean 0.1 [-1, 2]\n|grad| 0.5"
+ * (qkv_tape_describe's entries). Render with `dot -Tsvg FILE` (Graphviz).
  * 0, or -1 with qkv_last_error() naming path. */
 int qkv_tape_write_dot(const qkv_tape *tape, const char *path);
 

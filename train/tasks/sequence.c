@@ -243,6 +243,13 @@ void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch
     }
 }
 
+qkv_tensor *qkv_seq_model_loss(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch) {
+    draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, batch->first, NULL, batch->batch,
+                   batch_positions(batch));
+    return qkv_cross_entropy(tape, batch_logits(t, &t->encoder, &t->decoder, tape, batch), batch->tgt_out,
+                             QKV_SEQ_IGNORE, NULL);
+}
+
 /* ---- trainer callbacks --------------------------------------------------------------- */
 
 /* Rows [first, first+n) of a batch, viewing its buffers: same padding as the whole. */

@@ -85,6 +85,11 @@ int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step);
 /* Greedy predictions for the examples of a batch: pred [batch, max target len]. */
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred);
 
+/* The training loss (mean cross-entropy over the target tokens, teacher forcing) of
+ * a batch, through the model's own stacks; randomized positions drawn from the test
+ * seed, as qkv_seq_model_predict draws them. */
+qkv_tensor *qkv_seq_model_loss(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch);
+
 /* Greedy exact match and token accuracy of count examples of length len, the
  * first of the stream seed (one batch), whatever lengths the model trained on:
  * how `qkv experiment lengthgen` tests a model at each length. The tape is reset. */
