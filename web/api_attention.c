@@ -75,7 +75,7 @@ static void write_names(qkv_json_out *o, const char *key, const char *const *nam
     qkv_json_out_text(o, "]");
 }
 
-const char *qkv_web_info(const char *json) {
+const char *qkv_web_call_info(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "info", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_web_request_free(&r);
@@ -227,7 +227,7 @@ static void write_result(qkv_json_out *o, const qkv_explain_result *res) {
     qkv_json_out_text(o, "]");
 }
 
-const char *qkv_web_attention(const char *json) {
+const char *qkv_web_call_attention(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "attention", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_explain_input in;
@@ -256,7 +256,7 @@ const char *qkv_web_attention(const char *json) {
     return answer;
 }
 
-const char *qkv_web_attention_check(const char *json) {
+const char *qkv_web_call_attention_check(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "attention_check", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_explain_input in;
