@@ -18,6 +18,7 @@
     X(sequence) X(optim) X(trainer) X(session) X(set_tasks) X(sets) X(points) X(off) X(png)            \
     X(text) X(tokenizer)                                                                    \
     X(hungarian) X(set_loss) X(image) X(detect_data) X(viz) X(bench) X(experiments)         \
-    X(reliability) X(interrupt) X(promises) X(fuzz) X(detect) X(tasks) X(sampling) X(text_task) X(torch_names) X(config_checks) X(history) X(docs) X(data_identity) X(data_budget)
+    X(reliability) X(interrupt) X(promises) X(fuzz) X(detect) X(tasks) X(sampling) X(text_task) X(torch_names) X(config_checks) X(history) X(docs) X(data_identity) X(data_budget) \
+    X(web_api)
 
 #endif
