@@ -15,7 +15,8 @@
 
 WEB_API_SRC     := $(wildcard web/*.c)
 WEB_API_OBJ     := $(WEB_API_SRC:%.c=$(WEB_B)/obj/%.o)
-WEB_API_EXPORTS := $(shell sed -n 's/^const char \*\(qkv_web_[a-z_]*\)(.*/_\1/p; s/^void \(qkv_web_[a-z_]*\)(.*/_\1/p' web/api.h)
+WEB_API_SED     := s/^const char \*\(qkv_web_[a-z_]*\)(.*/_\1/p; s/^void \(qkv_web_[a-z_]*\)(.*/_\1/p
+WEB_API_EXPORTS := $(shell sed -n '$(WEB_API_SED)' web/api.h)
 comma := ,
 empty :=
 space := $(empty) $(empty)
