@@ -188,6 +188,10 @@ function openBytes(bytes, name) {
   flipped.write('{"x', 8);
   fs.writeFileSync(path.join(tmp, 'bad.safetensors'), flipped);
   sameRefusal(openBytes(flipped, 'bad.safetensors'), ['attn', 'bad.safetensors', '--input', '1'], 'a corrupted header');
+  expect(cli(['train', 'spirals', '--steps', '2', '--quiet', '--save', 'sp.safetensors']).status === 0, 'a spirals checkpoint');
+  sameRefusal(openBytes(fs.readFileSync(path.join(tmp, 'sp.safetensors')), 'sp.safetensors'),
+    ['attn', 'sp.safetensors', '--input', '1'], 'a foreign checkpoint');
+  expect(call('qkv_web_info', {}).ok, 'the module keeps working after the refusals');
 }
 M._qkv_web_reset();
 fs.rmSync(tmp, { recursive: true, force: true });
