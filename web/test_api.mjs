@@ -180,6 +180,10 @@ function openBytes(bytes, name) {
   const maps = call('qkv_web_model_attention', { input: '3 1 4 1' });
   const caption = cli(['attn', 'r.safetensors', '--input', '3 1 4 1', '--out', 'a.png']).stdout.match(/input 3 1 4 1 -> ([\d ]+)/);
   expect(maps.ok && caption && maps.output.join(' ') === caption[1].trim(), `maps: ${maps.error} / ${caption}`);
+  const grads = call('qkv_web_model_attention', { input: '3 1 4 1', grads: true });
+  expect(grads.ok && grads.target.join(' ') === '1 4 1 3' && Number.isFinite(num(grads.loss)) &&
+    ['dP', 'dS', 'dQ', 'dK', 'dV'].every((k) => grads.rows.every((r) => r[k] && r[k].shape[0] === 4)),
+    `model_attention with grads (qkv attn --grads): ${grads.error}`);
   sameRefusal(call('qkv_web_model_attention', { input: '3 1 44 1' }), ['attn', 'r.safetensors', '--input', '3 1 44 1'], 'a symbol');
   sameRefusal(call('qkv_web_model_attention', { input: '3 1 4' }), ['attn', 'r.safetensors', '--input', '3 1 4'], 'an untrained length');
   fs.writeFileSync(path.join(tmp, 'cut.safetensors'), bytes.subarray(0, 300));
