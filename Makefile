@@ -110,6 +110,9 @@ endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
 CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) \
             $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c))
+# The page's C API (web/api.h), compiled natively too so that the tests call it
+# (tests/test_web_api.c); the page's own module is web/api.mk's.
+CLI_SRC  += $(wildcard web/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
@@ -377,3 +380,6 @@ clean:
 	rm -rf build build-asan build-valgrind build-fuzz build-aarch64 build-clang qkv
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/cli/main.d
+
+# make web, web-lib, test-node: the WebAssembly build (mk/web.mk, docs/wasm.md).
+include mk/web.mk

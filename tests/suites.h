@@ -10,7 +10,7 @@
 
 #define QKV_TEST_SUITES(X)                                                                  \
     X(step) X(registries) X(memory)                                                                \
-    X(core) X(isa) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
+    X(core) X(isa) X(mathfn) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
     X(gradcheck)                                                                            \
     X(patch)                                                                                \
     X(queries)                                                                              \
@@ -18,6 +18,7 @@
     X(sequence) X(optim) X(trainer) X(session) X(set_tasks) X(sets) X(points) X(off) X(png)            \
     X(text) X(tokenizer)                                                                    \
     X(hungarian) X(set_loss) X(image) X(detect_data) X(viz) X(explain) X(bench) X(experiments) \
-    X(reliability) X(interrupt) X(promises) X(fuzz) X(detect) X(tasks) X(sampling) X(text_task) X(torch_names) X(config_checks) X(history) X(docs) X(data_identity) X(data_budget)
+    X(reliability) X(interrupt) X(promises) X(fuzz) X(detect) X(tasks) X(sampling) X(text_task) X(torch_names) X(config_checks) X(history) X(docs) X(data_identity) X(data_budget) \
+    X(web_api)
 
 #endif

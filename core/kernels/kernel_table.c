@@ -1,7 +1,7 @@
 /* kernel_table.c — one path's table of kernels (kernels.h), and the probe of the
  * core's multiply-add peak for its vectors. Compiled once per path, like the
  * kernels it lists. */
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 
 #include "core/kernels/gemm_tiles.h"
 #include "core/kernels/kernels.h"
@@ -16,6 +16,9 @@
 #elif defined(__FMA__)
 #define REQUIRES "AVX2 and FMA"
 #define LEVEL QKV_LEVEL_AVX2
+#elif defined(__wasm_simd128__)
+#define REQUIRES "WebAssembly 128-bit SIMD"
+#define LEVEL QKV_LEVEL_PORTABLE
 #else
 #define REQUIRES "nothing beyond the compiler's baseline"
 #define LEVEL QKV_LEVEL_PORTABLE

@@ -90,6 +90,25 @@ void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch
  * seed, as qkv_seq_model_predict draws them. */
 qkv_tensor *qkv_seq_model_loss(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch);
 
+/* Greedy exact match and token accuracy of count examples of length len, the
+ * first of the stream seed (one batch), whatever lengths the model trained on:
+ * how `qkv experiment lengthgen` tests a model at each length. The tape is reset. */
+void qkv_seq_model_accuracy_at(qkv_seq_model *t, qkv_tape *tape, int len, int count, uint64_t seed, double *exact,
+                               double *token);
+
+/* ---- typed inputs (sequence_input.c): `qkv attn --input` and the page ---------- */
+
+/* Parses "3 1 4" (symbols 0..vocab-1 separated by spaces or commas) into
+ * symbols[0..n) as token ids (QKV_SEQ_FIRST_SYMBOL + s), at most max_len: 0, or
+ * -1 with a one-line qkv_last_error() naming --input. */
+int qkv_seq_parse_input(const char *text, int vocab, int max_len, int32_t *symbols, int *n);
+/* A token id as a label: its symbol, or BOS, SEP, PAD. */
+void qkv_seq_token_label(int32_t id, char *out, size_t len);
+/* 1 when len lies outside the lengths c trained on, with warning (size bytes)
+ * saying so ("12 symbols, but this model was trained on lengths 1..8 only: ...");
+ * 0 and "" otherwise. */
+int qkv_seq_untrained_length(const qkv_seq_model_config *c, int len, char *warning, size_t size);
+
 /* ---- attention maps (sequence_attention.c), for `qkv attn` --------------------- */
 
 /* One row of maps: a layer's weights [1,H,Tq,Tk] (on the tape) and the token ids
