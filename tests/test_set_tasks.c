@@ -1,12 +1,13 @@
 /* test_set_tasks.c — `qkv train points` and `qkv train maxreg` end to end: a
  * ModelNet-style tree of OFF files written here trains and evaluates, a bad mesh
  * stops the run (or is counted with --skip-bad), resuming is bitwise exact, and bad
- * flags are refused. */
+ * flags are refused; maxreg --compare's seeds, intervals, jobs and recipe. */
 #include "tests/test_util.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "train/stats.h"
 #include "train/tasks/points.h"
 #include "train/tasks/maxreg.h"
 
@@ -113,6 +114,55 @@ START_TEST(maxreg_runs_and_refuses_bad_flags) {
 }
 END_TEST
 
+
+/* The 95% t-interval over seeds (train/stats.h): mean +- t_{0.975,n-1} s / sqrt(n). */
+START_TEST(mean_and_t_interval) {
+    double mean, half;
+    qkv_mean_t95((const double[]){1, 2, 3}, 3, &mean, &half);
+    ck_assert_double_eq_tol(mean, 2.0, 1e-15);
+    ck_assert_double_eq_tol(half, 4.303 / sqrt(3.0), 1e-12);   /* s = 1 */
+    qkv_mean_t95((const double[]){5, 5}, 2, &mean, &half);
+    ck_assert(half == 0.0);
+    qkv_mean_t95((const double[]){0.25}, 1, &mean, &half);
+    ck_assert(mean == 0.25 && isnan(half));
+    ck_assert(qkv_t975(1) == 12.706 && qkv_t975(31) == 1.96 && isnan(qkv_t975(0)));
+}
+END_TEST
+
+/* A --compare record with every run's "seconds" (the wall clock) cut out. */
+static char *compare_without_seconds(const char *path) {
+    char *text = read_text(path);
+    for (char *at; (at = strstr(text, "\"seconds\": "));) {
+        char *end = at + strlen("\"seconds\": ");
+        while (*end && *end != '}') end++;
+        memmove(at, end, strlen(end) + 1);
+    }
+    return text;
+}
+
+/* --compare trains --seeds seeds per model; the table is the same bits whether
+ * the runs go one at a time or two at once (--jobs), as lengthgen's. */
+START_TEST(maxreg_compare_same_over_jobs) {
+    char line[512], args[512];
+    const char *base = "train maxreg --compare --steps 3 --width 8 --heads 2 --batch 16 --test-size 16 --seeds 3 --seed 5";
+    snprintf(args, sizeof args, "%s --jobs 1 --json %s", base, scratch_file("one.json"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    snprintf(args, sizeof args, "%s --jobs 2 --threads 2 --json %s", base, scratch_file("two.json"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    char *one = compare_without_seconds(scratch_file("one.json")), *two = compare_without_seconds(scratch_file("two.json"));
+    ck_assert_str_eq(one, two);
+    ck_assert_ptr_nonnull(strstr(one, "\"seeds\": 3"));
+    int runs = 0;
+    for (const char *at = one; (at = strstr(at, "{\"test_mae\": ")); at++) runs++;
+    ck_assert_int_eq(runs, 4 * 3);   /* every model, every seed */
+    free(one);
+    free(two);
+    ck_assert_int_eq(run_qkv("train maxreg --compare --seeds 0", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "--seeds"));
+}
+END_TEST
+
+
 Suite *suite_set_tasks(void) {
     Suite *s = suite_create("set_tasks");
     TCase *tc = tcase_create("set_tasks");
@@ -121,6 +171,8 @@ Suite *suite_set_tasks(void) {
     tcase_add_test(tc, points_trains_on_an_off_tree);
     tcase_add_test(tc, points_resume_is_bitwise_exact);
     tcase_add_test(tc, maxreg_runs_and_refuses_bad_flags);
+    tcase_add_test(tc, mean_and_t_interval);
+    tcase_add_test(tc, maxreg_compare_same_over_jobs);
     suite_add_tcase(s, tc);
     return s;
 }
