@@ -160,6 +160,6 @@ const qkv_task_kind qkv_task_kind_maxreg = {
     "maxreg", "a set model predicts the maximum of a set (--compare: pooling baselines vs SAB+PMA)",
     sizeof(qkv_maxreg_task_config), maxreg_defaults, fields, N_FIELDS,
     {.steps = 20000, .eval_every = 2000, .log_every = 1000, .target_key = "test_mae", .lower_is_better = 1,
-     .optim = {.kind = QKV_OPT_ADAM, .lr = 1e-3f}, .schedule = {.kind = QKV_SCHED_CONSTANT}},
+     .optim = {.kind = QKV_OPT_ADAM, .lr = 1e-3f}, .schedule = {.kind = QKV_SCHED_COSINE, .min_factor = 0.1f}},
     maxreg_check, maxreg_create, maxreg_destroy, maxreg_banner, maxreg_run,
     NULL};   /* no stored set: each micro-batch and evaluation chunk makes its sets in its tape (measured) */

@@ -2,7 +2,8 @@
  * maximum of 1..10 reals in [0, 100) (data/maxreg.h) with a mean-absolute-error
  * loss. Metric: test_mae (lower is better). `qkv train maxreg --compare` trains
  * mean, sum and max pooling and SAB+PMA over several seeds and prints them beside
- * the paper's table with 95% intervals.
+ * the paper's table with 95% intervals. The recipe (the kind's trainer defaults):
+ * Adam 1e-3, cosine decay to a tenth (docs/sets.md says why).
  * Every step is a pure function of (seed, step), so --resume is bitwise exact.
  */
 #ifndef QKV_TASKS_MAXREG_H
