@@ -18,6 +18,10 @@
  * (nonzero on the one rank that trained it) is summed over ranks. A run's bits
  * do not depend on the thread count or on which rank trained it, so one process,
  * any --jobs and any number of ranks print the same table.
+ *
+ * --json writes {"task": "maxreg", "seeds": n, "ordering": "holds" | "means only"
+ * | "fails", "models": [{"model", "test_mae" (the mean over seeds), "half_95"
+ * (0 for one seed), "paper_mae", "runs": [{"test_mae", "seconds"} per seed]}]}.
  */
 #include <math.h>
 #include <stdio.h>
