@@ -19,7 +19,10 @@
 #      not divide the 6 models' rounds evenly) and rank 0 writes the CSV and JSON of
 #      one process, byte for byte apart from the measured training times; a run
 #      interrupted after its first round (test hook QKV_TEST_LENGTHGEN_INTERRUPT)
-#      and resumed on 2 ranks writes them too.
+#      and resumed on 2 ranks writes them too;
+#   7. `qkv train maxreg --compare` spreads its 4 models x 3 seeds over 2 and 3
+#      ranks (and 2 jobs per rank) and writes the record of one process, apart
+#      from the measured seconds.
 # The MPI build's ./qkv started without mpirun is a plain single process.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -163,6 +166,19 @@ if [ $rc = 130 ] && [ "$finished" = '"finished": 2' ] && grep -q -- "--resume" "
 else
     fail "lengthgen: interrupted on 2 ranks: exit $rc, $finished, stderr: $(head -2 "$T/err")"
 fi
+
+# 8. maxreg --compare over ranks: the record of one process.
+COMPARE=(train maxreg --compare --steps 3 --width 8 --heads 2 --batch 16 --test-size 16 --seeds 3 --threads 1)
+no_seconds() { sed 's/, "seconds": [^}]*//g' "$1"; }
+"$QKV" "${COMPARE[@]}" --json "$T/cmp.1.json" > /dev/null || fail "maxreg --compare: 1 process"
+for layout in "2 1" "3 1" "2 2"; do
+    set -- $layout
+    "${MPIRUN[@]}" -np "$1" "$QKV" "${COMPARE[@]}" --jobs "$2" --json "$T/cmp.$1.$2.json" > /dev/null ||
+        fail "maxreg --compare: $1 ranks x $2 jobs"
+    cmp -s <(no_seconds "$T/cmp.1.json") <(no_seconds "$T/cmp.$1.$2.json") &&
+        pass "maxreg --compare: $1 ranks x $2 jobs write the record of 1 process" ||
+        fail "maxreg --compare: $1 ranks x $2 jobs write another record than 1 process"
+done
 
 [ $failures -eq 0 ] && echo "mpi_test: all passed" || echo "mpi_test: $failures failed"
 exit $((failures > 0))

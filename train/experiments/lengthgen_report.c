@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "train/experiments/lengthgen_report.h"
+#include "train/stats.h"
 #include "train/viz/plot.h"
 
 typedef qkv_lengthgen lengthgen;
@@ -36,14 +37,6 @@ static double seed_mean(const lengthgen *g, const double *metric, int task, int 
     return s / o->seeds;
 }
 
-/* Student's t quantile t_{0.975, df}: the 95% two-sided interval's factor. */
-static double t975(int df) {
-    static const double t[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                               2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-    return df < 1 ? NAN : df <= 30 ? t[df] : 1.96;
-}
-
 /* A seed's exact match averaged over lengths [from, to) (0-based). */
 static double range_mean(const lengthgen *g, int task, int scheme, int seed_index, int from, int to) {
     const double *e = g->exact + qkv_lg_run_at(g, task, scheme, seed_index) * g->o->test_max;
@@ -54,14 +47,11 @@ static double range_mean(const lengthgen *g, int task, int scheme, int seed_inde
 
 void qkv_lg_range_summary(const lengthgen *g, int task, int scheme, int from, int to, double *mean, double *half) {
     int k = g->o->seeds;
-    double s = 0, ss = 0;
-    for (int i = 0; i < k; i++) s += range_mean(g, task, scheme, i, from, to);
-    *mean = s / k;
-    for (int i = 0; i < k; i++) {
-        double d = range_mean(g, task, scheme, i, from, to) - *mean;
-        ss += d * d;
-    }
-    *half = k > 1 ? t975(k - 1) * sqrt(ss / (k - 1)) / sqrt((double)k) : NAN;
+    double *per_seed = malloc((size_t)k * sizeof(double));
+    QKV_CHECK(per_seed, "experiment lengthgen: out of memory");
+    for (int i = 0; i < k; i++) per_seed[i] = range_mean(g, task, scheme, i, from, to);
+    qkv_mean_t95(per_seed, k, mean, half);
+    free(per_seed);
 }
 
 void qkv_lengthgen_mrr_fitted(const double *score, const double *trained, int n_tasks, int n_schemes, double *mrr) {

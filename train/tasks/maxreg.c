@@ -1,4 +1,5 @@
-/* maxreg.c — max regression, and --compare. See maxreg.h. */
+/* maxreg.c — max regression: the task and its registry entry (--compare is
+ * maxreg_compare.c). See maxreg.h. */
 #include "train/tasks/maxreg.h"
 
 #include <math.h>
@@ -29,7 +30,10 @@ static const qkv_field fields[] = {   /* the checkpoint description's order */
     QKV_INT_FIELD("--batch", "batch", C, batch, 1, 1 << 20, 128, "sets per batch"),
     QKV_INT_FIELD("--test-size", "test_size", C, test_size, 1, 1 << 24, 1000, "held-out sets"),
     QKV_SEED_FIELD(C, seed, "seed for data, init and batches"),
-    QKV_FLAG_FIELD("--compare", C, compare, "train mean, sum, max pooling and SAB+PMA; print a table"),
+    QKV_FLAG_FIELD("--compare", C, compare,
+                   "train mean, sum, max pooling and SAB+PMA over --seeds seeds; print a table with 95% intervals"),
+    QKV_INT_FIELD("--seeds", NULL, C, seeds, 1, 64, 3, "--compare: seeds per model (--seed, --seed + 1, ...)"),
+    QKV_INT_FIELD("--jobs", NULL, C, jobs, 1, 64, 1, "--compare: models trained at once, one thread each (same results)"),
 };
 #define N_FIELDS ((int)(sizeof fields / sizeof fields[0]))
 
@@ -112,73 +116,6 @@ void qkv_maxreg_task_free(qkv_maxreg_task *t) {
     qkv_params_free(&t->params);
 }
 
-/* ---- --compare: the paper's table ------------------------------------------------------ */
-
-/* The paper's test MAE (Lee et al. 2019, table 1). */
-static const struct { qkv_set_model_kind kind; const char *label; double paper; } baselines[] = {
-    {QKV_SET_MODEL_DEEPSETS_MEAN, "rFF + mean pooling", 2.133},
-    {QKV_SET_MODEL_DEEPSETS_SUM, "rFF + sum pooling", 1.902},
-    {QKV_SET_MODEL_DEEPSETS_MAX, "rFF + max pooling", 0.1355},
-    {QKV_SET_MODEL_SAB, "SAB + PMA", 0.2085},
-};
-#define N_BASELINES ((int)(sizeof baselines / sizeof baselines[0]))
-
-static int write_compare_json(const char *path, const double *mae, const double *seconds) {
-    qkv_json_out out = {0};
-    qkv_json_out_text(&out, "{\"task\": \"maxreg\", \"models\": [");
-    for (int i = 0; i < N_BASELINES; i++) {
-        char numbers[160];
-        qkv_json_out_text(&out, i ? ", {\"model\": " : "{\"model\": ");
-        qkv_json_out_string(&out, qkv_set_model_kind_name(baselines[i].kind));
-        snprintf(numbers, sizeof numbers, ", \"test_mae\": %.6g, \"paper_mae\": %.6g, \"seconds\": %.3f}", mae[i],
-                 baselines[i].paper, seconds[i]);
-        qkv_json_out_text(&out, numbers);
-    }
-    qkv_json_out_text(&out, "]}\n");
-    int rc = out.failed ? -1 : qkv_write_file_atomic(path, out.data, out.len);
-    qkv_json_out_free(&out);
-    return rc;
-}
-
-static void print_compare_table(const double *mae, int steps, int batch) {
-    printf("\nmax regression, %d steps of batch %d, test MAE (lower is better):\n", steps, batch);
-    printf("%-20s | %10s | %10s\n", "model", "qkv", "paper");
-    for (int i = 0; i < N_BASELINES; i++) printf("%-20s | %10.4f | %10.4f\n", baselines[i].label, mae[i], baselines[i].paper);
-    printf("final: task=maxreg steps=%d mean_mae=%.4f sum_mae=%.4f max_mae=%.4f sab_pma_mae=%.4f\n", steps, mae[0],
-           mae[1], mae[2], mae[3]);
-}
-
-/* Trains each baseline with the same data, steps and seed; 0, or -1 with qkv_last_error(). */
-static int compare_baselines(const qkv_maxreg_task_config *base, qkv_trainer_config trainer) {
-    const char *json_path = trainer.json_path;
-    trainer.json_path = NULL;
-    trainer.quiet = 1;
-    double mae[N_BASELINES], seconds[N_BASELINES];
-    for (int i = 0; i < N_BASELINES; i++) {
-        qkv_maxreg_task_config config = *base;
-        config.model.kind = baselines[i].kind;
-        qkv_maxreg_task task;
-        qkv_train_result result;
-        qkv_maxreg_task_init(&task, &config);
-        qkv_session session;
-        int rc = qkv_session_prepare(&session, &(qkv_session_spec){.config = trainer, .task = &task.task});
-        if (rc == 0) {
-            rc = qkv_train(&session, &result);
-            qkv_session_close(&session);
-        }
-        qkv_maxreg_task_free(&task);
-        if (rc != 0) return -1;
-        const double *test_mae = qkv_metrics_get(&result.metrics, "test_mae");
-        mae[i] = test_mae ? *test_mae : NAN;   /* MPI: only rank 0 evaluates */
-        seconds[i] = result.seconds;
-        printf("%-20s trained: test MAE %.4f in %.1f s\n", baselines[i].label, mae[i], seconds[i]);
-        fflush(stdout);
-    }
-    print_compare_table(mae, trainer.steps, base->batch);
-    if (json_path && qkv_dist_rank() == 0 && write_compare_json(json_path, mae, seconds) != 0) return -1;
-    return 0;
-}
-
 /* ---- the registry's entry ------------------------------------------------------------ */
 
 static void maxreg_defaults(void *config) { qkv_maxreg_task_default_config(config); }
@@ -216,13 +153,13 @@ static void maxreg_banner(const qkv_task *task, const qkv_trainer_config *traine
 
 static int maxreg_run(const void *config, const qkv_trainer_config *trainer) {
     const qkv_maxreg_task_config *c = config;
-    return c->compare ? compare_baselines(c, *trainer) : 1;
+    return c->compare ? qkv_maxreg_compare(c, *trainer) : 1;
 }
 
 const qkv_task_kind qkv_task_kind_maxreg = {
     "maxreg", "a set model predicts the maximum of a set (--compare: pooling baselines vs SAB+PMA)",
     sizeof(qkv_maxreg_task_config), maxreg_defaults, fields, N_FIELDS,
     {.steps = 20000, .eval_every = 2000, .log_every = 1000, .target_key = "test_mae", .lower_is_better = 1,
-     .optim = {.kind = QKV_OPT_ADAM, .lr = 1e-3f}, .schedule = {.kind = QKV_SCHED_CONSTANT}},
+     .optim = {.kind = QKV_OPT_ADAM, .lr = 1e-3f}, .schedule = {.kind = QKV_SCHED_COSINE, .min_factor = 0.1f}},
     maxreg_check, maxreg_create, maxreg_destroy, maxreg_banner, maxreg_run,
     NULL};   /* no stored set: each micro-batch and evaluation chunk makes its sets in its tape (measured) */
