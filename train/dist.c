@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/kernels/parallel.h"
 #include "core/error.h"
 
 #ifdef QKV_MPI
@@ -181,3 +182,29 @@ void qkv_dist_sum_doubles(double *x, int n) {
 }
 
 #endif
+
+int qkv_dist_jobs_round(int first, int n, int jobs, int (*run)(void *ctx, int slot), void *ctx, int *signal) {
+    int rank = qkv_dist_rank(), failed = 0, caught = 0;
+    char failure[512] = "";
+    if (jobs < 1) jobs = 1;
+    qkv_dist_solo(1);
+    #pragma omp parallel for schedule(static, 1) num_threads(jobs) if (jobs > 1) reduction(max : caught)
+    for (int j = 0; j < jobs; j++) {
+        int slot = first + rank * jobs + j;
+        if (slot >= n) continue;
+        if (jobs > 1) qkv_set_threads(1); /* this worker's own setting */
+        int rc = run(ctx, slot);
+        if (rc > 0) caught = rc;
+        if (rc < 0) {
+            #pragma omp critical(qkv_dist_jobs_failure)
+            if (!failure[0]) snprintf(failure, sizeof failure, "%s", qkv_last_error()); /* thread-local */
+            #pragma omp atomic write
+            failed = 1;
+        }
+    }
+    qkv_dist_solo(0);
+    if (signal) *signal = caught;
+    if (!qkv_dist_any(failed)) return 0;
+    qkv_set_error("%s", failed ? failure : "another rank failed");
+    return -1;
+}

@@ -49,6 +49,16 @@ int qkv_dist_size(void);
  * collective. Not while a training run is in progress. */
 void qkv_dist_solo(int on);
 
+/* One round of independent jobs (lengthgen's models, maxreg --compare's seeds):
+ * slots first .. first + ranks x jobs - 1, those below n. Rank r runs the slots
+ * first + r*jobs .. first + r*jobs + jobs - 1 in solo mode, each on a thread of
+ * its own (qkv_set_threads(1) there) when jobs > 1; run(ctx, slot) returns 0, -1
+ * with qkv_last_error(), or a signal's number. Returns 0, or -1 when a slot failed
+ * on any rank (all ranks must call it) with that slot's error on its rank and
+ * "another rank failed" on the others; *signal (if not NULL) gets the largest
+ * signal this rank's slots returned. The caller exchanges the round's results. */
+int qkv_dist_jobs_round(int first, int n, int jobs, int (*run)(void *ctx, int slot), void *ctx, int *signal);
+
 /* The OpenMP thread count for --threads requested: requested if > 0; else, under
  * MPI, OMP_NUM_THREADS if set, or the cores divided by the ranks on this machine
  * (at least 1); single-process, 0 (all cores). */

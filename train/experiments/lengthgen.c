@@ -448,8 +448,19 @@ static void maybe_interrupt_for_test(int finished_here) {
     raise(SIGINT);
 }
 
-/* Trains the models g does not hold yet, in rounds of ranks x jobs. 0, -1 with
- * qkv_last_error(), or a signal's number. */
+/* One slot of a round: the todo list's model. */
+typedef struct {
+    lengthgen *g;
+    const int *todo;
+} round_jobs;
+
+static int train_slot(void *ctx, int slot) {
+    round_jobs *jobs = ctx;
+    return train_one(jobs->g, (size_t)jobs->todo[slot]);
+}
+
+/* Trains the models g does not hold yet, in rounds of ranks x jobs
+ * (qkv_dist_jobs_round). 0, -1 with qkv_last_error(), or a signal's number. */
 static int train_missing(lengthgen *g) {
     const qkv_lengthgen_options *o = g->o;
     int rank = qkv_dist_rank(), ranks = qkv_dist_size(), jobs = o->jobs > 1 ? o->jobs : 1, per_round = ranks * jobs;
@@ -457,32 +468,15 @@ static int train_missing(lengthgen *g) {
     QKV_CHECK(todo, "experiment lengthgen: out of memory");
     for (int r = 0; r < g->n_runs; r++)
         if (!g->done[r]) todo[n_todo++] = r;
-    char failure[512] = "";
+    round_jobs round = {g, todo};
     for (int first = 0; first < n_todo && !stop; first += per_round) {
-        int failed = 0, signal = 0;
-        qkv_dist_solo(1);
-        #pragma omp parallel for schedule(static, 1) num_threads(jobs) if (jobs > 1) reduction(max : signal)
-        for (int j = 0; j < jobs; j++) {
-            int slot = first + rank * jobs + j;
-            if (slot >= n_todo) continue;
-            if (jobs > 1) qkv_set_threads(1); /* this worker's own setting */
-            int rc = train_one(g, (size_t)todo[slot]);
-            if (rc > 0) signal = rc;
-            if (rc < 0) {
-                #pragma omp critical(lengthgen_failure)
-                if (!failure[0]) snprintf(failure, sizeof failure, "%s", qkv_last_error()); /* thread-local */
-                #pragma omp atomic write
-                failed = 1;
-            }
-        }
-        qkv_dist_solo(0);
+        int signal = 0, rc = qkv_dist_jobs_round(first, n_todo, jobs, train_slot, &round, &signal);
         for (int slot = first; slot < first + per_round && slot < n_todo; slot++) {
             exchange_record(g, (size_t)todo[slot]);
             if (g->done[todo[slot]] && !o->quiet) report_model(g, (size_t)todo[slot]);
             if (g->done[todo[slot]] && slot / jobs % ranks == rank) finished_here++;
         }
-        if (qkv_dist_any(failed)) {
-            qkv_set_error("%s", failed ? failure : "another rank failed");
+        if (rc != 0) {
             stop = -1;
         } else if (save_progress(g) != 0) {
             stop = -1;

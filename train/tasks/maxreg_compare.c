@@ -31,7 +31,6 @@
 #include "core/error.h"
 #include "core/fileio.h"
 #include "core/io/json.h"
-#include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/session.h"
 #include "train/stats.h"
@@ -89,28 +88,26 @@ static int train_run(const qkv_maxreg_task_config *base, qkv_trainer_config trai
     return 0;
 }
 
-/* Trains every run in rounds of ranks x jobs; every rank ends with every record.
- * 0, or -1 with qkv_last_error() (one rank's failure is every rank's). */
+/* One slot of a round: run r. */
+typedef struct {
+    const qkv_maxreg_task_config *base;
+    const qkv_trainer_config *trainer;
+    compare_runs *runs;
+} round_jobs;
+
+static int train_slot(void *ctx, int r) {
+    round_jobs *jobs = ctx;
+    return train_run(jobs->base, *jobs->trainer, jobs->runs, r);
+}
+
+/* Trains every run in rounds of ranks x jobs (qkv_dist_jobs_round); every rank
+ * ends with every record. 0, or -1 with qkv_last_error() (one rank's failure is
+ * every rank's). */
 static int train_runs(const qkv_maxreg_task_config *base, const qkv_trainer_config *trainer, compare_runs *runs) {
-    int rank = qkv_dist_rank(), ranks = qkv_dist_size(), jobs = base->jobs > 1 ? base->jobs : 1;
-    int per_round = ranks * jobs;
-    char failure[512] = "";
+    int jobs = base->jobs > 1 ? base->jobs : 1, per_round = qkv_dist_size() * jobs;
+    round_jobs round = {base, trainer, runs};
     for (int first = 0; first < runs->n_runs; first += per_round) {
-        int failed = 0;
-        qkv_dist_solo(1);
-        #pragma omp parallel for schedule(static, 1) num_threads(jobs) if (jobs > 1)
-        for (int j = 0; j < jobs; j++) {
-            int r = first + rank * jobs + j;
-            if (r >= runs->n_runs) continue;
-            if (jobs > 1) qkv_set_threads(1); /* this worker's own setting */
-            if (train_run(base, *trainer, runs, r) != 0) {
-                #pragma omp critical(maxreg_compare_failure)
-                if (!failure[0]) snprintf(failure, sizeof failure, "%s", qkv_last_error()); /* thread-local */
-                #pragma omp atomic write
-                failed = 1;
-            }
-        }
-        qkv_dist_solo(0);
+        int rc = qkv_dist_jobs_round(first, runs->n_runs, jobs, train_slot, &round, NULL);
         for (int r = first; r < first + per_round && r < runs->n_runs; r++) {
             qkv_dist_sum_doubles(runs->mae + r, 1);
             qkv_dist_sum_doubles(runs->seconds + r, 1);
@@ -120,10 +117,7 @@ static int train_runs(const qkv_maxreg_task_config *base, const qkv_trainer_conf
                        base->seed + (unsigned long long)(r % runs->seeds), runs->mae[r], runs->seconds[r]);
         }
         fflush(stdout);
-        if (qkv_dist_any(failed)) {
-            qkv_set_error("%s", failed ? failure : "another rank failed");
-            return -1;
-        }
+        if (rc != 0) return -1;
     }
     return 0;
 }
