@@ -197,13 +197,13 @@ static const char *stand_in(const char *word, char *real, size_t len) {
 
 char *record_run(const record *r, const char *top, int *status) {
     char command[4096], copy[1024], *save = NULL, real[PATH_MAX];
-    int used = snprintf(command, sizeof command, "cd %s &&", top);
+    int used = snprintf(command, sizeof command, "cd %s && {", top);
     snprintf(copy, sizeof copy, "%s", r->command);
     for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
         const char *word = stand_in(w, real, sizeof real);
         used += snprintf(command + used, sizeof command - (size_t)used, " %s", word ? word : w);
     }
-    snprintf(command + used, sizeof command - (size_t)used, " 2>&1");
+    snprintf(command + used, sizeof command - (size_t)used, "; } 2>&1"); /* every command's stderr too */
     FILE *p = popen(command, "r");
     ck_assert_ptr_nonnull(p);
     size_t cap = 1 << 16, len = 0, got;
