@@ -133,16 +133,18 @@ const char *first_missing_line(const char *want, const char *have) {
     char *w = mask_timings(want), *h = mask_timings(have), *save = NULL;
     const char *search = h, *result = NULL;
     for (char *l = strtok_r(w, "\n", &save); l && !result; l = strtok_r(NULL, "\n", &save)) {
-        const char *line = l + strspn(l, " ");
-        if (*line == '\0' || strcmp(line, "...") == 0) continue;
+        char *line = l + strspn(l, " ");
         size_t n = strlen(line);
+        while (n > 0 && line[n - 1] == ' ') line[--n] = '\0';
+        if (n == 0 || strcmp(line, "...") == 0) continue;
         const char *found = NULL;
         for (const char *f = strstr(search, line); f && !found; f = strstr(f + 1, line)) {
             const char *b = f; /* the whole line, but its indentation */
             while (b > h && b[-1] == ' ') b--;
-            if ((b == h || b[-1] == '\n') && (f[n] == '\n' || f[n] == '\0')) found = f;
+            const char *after = f + n + strspn(f + n, " "); /* trailing blanks aside too */
+            if ((b == h || b[-1] == '\n') && (*after == '\n' || *after == '\0')) found = f;
         }
-        if (found) search = found + n;
+        if (found) search = strchr(found, '\n') ? strchr(found, '\n') : found + n;
         else result = strncpy(missing, line, sizeof missing - 1);
     }
     free(w);

@@ -46,7 +46,7 @@ int record_list(const char *dir, char names[][64], int max);
 char *mask_timings(const char *s);
 
 /* NULL when every line of want (but "..." lines and blank ones) appears whole
- * (indentation aside) and in order in have, both masked first; else the first
+ * (indentation and trailing blanks aside) and in order in have, both masked first; else the first
  * line that does not (in a static buffer). */
 const char *first_missing_line(const char *want, const char *have);
 
