@@ -127,7 +127,7 @@ SONAME   := libqkv.so.$(VERSION_MAJOR)
 
 .PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-ci fuzz-build demo deps \
         bench bench-compare gradcheck example tutorial clean deps-build deps-test test-mpi bench-mpi \
-        install uninstall test-install test-deps test-cross test-objects test-torch
+        install uninstall test-install test-deps test-cross test-objects test-torch results
 all: $(LIB) $(SHLIB) $(BIN)
 
 # Phony and order-only below: they run first, once per make, and rebuild nothing.
@@ -209,6 +209,25 @@ ifeq ($(B),build)
 	+tests/install_test.sh
 endif
 	cd tests && QKV_BIN=../$(BIN) QKV_TUTORIAL=../$(B)/tutorial CK_FORK=no ../$(B)/run_tests
+
+# make results [NAME...] or make results NAME=a,b: the recorded runs that the docs'
+# numbers come from (results/NAME.txt: the command and what it printed) run again
+# and what they print now is compared with the record, timings aside
+# (tests/docs_records.h); without a name, every long record, one at a time (a manual
+# one, such as the 86-minute preset, runs only when named). RECORD=1 rewrites the
+# named records (long and manual ones with this machine and the date) instead of
+# comparing. make test runs the cheap records itself. Niced: the machine is shared.
+RESULTS_GOALS := $(if $(filter results,$(MAKECMDGOALS)),$(filter $(basename $(notdir $(wildcard results/*.txt))),$(MAKECMDGOALS)))
+comma := ,
+empty :=
+space := $(empty) $(empty)
+NAME  ?= $(subst $(space),$(comma),$(strip $(RESULTS_GOALS)))
+results: $(B)/run_tests $(BIN) $(B)/tutorial
+	cd tests && QKV_BIN=../$(BIN) QKV_TUTORIAL=../$(B)/tutorial QKV_RESULTS=$(or $(NAME),long) \
+	    QKV_RESULTS_RECORD=$(RECORD) CK_FORK=no CK_RUN_SUITE=docs CK_RUN_CASE=results nice -n 10 ../$(B)/run_tests
+ifneq ($(RESULTS_GOALS),)
+$(RESULTS_GOALS): ; @:
+endif
 
 # make install PREFIX=/usr/local DESTDIR=: ./qkv, libqkv.a, libqkv.so.VERSION (with
 # its soname link and libqkv.so), the public headers (qkv.h and every header it

@@ -8,14 +8,23 @@
  *    command (`./qkv train ...`, and every ./qkv line of a shell block) is one
  *    that ./qkv lists, and its flags appear in some `--help`; `make X` is a
  *    target of the Makefile;
- *  - every example marked `<!-- docs-check: run CMD -->` just above a fenced
- *    block prints what the block shows: CMD is run (./qkv is the binary under
- *    test) and each line of the block, but a line "...", appears in its output,
- *    whole (indentation aside) and in the same order.
+ *  - every number that comes from a run is tied to the record of that run,
+ *    results/NAME.txt (the command and what it printed; tests/docs_records.h):
+ *    `<!-- results: NAME -->` just above a fenced block says that each line of
+ *    the block, but a line "...", is a line of the record's output, whole
+ *    (indentation aside) and in the same order; `<!-- results: NAME "363 cases"
+ *    "4.0e-07" -->` in a line (a table row, a sentence) says that each quoted
+ *    text stands in that line and in the record's output (a marker in code
+ *    font is an example, not a marker). Every record is shown by some doc. Timings are masked on both sides: they carry the machine and
+ *    the date, never the result;
+ *  - the records' commands print now what they recorded: make test runs the
+ *    cheap ones (the "results" case), `make results [NAME]` the long ones.
  * Names that belong to other programs (PyTorch, valgrind, mpirun) are listed in
  * foreign_names below, each with its owner; nothing else is excused. A planted
- * stale name of each kind must fail (stale_names_fail), so the check can fail.
+ * stale name of each kind must fail (stale_names_fail), and so must a stale
+ * number planted in a copy of a doc (stale_numbers_fail), so the check can fail.
  */
+#include "tests/docs_records.h"
 #include "tests/test_util.h"
 
 #include <ctype.h>
@@ -208,8 +217,8 @@ static void complain(report *r, const char *doc, int line, const char *fmt, cons
     size_t used = strlen(r->what);
     char message[320];
     snprintf(message, sizeof message, fmt, name);
-    if (used + 300 < sizeof r->what)
-        snprintf(r->what + used, sizeof r->what - used, "%s:%d: %s\n", doc, line, message);
+    if (used + 400 < sizeof r->what)
+        snprintf(r->what + used, 400, "%.60s:%d: %.300s\n", doc, line, message);
     r->problems++;
 }
 
@@ -322,63 +331,76 @@ static void check_doc(report *r, const char *doc, const char *doc_dir, const cha
     free(copy);
 }
 
-/* ---- examples that run ------------------------------------------------------------ */
+/* ---- numbers tied to their records ------------------------------------------------ */
 
-/* Runs cmd (its ./qkv replaced by the binary under test); its stdout and stderr. */
-static text run_example(const char *cmd) {
-    char command[1200];
-    const char *rest = strncmp(cmd, "./qkv", 5) == 0 ? cmd + 5 : cmd;
-    snprintf(command, sizeof command, "%s%s 2>&1", rest == cmd ? "" : qkv_binary(), rest);
-    FILE *p = popen(command, "r");
-    ck_assert_ptr_nonnull(p);
-    text out = {0};
-    char line[4096];
-    while (fgets(line, sizeof line, p)) {
-        line[strcspn(line, "\n")] = '\0';
-        text_add(&out, line, strlen(line));
-    }
-    int status = pclose(p);
-    ck_assert_msg(status == 0, "%s: exit status %d", cmd, status);
-    return out;
-}
-
-/* Each marked example of doc_text prints its block's lines in order; how many ran. */
-static int check_examples(report *r, const char *doc, const char *doc_text) {
-    static const char marker[] = "<!-- docs-check: run ";
-    int ran = 0;
+/* Each `<!-- results: NAME -->` of doc_text: the fenced block on the next line
+ * shows lines the record prints, in order (the records' rule, docs_records.h);
+ * each `<!-- results: NAME "text" ... -->` in a line: every quoted text stands
+ * in that line outside the marker and in the record's output. Counts the
+ * markers per record in used (indexed as names); how many markers there were. */
+static int check_results(report *r, const char *doc, const char *doc_text, char names[][64], int n_names,
+                         int *used) {
+    static const char marker[] = "<!-- results: ";
+    int markers = 0;
     for (const char *at = strstr(doc_text, marker); at; at = strstr(at + 1, marker)) {
-        char cmd[1024];
-        const char *start = at + strlen(marker), *end = strstr(start, " -->");
-        ck_assert_ptr_nonnull(end);
-        snprintf(cmd, sizeof cmd, "%.*s", (int)(end - start), start);
-        const char *fence = strstr(end, "```");
-        ck_assert_ptr_nonnull(fence);
-        const char *body = strchr(fence, '\n') + 1, *body_end = strstr(body, "```");
-        ck_assert_ptr_nonnull(body_end);
-        text out = run_example(cmd);
-        ran++;
-        const char *search = out.s;
-        char *block = strndup(body, (size_t)(body_end - body)), *save = NULL;
-        for (char *l = strtok_r(block, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-            const char *want = l + strspn(l, " ");
-            if (*want == '\0' || strcmp(want, "...") == 0) continue;
-            size_t n = strlen(want);
-            const char *found = NULL;
-            for (const char *f = strstr(search, want); f && !found; f = strstr(f + 1, want)) {
-                const char *b = f; /* the whole line, but its indentation */
-                while (b > out.s && b[-1] == ' ') b--;
-                if ((b == out.s || b[-1] == '\n') && f[n] == '\n') found = f;
-            }
-            if (!found) {
-                complain(r, doc, 0, "an example's output has no line (in order): %s", want);
-                break;
-            }
-            search = found + n;
+        if (at > doc_text && at[-1] == '`') continue; /* a marker shown in code font, as an example */
+        int line = 1;
+        for (const char *c = doc_text; c < at; c++) line += *c == '\n';
+        const char *start = at + strlen(marker), *end = strstr(start, "-->");
+        char name[64], error[256];
+        size_t name_len = strcspn(start, " \"");
+        snprintf(name, sizeof name, "%.*s", (int)(name_len < 63 ? name_len : 63), start);
+        markers++;
+        record rec;
+        if (!end || record_read("../results", name, &rec, error, sizeof error) != 0) {
+            complain(r, doc, line, "%s", end ? error : "a results marker without -->");
+            continue;
         }
-        free(block);
-        free(out.s);
+        for (int i = 0; i < n_names; i++)
+            if (strcmp(names[i], name) == 0) used[i]++;
+        const char *quote = memchr(start, '"', (size_t)(end - start));
+        if (!quote) { /* a block */
+            const char *fence = end + 3;
+            fence += strspn(fence, " \n");
+            if (strncmp(fence, "```", 3) != 0) {
+                complain(r, doc, line, "results: %s: no fenced block on the next line", name);
+            } else {
+                const char *body = strchr(fence, '\n') + 1, *body_end = strstr(body, "```");
+                char *block = strndup(body, (size_t)(body_end - body));
+                const char *missing = first_missing_line(block, rec.output);
+                if (missing) {
+                    char what[320];
+                    snprintf(what, sizeof what, "results/%.63s.txt has no line (in order): %.200s", name, missing);
+                    complain(r, doc, line, "%s", what);
+                }
+                free(block);
+            }
+        } else { /* quoted texts in this line */
+            const char *line_start = at, *line_end = strchr(end, '\n');
+            while (line_start > doc_text && line_start[-1] != '\n') line_start--;
+            if (!line_end) line_end = end + strlen(end);
+            char *outside = malloc((size_t)(line_end - line_start) + 1);
+            memcpy(outside, line_start, (size_t)(at - line_start));
+            outside[at - line_start] = '\0';
+            strncat(outside, end + 3, (size_t)(line_end - end - 3));
+            for (const char *q = quote; q && q < end; q = memchr(q + 1, '"', (size_t)(end - q - 1))) {
+                const char *close = memchr(q + 1, '"', (size_t)(end - q - 1));
+                if (!close) break;
+                char text[256], what[400];
+                snprintf(text, sizeof text, "%.*s", (int)(close - q - 1), q + 1);
+                if (!strstr(outside, text) || !strstr(rec.output, text)) {
+                    snprintf(what, sizeof what, "\"%s\" is not in %s", text,
+                             !strstr(outside, text) ? "the line beside its marker" : "its record");
+                    snprintf(what + strlen(what), sizeof what - strlen(what), " results/%s.txt", name);
+                    complain(r, doc, line, "%s", what);
+                }
+                q = close;
+            }
+            free(outside);
+        }
+        record_free(&rec);
     }
-    return ran;
+    return markers;
 }
 
 /* ---- the tests ----------------------------------------------------------------------- */
@@ -418,18 +440,62 @@ START_TEST(names_in_docs_exist) {
 }
 END_TEST
 
-START_TEST(marked_examples_print_what_they_show) {
-    load_corpora();
-    char paths[64][256];
-    int n = list_docs(paths, 64), ran = 0;
+/* Every number tied to a record says what the record says, and every record is
+ * tied to by some doc. */
+START_TEST(doc_numbers_match_their_records) {
+    char paths[64][256], names[64][64];
+    int n = list_docs(paths, 64), n_names = record_list("../results", names, 64), used[64] = {0}, markers = 0;
     report r = {{0}, 0};
     for (int i = 0; i < n; i++) {
         char *doc = read_doc(paths[i]);
-        ran += check_examples(&r, paths[i] + 3, doc);
+        markers += check_results(&r, paths[i] + 3, doc, names, n_names, used);
         free(doc);
     }
-    ck_assert_int_ge(ran, 2); /* the README's tape, docs/tape.md's, explain's numbers */
-    ck_assert_msg(r.problems == 0, "%s", r.what);
+    for (int i = 0; i < n_names; i++)
+        if (!used[i]) complain(&r, names[i], 0, "results/%s.txt: no doc shows it (<!-- results: NAME -->)", names[i]);
+    ck_assert_int_ge(markers, 10);
+    ck_assert_msg(r.problems == 0, "%d numbers in the docs differ from their records:\n%s", r.problems, r.what);
+}
+END_TEST
+
+/* The records' commands print now what they recorded. make test runs the cheap
+ * ones; `make results` (QKV_RESULTS=long, or names separated by commas) the
+ * others, and with QKV_RESULTS_RECORD=1 it rewrites the records instead. */
+START_TEST(records_print_what_they_recorded) {
+    char names[64][64];
+    int n = record_list("../results", names, 64), ran = 0;
+    const char *only = getenv("QKV_RESULTS"), *rewrite = getenv("QKV_RESULTS_RECORD");
+    report r = {{0}, 0};
+    for (int i = 0; i < n; i++) {
+        record rec;
+        char error[256], listed[96];
+        ck_assert_msg(record_read("../results", names[i], &rec, error, sizeof error) == 0, "%s", error);
+        snprintf(listed, sizeof listed, ",%.63s,", names[i]);
+        char *wanted = NULL;
+        if (only && *only) {
+            wanted = malloc(strlen(only) + 3);
+            sprintf(wanted, ",%s,", only);
+        }
+        int chosen = wanted ? strstr(wanted, listed) != NULL || (strcmp(only, "long") == 0 && strcmp(rec.cost, "long") == 0)
+                            : strcmp(rec.cost, "cheap") == 0;
+        free(wanted);
+        if (chosen) {
+            int status;
+            if (only) fprintf(stderr, "results: %s: %s\n", names[i], rec.command); /* make results */
+            char *now = record_run(&rec, "..", &status);
+            ran++;
+            if (status != 0) complain(&r, names[i], 0, "%s: the command failed", rec.name);
+            else if (rewrite && *rewrite) ck_assert_int_eq(record_write("../results", &rec, now), 0);
+            else {
+                const char *differs = record_compare(&rec, now);
+                if (differs) complain(&r, names[i], 0, "%s", differs);
+            }
+            free(now);
+        }
+        record_free(&rec);
+    }
+    ck_assert_msg(ran > 0, "no record chosen (QKV_RESULTS=%s)", only ? only : "");
+    ck_assert_msg(r.problems == 0, "%d records differ from their commands now:\n%s", r.problems, r.what);
 }
 END_TEST
 
@@ -470,11 +536,49 @@ START_TEST(stale_names_fail) {
     ck_assert_ptr_nonnull(strstr(r.what, "no flag --step in any --help"));
     ck_assert_ptr_nonnull(strstr(r.what, "no flag --no-such-either in any --help"));
 
-    static const char wrong_output[] = "<!-- docs-check: run ./qkv explain attention -->\n"
-                                       "```\nthis line is not printed\n```\n";
-    report out = {{0}, 0};
-    ck_assert_int_eq(check_examples(&out, "planted.md", wrong_output), 1);
-    ck_assert_int_eq(out.problems, 1);
+}
+END_TEST
+
+/* A copy of doc with its first `from` replaced by `to`. */
+static char *planted_copy(const char *doc, const char *from, const char *to) {
+    char *text = read_doc(doc), *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "%s has no %s to plant over", doc, from);
+    char *copy = malloc(strlen(text) + strlen(to) + 1);
+    sprintf(copy, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    free(text);
+    return copy;
+}
+
+/* A stale number planted in a copy of a doc, in a block or in a line, is found;
+ * the docs as they are pass. A record's command printing another number fails,
+ * one printing only other timings does not. */
+START_TEST(stale_numbers_fail) {
+    char names[64][64];
+    int n_names = record_list("../results", names, 64), used[64] = {0};
+    static const struct { const char *doc, *from, *to, *complaint; } plants[] = {
+        {"../docs/permutation.md", "4.0e-07  agrees", "3.0e-07  agrees", "results/permutation.txt has no line"},
+        {"../README.md", "363 cases pass", "353 cases pass", "\"363 cases\" is not in the line"},
+        {"../docs/lengthgen.md", "0.025", "0.040", "results/lengthgen-default.txt has no line"},
+    };
+    for (size_t i = 0; i < sizeof plants / sizeof *plants; i++) {
+        report clean = {{0}, 0}, stale = {{0}, 0};
+        char *doc = read_doc(plants[i].doc), *copy = planted_copy(plants[i].doc, plants[i].from, plants[i].to);
+        check_results(&clean, "doc", doc, names, n_names, used);
+        check_results(&stale, "planted", copy, names, n_names, used);
+        ck_assert_msg(clean.problems == 0, "%s", clean.what);
+        ck_assert_msg(stale.problems == 1 && strstr(stale.what, plants[i].complaint), "%s: %s -> %s found %d:\n%s",
+                      plants[i].doc, plants[i].from, plants[i].to, stale.problems, stale.what);
+        free(doc);
+        free(copy);
+    }
+    record rec = {.name = "planted", .command = "./qkv train reverse",
+                  .output = "step 50  loss 2.0306  94 steps/s  6033 examples/s\nfinal: loss=0.0001 seconds=3.03\n"};
+    ck_assert_ptr_null(record_compare(&rec, "step 50  loss 2.0306  12.5 steps/s  799 examples/s\n"
+                                            "final: loss=0.0001 seconds=17.9\n"));
+    ck_assert_ptr_nonnull(record_compare(&rec, "step 50  loss 2.0307  94 steps/s  6033 examples/s\n"
+                                               "final: loss=0.0001 seconds=3.03\n"));
+    ck_assert_ptr_nonnull(record_compare(&rec, "step 50  loss 2.0306  94 steps/s  6033 examples/s\n"
+                                               "final: loss=0.0001 seconds=3.03\nanother line\n"));
 }
 END_TEST
 
@@ -483,9 +587,15 @@ Suite *suite_docs(void) {
     TCase *tc = tcase_create("docs");
     tcase_set_timeout(tc, 0);
     tcase_add_test(tc, names_in_docs_exist);
-    tcase_add_test(tc, marked_examples_print_what_they_show);
+    tcase_add_test(tc, doc_numbers_match_their_records);
     tcase_add_test(tc, readme_c_example_is_example_c);
     tcase_add_test(tc, stale_names_fail);
+    tcase_add_test(tc, stale_numbers_fail);
     suite_add_tcase(s, tc);
+    /* A case of its own, so that `make results` runs it alone (CK_RUN_CASE). */
+    TCase *results = tcase_create("results");
+    tcase_set_timeout(results, 0);
+    tcase_add_test(results, records_print_what_they_recorded);
+    suite_add_tcase(s, results);
     return s;
 }

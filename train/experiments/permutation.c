@@ -421,7 +421,19 @@ static int write_csv(const char *path, const qkv_perm_row *rows, int n) {
     return rc;
 }
 
-/* The header, one line per configuration and the verdict. Returns whether all agree. */
+/* The range of the measures the theory expects to be expect, in [*lo, *hi]. */
+static void expected_range(const qkv_perm_row *rows, int n, qkv_perm_expect expect, double *lo, double *hi) {
+    *lo = INFINITY, *hi = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        const double errs[2] = {rows[i].equivariance, rows[i].invariance};
+        const qkv_perm_expect expects[2] = {rows[i].expect_equivariance, rows[i].expect_invariance};
+        for (int k = 0; k < 2; k++)
+            if (expects[k] == expect && errs[k] >= 0) *lo = fmin(*lo, errs[k]), *hi = fmax(*hi, errs[k]);
+    }
+}
+
+/* The header, one line per configuration, the ranges where the theory says a
+ * symmetry holds and where it says it breaks, and the verdict. Returns whether all agree. */
 static int print_table(const qkv_perm_options *o, const qkv_perm_row *rows, int n) {
     int all = 1, inconclusive = 0;
     printf("permutation symmetry of random models: %d seeds x %d permutations, %d tokens, dim %d, %d heads\n"
@@ -437,7 +449,12 @@ static int print_table(const qkv_perm_options *o, const qkv_perm_row *rows, int 
         all &= rows[i].agrees;
         inconclusive += rows[i].inconclusive;
     }
-    printf("\n%s\n", !all           ? "SOME MEASUREMENTS DISAGREE WITH THE THEORY"
+    double holds_lo, holds_hi, broken_lo, broken_hi;
+    expected_range(rows, n, QKV_EXPECT_HOLDS, &holds_lo, &holds_hi);
+    expected_range(rows, n, QKV_EXPECT_BROKEN, &broken_lo, &broken_hi);
+    printf("\nwhere the theory says a symmetry holds: %.1e to %.1e; where it says one breaks: %.1e to %.1e\n",
+           holds_lo, holds_hi, broken_lo, broken_hi);
+    printf("%s\n", !all           ? "SOME MEASUREMENTS DISAGREE WITH THE THEORY"
                      : inconclusive ? "no measurement disagrees with the theory; some are inconclusive (between "
                                       "the thresholds)"
                                     : "every measurement agrees with the theory");
