@@ -9,15 +9,21 @@ const qkvDraw = (() => {
   const NS = 'http://www.w3.org/2000/svg';
 
   /* The CLI prints a matrix row by row, each entry "%10.4f": the same text here,
-   * so a reader (and the test) can hold the page against `qkv explain`. */
+   * so a reader (and the test) can hold the page against `qkv explain`. printf
+   * keeps the sign of -0 and rounds an exact tie to even; toFixed does neither.
+   * A float is exactly halfway between two 4-decimal numbers only when it is a
+   * multiple of 1/32 (2e4 = 2^5 * 625), so that is the only case handled here. */
   function fmt(v) {
     if (v === null || v === undefined) return '';
-    if (typeof v === 'string') return v; /* "-inf" etc. as the module wrote it */
-    if (!isFinite(v)) return v > 0 ? 'inf' : v < 0 ? '-inf' : 'nan';
-    const s = (Math.abs(v) < 5e-5 ? 0 : v).toFixed(4);
-    return s === '-0.0000' ? '0.0000' : s;
+    const x = Number(v); /* the module writes "-Infinity", "Infinity", "NaN" as strings */
+    if (Number.isNaN(x)) return 'nan';
+    if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
+    const neg = x < 0 || Object.is(x, -0), y = Math.abs(x) * 1e4, f = Math.floor(y);
+    if (!Number.isInteger(Math.abs(x) * 32) || y - f !== 0.5) { const s = Math.abs(x).toFixed(4); return (neg ? '-' : '') + s; }
+    const n = f % 2 === 0 ? f : f + 1;
+    return (neg ? '-' : '') + Math.floor(n / 1e4) + '.' + String(n % 1e4).padStart(4, '0');
   }
-  function num(v) { return typeof v === 'number' ? v : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : NaN; }
+  const num = Number;
   function matrixText(rows, cols, data, offset) {
     const lines = [];
     for (let i = 0; i < rows; i++) {
@@ -105,7 +111,7 @@ const qkvDraw = (() => {
         if (!p) { tp.style.display = 'none'; return; }
         const idx = maps > 1 ? `${m},${p[0]},${p[1]}` : `${p[0]},${p[1]}`;
         const raw = t.data[off + p[0] * cols + p[1]];
-        tp.textContent = `${t.name}[${idx}] = ${typeof raw === 'number' ? raw.toPrecision(7) : raw}`;
+        tp.textContent = `${t.name}[${idx}] = ${Number.isFinite(Number(raw)) ? Number(raw).toPrecision(7) : fmt(raw)}`;
         tp.style.display = 'block'; tp.style.left = ev.pageX + 12 + 'px'; tp.style.top = ev.pageY + 12 + 'px';
       });
       cv.addEventListener('mouseleave', () => { tooltip().style.display = 'none'; });

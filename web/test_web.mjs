@@ -93,13 +93,17 @@ try {
   const Q = '1 0\n0.5 -1\n2 1', K = '1 0\n0 1\n-1 0.5', V = '1 0\n0 2\n2 2';
   await page.fill('#att-q', Q); await page.fill('#att-k', K); await page.fill('#att-v', V);
   await page.selectOption('#att-mask', 'causal');
+  await page.selectOption('#att-loss', 'weighted');
+  await page.fill('#att-lw', '1 2');
   await page.click('#att-form button[type=submit]');
   await page.waitForFunction(() => qkv.views.attention.last() && qkv.views.attention.last().tq === 3);
   const flat = s => s.split('\n').map(r => r.trim().split(/\s+/).join(',')).join(';');
-  const cli = runQkv(['explain', 'attention', '--mask', 'causal', '--q', flat(Q), '--k', flat(K), '--v', flat(V)]);
+  /* the page's loss weights c = [1, 2] in every row are the command line's C */
+  const cli = runQkv(['explain', 'attention', '--mask', 'causal', '--q', flat(Q), '--k', flat(K), '--v', flat(V),
+    '--loss', 'dot', '--target', '1,2;1,2;1,2']);
   if (check(cli.code === 0, 'qkv explain attention takes the same Q, K, V', cli.err)) {
     const want = cliMatrices(cli.out);
-    for (const name of ['P', 'O', 'dO', 'dP', 'dS', 'dQ', 'dK', 'dV']) {
+    for (const name of ['P', 'O', 'dO', 'D', 'dP', 'dS', 'dQ', 'dK', 'dV']) {
       if (!want[name]) { check(false, `the command line prints ${name}`); continue; }
       const got = await shown('#view-attention', name).catch(() => null);
       check(got && got.join('|') === want[name].join('|'), `page's ${name} equals the command line's`,

@@ -10,7 +10,7 @@ qkv.views.learn = (() => {
   const $ = id => document.getElementById(id);
   /* A configuration that reaches 100% held-out sequence accuracy in the page
    * (docs/web.md gives the time measured): small, so a step is cheap. */
-  const BASE = '--layers 2 --heads 2 --dim 32 --ff 64 --vocab 8 --batch 32 --lr 0.01 --warmup 50 ' +
+  const BASE = '--layers 2 --heads 2 --dim 16 --ff 32 --vocab 6 --batch 16 --lr 0.02 --warmup 50 ' +
                '--test-size 200 --eval-every 50 --log-every 0 --target 1';
   const st = { running: false, busy: false, started: false, done: false, step: 0, steps: 0, L: 0,
     losses: [], acc: [], tok: [], lengths: null, t0: 0, seconds: 0, chunk: 5, lastMaps: 0, settings: null };
@@ -138,7 +138,7 @@ qkv.views.learn = (() => {
   function init(info) {
     const sel = $('learn-pos');
     sel.innerHTML = info.schemes_tokens.map(n => `<option>${n}</option>`).join('');
-    sel.value = info.schemes_tokens.includes('rope') ? 'rope' : info.schemes_tokens[0];
+    sel.value = info.schemes_tokens.includes('learned') ? 'learned' : info.schemes_tokens[0];
     $('learn-flags').placeholder = BASE;
     $('learn-start').addEventListener('click', start);
     $('learn-pause').addEventListener('click', pause);
