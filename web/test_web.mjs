@@ -93,12 +93,12 @@ try {
   const Q = '1 0\n0.5 -1\n2 1', K = '1 0\n0 1\n-1 0.5', V = '1 0\n0 2\n2 2';
   await page.fill('#att-q', Q); await page.fill('#att-k', K); await page.fill('#att-v', V);
   await page.selectOption('#att-mask', 'causal');
-  await page.selectOption('#att-loss', 'weighted');
-  await page.fill('#att-lw', '1 2');
+  await page.selectOption('#att-loss', 'dot');
+  await page.fill('#att-target', '1 2\n1 2\n1 2');
   await page.click('#att-form button[type=submit]');
   await page.waitForFunction(() => qkv.views.attention.last() && qkv.views.attention.last().tq === 3);
   const flat = s => s.split('\n').map(r => r.trim().split(/\s+/).join(',')).join(';');
-  /* the page's loss weights c = [1, 2] in every row are the command line's C */
+  /* the loss weights C typed on the page are the command line's --target */
   const cli = runQkv(['explain', 'attention', '--mask', 'causal', '--q', flat(Q), '--k', flat(K), '--v', flat(V),
     '--loss', 'dot', '--target', '1,2;1,2;1,2']);
   if (check(cli.code === 0, 'qkv explain attention takes the same Q, K, V', cli.err)) {
@@ -110,7 +110,10 @@ try {
         `page ${got && got.join('|')} cli ${want[name].join('|')}`);
     }
   }
-  check((await page.locator('#att-D pre').textContent()).includes('D_2 ='), 'D_i = rowsum(dO ∘ O) is spelled out per row');
+  const dLines = (await page.locator('#att-D pre').textContent()).split('\n').filter(l => /^D_\d/.test(l));
+  const dCli = cli.out.split('\n').map(l => l.trim()).filter(l => /^D_\d/.test(l));
+  check(dLines.length === 3 && dLines.join('|') === dCli.join('|'), 'D_i = rowsum(dO ∘ O) is written out as the command line writes it',
+    `page ${dLines.join('|')} cli ${dCli.join('|')}`);
   /* the finite-difference check of one entry, picked by a click on dQ */
   const dq = page.locator('#att-backward figure.heat[data-name="dQ"] canvas');
   await dq.click({ position: { x: 5, y: 5 } });

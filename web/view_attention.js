@@ -1,25 +1,32 @@
-/* view_attention.js — view (1), one attention step: reads the form into api.h's
- * attention request, asks the module (qkv.attention), draws every matrix it
- * returns, spells out D_i = rowsum(dO ∘ O) from the module's own dO, O and D,
- * and runs the finite-difference check of a picked entry (qkv.check).
+/* view_attention.js — view (1), one attention step: reads the form into web/api.h's
+ * attention request (typed matrices go as the command line's text, "1 0; 0 1", so
+ * the command line's parser reads and refuses them), asks the module
+ * (qkv.attention), draws every matrix of the answer by section (inputs,
+ * positions, forward, backward), writes D_i = rowsum(dO ∘ O) out as `qkv explain
+ * attention` does from the module's dO, O and D, and runs the finite-difference
+ * check of a picked entry (qkv.check).
  */
 'use strict';
 
 qkv.views.attention = (() => {
   const $ = id => document.getElementById(id);
-  let info = null, last = null, lastRequest = null, picked = null;
-  let posParams = null, posDirty = false, weightsDirty = false;
+  const fmt = qkvDraw.fmt;
+  /* The request's fields of each scheme's parameters (explain.h: 0 or absent is
+   * the default, given here as the placeholder). */
+  const POS_PARAMS = {
+    rope: [['rope_base', '10000']],
+    'p-rope': [['rope_base', '10000'], ['p_rope', '0.75']],
+    alibi: [['slopes', '1/2, 1/4 per head', 'list']],
+    t5: [['t5_buckets', '8'], ['t5_max_distance', '16']],
+    fire: [['fire_width', '4'], ['fire_c', '0.1'], ['fire_l', '512']],
+  };
+  const SECTIONS = ['inputs', 'positions', 'forward', 'backward'];
+  let info = null, last = null, lastRequest = null, picked = null, weightsDirty = false;
 
-  /* "1 2\n3 x" -> [[1,2],[3,"x"]]: what is not a number is passed on as text, for
-   * the module to refuse with the message the command line gives. */
-  function rows(text) {
-    return text.trim().split(/\n+/).filter(l => l.trim()).map(l => l.trim().split(/[\s,]+/).map(s => {
-      const v = Number(s);
-      return s !== '' && Number.isFinite(v) ? v : s;
-    }));
-  }
-  function vec(text) { const r = rows(text); return r.length ? r.flat() : []; }
   const mode = () => document.querySelector('input[name=att-mode]:checked').value;
+  /* textarea rows -> the command line's matrix text "1 0; 0 1" */
+  const rowsText = text => text.trim().split(/\n+/).map(l => l.trim()).filter(Boolean).join('; ');
+  const words = text => text.trim().split(/[\s,;]+/).filter(Boolean).map(w => (Number.isFinite(Number(w)) ? Number(w) : w));
 
   function fill(select, names, keep) {
     const was = select.value;
@@ -33,129 +40,114 @@ qkv.views.attention = (() => {
     if (info) fill($('att-pos'), tokens ? info.schemes_tokens : info.schemes_qkv, true);
     $('att-padding-l').classList.toggle('hidden', $('att-mask').value !== 'padding');
     $('att-keep-l').classList.toggle('hidden', $('att-mask').value !== 'keep');
-    $('att-lw-l').classList.toggle('hidden', $('att-loss').value !== 'weighted');
-    $('att-target-l').classList.toggle('hidden', $('att-loss').value !== 'square');
+    $('att-target-what').textContent = $('att-loss').value === 'mse' ? 'target Y, L = ½ Σ (O − Y)² ' : 'C, L = Σ O ∘ C ';
+    const box = $('att-pos-params'), params = POS_PARAMS[$('att-pos').value] || [];
+    if (box.dataset.pos !== $('att-pos').value) {
+      box.dataset.pos = $('att-pos').value;
+      box.innerHTML = params.map(([key, def]) => `<label>${key} <input data-key="${key}" placeholder="${def}" size="${Math.max(6, def.length)}"></label>`).join('');
+    }
   }
 
-  /* The form -> api.h's A. */
+  /* The form -> api.h's request. */
   function request() {
     const a = { heads: Number($('att-heads').value), mask: $('att-mask').value, pos: $('att-pos').value,
-      pos_seed: Number($('att-pos-seed').value), loss: $('att-loss').value };
+      seed: Number($('att-seed').value), loss: $('att-loss').value };
     if (mode() === 'tokens') {
-      Object.assign(a, { tokens: $('att-toks').value, vocab: Number($('att-vocab').value),
-        width: Number($('att-width').value), seed: Number($('att-seed').value) });
-      if (weightsDirty && last && last.weights) {
+      Object.assign(a, { tokens: $('att-toks').value, vocab: Number($('att-vocab').value), width: Number($('att-width').value) });
+      if (weightsDirty) {
         a.weights = {};
-        document.querySelectorAll('#att-weights textarea').forEach(t => { a.weights[t.dataset.name] = rows(t.value); });
+        document.querySelectorAll('#att-weights textarea').forEach(t => { a.weights[t.dataset.name] = rowsText(t.value); });
       }
     } else {
-      a.q = rows($('att-q').value); a.k = rows($('att-k').value); a.v = rows($('att-v').value);
+      a.q = rowsText($('att-q').value); a.k = rowsText($('att-k').value); a.v = rowsText($('att-v').value);
     }
-    if (a.mask === 'padding') a.padding = vec($('att-padding').value);
-    if (a.mask === 'keep') a.keep = rows($('att-keep').value);
-    if (a.loss === 'weighted' && $('att-lw').value.trim()) a.loss_weights = vec($('att-lw').value);
-    if (a.loss === 'square' && $('att-target').value.trim()) a.target = rows($('att-target').value);
-    if (posDirty && posParams) {
-      a.pos_params = {};
-      document.querySelectorAll('#att-pos-params input').forEach(i => {
-        const v = i.value.trim();
-        a.pos_params[i.dataset.key] = i.dataset.array ? vec(v) : Number.isFinite(Number(v)) && v !== '' ? Number(v) : v;
-      });
+    if (a.mask === 'padding') a.key_length = Number($('att-key-length').value);
+    if (a.mask === 'keep') a.keep = rowsText($('att-keep').value);
+    if ($('att-target').value.trim()) a.target = rowsText($('att-target').value);
+    for (const [key, , kind] of POS_PARAMS[a.pos] || []) {
+      const v = document.querySelector(`#att-pos-params input[data-key="${key}"]`).value.trim();
+      if (v) a[key] = kind === 'list' ? words(v) : Number.isFinite(Number(v)) ? Number(v) : v;
     }
     return a;
   }
 
-  function showPosParams(p) {
-    posParams = p || {};
-    const box = $('att-pos-params');
-    box.innerHTML = '';
-    const keys = Object.keys(posParams);
-    if (!keys.length) { box.textContent = 'no parameters'; return; }
-    for (const k of keys) {
-      const v = posParams[k], arr = Array.isArray(v);
-      const l = document.createElement('label');
-      l.textContent = k + ' ';
-      const i = document.createElement('input');
-      i.dataset.key = k;
-      if (arr) i.dataset.array = '1';
-      i.value = arr ? v.flat(Infinity).map(x => typeof x === 'number' ? +x.toPrecision(6) : x).join(' ') : v;
-      i.size = arr ? Math.min(48, i.value.length + 2) : 8;
-      i.addEventListener('input', () => { posDirty = true; });
-      l.appendChild(i);
-      box.appendChild(l);
-    }
-  }
-
-  function showWeights(ws) {
+  /* The tiny layer's weights: each with its gradient, and its values to edit. */
+  function showWeights(out) {
+    $('att-weights-box').classList.toggle('hidden', !out.weights);
     const box = $('att-weights');
     box.innerHTML = '';
-    for (const w of ws || []) {
-      const cols = w.shape[w.shape.length - 1];
-      const editable = ['embed', 'wq', 'wk', 'wv'].includes(w.name);
+    if (out.x) qkvDraw.heatmap(box, Object.assign({}, out.x, { cellSize: 16, note: `tokens ${out.tokens.join(' ')}` }));
+    for (const w of out.weights || []) {
       const fig = document.createElement('div');
       fig.className = 'weight';
-      qkvDraw.heatmap(fig, { name: w.name, shape: w.shape, data: w.data, cellSize: 14, onCell: idx => pick(w.name, idx, w.shape) });
-      if (editable) {
-        const t = document.createElement('textarea');
-        t.dataset.name = w.name;
-        t.rows = Math.min(6, w.data.length / cols);
-        t.cols = cols * 8;
-        const lines = [];
-        for (let i = 0; i < w.data.length; i += cols) lines.push(w.data.slice(i, i + cols).map(x => +Number(x).toPrecision(5)).join(' '));
-        t.value = lines.join('\n');
-        t.addEventListener('input', () => { weightsDirty = true; });
-        fig.appendChild(t);
-      }
+      const cols = w.shape[w.shape.length - 1];
+      qkvDraw.heatmap(fig, { name: w.name, shape: w.shape, data: w.data, cellSize: 14 });
+      qkvDraw.heatmap(fig, { name: 'dL/d' + w.name, shape: w.shape, data: w.grad, cellSize: 14 });
+      const t = document.createElement('textarea');
+      t.dataset.name = w.name;
+      t.rows = Math.min(8, w.data.length / cols);
+      t.cols = Math.min(60, cols * 8);
+      const lines = [];
+      for (let i = 0; i < w.data.length; i += cols) lines.push(w.data.slice(i, i + cols).map(x => +Number(x).toPrecision(6)).join(' '));
+      t.value = lines.join('\n');
+      t.title = `edit ${w.name} and press run`;
+      t.addEventListener('input', () => { weightsDirty = true; });
+      fig.appendChild(t);
       box.appendChild(fig);
     }
   }
 
-  /* A click on a cell of Q, K, V, a weight, or their gradient dQ, dK, dV picks
-   * that entry of the input for the finite-difference check. */
-  function pick(name, idx, shape) {
-    let tensor = name;
-    const m = /^d([QKV])$/i.exec(name);
-    if (m) tensor = m[1];
-    tensor = tensor.toLowerCase();
-    const index = shape.length === 3 && idx.length === 2 ? [0, ...idx] : idx;
-    picked = { tensor, index };
-    $('att-check-what').textContent = `entry ${tensor}[${index.join(',')}]`;
+  /* A click on a cell of Q, K, V or of dQ, dK, dV picks that entry of the input
+   * (its row and column in the all-heads matrix) for the finite-difference check. */
+  function pick(name, head, dHead, idx) {
+    const tensor = name.replace(/^d/, '').toLowerCase();
+    const row = idx[0], col = (head > 0 ? head * dHead : 0) + idx[1];
+    picked = { tensor, row, col };
+    $('att-check-what').textContent = `entry ${tensor}[${row},${col}]: dL/d${tensor}[${row},${col}]`;
     $('att-check-go').disabled = false;
     $('att-check-out').textContent = '';
   }
 
+  function find(out, name, head) { return out.matrices.find(m => m.tensor.name === name && m.head === head); }
+
+  /* D_i = dO_i0 x O_i0 + ... = D_i, the module's numbers as the command line writes them. */
   function spellD(out) {
-    const box = $('att-D');
-    box.innerHTML = '';
-    const O = out.forward.find(t => t.name === 'O') || out.forward[out.forward.length - 1];
-    const dO = out.backward.find(t => t.name === 'dO'), D = out.backward.find(t => t.name === 'D');
-    if (!O || !dO || !D) return;
-    const dv = O.shape[O.shape.length - 1], tq = O.shape[O.shape.length - 2], H = O.data.length / (tq * dv);
-    const f = v => { const s = qkvDraw.fmt(v); return s.startsWith('-') ? `(${s})` : s; };
-    const lines = ['D_i = rowsum(dO ∘ O) = Σ_c dO[i,c] · O[i,c]: the shift softmax\'s backward subtracts (dS = P ∘ (dP − D)).'];
-    for (let h = 0; h < H; h++) for (let i = 0; i < tq; i++) {
-      const terms = [];
-      for (let c = 0; c < dv; c++) terms.push(`${f(dO.data[(h * tq + i) * dv + c])}·${f(O.data[(h * tq + i) * dv + c])}`);
-      lines.push(`${H > 1 ? `head ${h}: ` : ''}D_${i} = ${terms.join(' + ')} = ${qkvDraw.fmt(D.data[h * tq + i])}`);
+    const lines = ['D_i = rowsum(dO ∘ O): the shift the softmax backward subtracts, dS = P ∘ (dP − D); it equals rowsum(dP ∘ P) because O = P V.'];
+    const heads = out.heads > 1 ? [...Array(out.heads).keys()] : [out.matrices.some(m => m.tensor.name === 'D' && m.head === 0) ? 0 : -1];
+    for (const h of heads) {
+      const O = find(out, 'O', h), dO = find(out, 'dO', h), D = find(out, 'D', h);
+      if (!O || !dO || !D) continue;
+      const [rows, cols] = O.tensor.shape;
+      for (let i = 0; i < rows; i++) {
+        const terms = [];
+        for (let c = 0; c < cols; c++) terms.push(`${fmt(dO.tensor.data[i * cols + c])} x ${fmt(O.tensor.data[i * cols + c])}`);
+        lines.push(`${out.heads > 1 ? `head ${h}: ` : ''}D_${i} = ${terms.join(' + ')} = ${fmt(D.tensor.data[i])}`);
+      }
     }
+    $('att-D').innerHTML = '';
     const pre = document.createElement('pre');
     pre.textContent = lines.join('\n');
-    box.appendChild(pre);
+    $('att-D').appendChild(pre);
   }
 
   function draw(out) {
-    for (const id of ['att-inputs', 'att-forward', 'att-backward']) $(id).innerHTML = '';
-    for (const t of out.inputs) qkvDraw.heatmap($('att-inputs'), Object.assign({}, t, { onCell: idx => pick(t.name, idx, t.shape) }));
-    for (const t of out.forward) qkvDraw.heatmap($('att-forward'), Object.assign({}, t, { note: t.formula }));
-    for (const t of out.backward) {
-      const grad = /^d[QKV]$/i.test(t.name);
-      qkvDraw.heatmap($('att-backward'), Object.assign({}, t, { note: t.formula, onCell: grad ? idx => pick(t.name, idx, t.shape) : null }));
+    for (const s of SECTIONS) $('att-' + s).innerHTML = '';
+    for (const m of out.matrices) {
+      const box = $('att-' + m.section);
+      if (!box) continue;
+      const t = m.tensor, input = m.section === 'inputs' && /^[QKV]$/.test(t.name), grad = /^d[QKV]$/.test(t.name);
+      const dHead = t.shape[1];
+      const [fig] = qkvDraw.heatmap(box, { name: t.name, shape: t.shape, data: t.data, note: m.formula,
+        onCell: input || grad ? idx => pick(t.name, input ? 0 : m.head, dHead, idx) : null });
+      if (m.head >= 0 && out.heads > 1) {
+        fig.dataset.name = `${t.name}.${m.head}`;
+        fig.querySelector('b').insertAdjacentHTML('beforeend', ` <small>(head ${m.head})</small>`);
+      }
     }
+    $('att-positions-box').classList.toggle('hidden', !out.matrices.some(m => m.section === 'positions'));
     spellD(out);
-    const sub = document.createElement('div');
-    sub.className = 'state';
-    sub.textContent = `Tq ${out.tq}, Tk ${out.tk}, ${out.heads} head${out.heads > 1 ? 's' : ''}, d ${out.d}, dv ${out.dv}, scale ${out.scale}, loss L = ${out.loss}`;
-    $('att-inputs').prepend(sub);
+    $('att-setup').textContent = `Tq ${out.tq}, Tk ${out.tk}, ${out.heads} head${out.heads > 1 ? 's' : ''} of d ${out.d_head} (dv ${out.dv_head}), ` +
+      `mask ${out.mask}, scale ${fmt(out.scale)}, loss L = ${fmt(out.loss)}; the fused attention op agrees with these composed ops to ${Number(out.fused_diff).toExponential(2)}`;
   }
 
   async function run(ev) {
@@ -166,11 +158,10 @@ qkv.views.attention = (() => {
       const out = await qkv.attention(a);
       msg.textContent = ''; msg.className = 'msg';
       last = out; lastRequest = a;
-      showPosParams(out.pos_params);
-      if (out.weights && !weightsDirty) showWeights(out.weights);
+      if (!weightsDirty || !out.weights) showWeights(out);
       draw(out);
       picked = null; $('att-check-go').disabled = true; $('att-check-out').textContent = '';
-      $('att-check-what').textContent = 'click a cell of Q, K, V, dQ, dK, dV or a weight to pick an entry';
+      $('att-check-what').textContent = 'click a cell of Q, K, V, dQ, dK or dV to pick an entry';
       return out;
     } catch (e) {
       msg.textContent = e.message; msg.className = 'msg error';
@@ -183,7 +174,7 @@ qkv.views.attention = (() => {
     const out = $('att-check-out');
     try {
       const r = await qkv.check(Object.assign({}, lastRequest, picked));
-      out.innerHTML = `tape (analytic) <b>${r.analytic}</b> · finite differences (eps ${r.eps}) <b>${r.numeric}</b>`;
+      out.innerHTML = `tape (analytic) <b>${fmt(r.analytic)}</b> · finite differences (h ${r.h}) <b>${fmt(r.numeric)}</b> · |difference| ${Number(r.difference).toExponential(2)}`;
       out.className = '';
       return r;
     } catch (e) {
@@ -197,21 +188,18 @@ qkv.views.attention = (() => {
     fill($('att-mask'), info.masks);
     fill($('att-loss'), info.losses);
     syncControls();
-    document.querySelectorAll('input[name=att-mode]').forEach(r => r.addEventListener('change', () => { posDirty = false; syncControls(); run(); }));
-    for (const id of ['att-mask', 'att-loss']) $(id).addEventListener('change', () => { syncControls(); run(); });
-    $('att-pos').addEventListener('change', () => { posDirty = false; run(); });
-    $('att-pos-seed').addEventListener('change', () => { posDirty = false; run(); });
-    $('att-heads').addEventListener('change', () => run());
-    $('att-reseed').addEventListener('click', () => { weightsDirty = false; run(); });
-    $('att-seed').addEventListener('change', () => { weightsDirty = false; run(); });
-    $('att-width').addEventListener('change', () => { weightsDirty = false; run(); });
-    $('att-vocab').addEventListener('change', () => { weightsDirty = false; run(); });
+    const rerun = () => { syncControls(); run(); };
+    const reseed = () => { weightsDirty = false; rerun(); };
+    document.querySelectorAll('input[name=att-mode]').forEach(r => r.addEventListener('change', reseed));
+    for (const id of ['att-mask', 'att-loss', 'att-pos', 'att-heads']) $(id).addEventListener('change', rerun);
+    for (const id of ['att-reseed']) $(id).addEventListener('click', reseed);
+    for (const id of ['att-seed', 'att-width', 'att-vocab']) $(id).addEventListener('change', reseed);
     $('att-form').addEventListener('submit', run);
     $('att-check-go').addEventListener('click', check);
     await run();
   }
 
-  /* For scripts: set the form from an object and run, as a learner would. */
+  /* For scripts: set fields of the form (q, k, v, mask, pos, loss, target, ...) and run. */
   async function set(fields) {
     for (const [k, v] of Object.entries(fields)) {
       if (k === 'mode') { document.querySelector(`input[name=att-mode][value=${v}]`).checked = true; continue; }
@@ -219,10 +207,10 @@ qkv.views.attention = (() => {
       if (!e) throw new Error(`no field att-${k}`);
       e.value = v;
     }
-    posDirty = false; weightsDirty = false;
+    weightsDirty = false;
     syncControls();
     return run();
   }
 
-  return { init, run, set, check, pick, request, last: () => last };
+  return { init, run, set, check, request, last: () => last };
 })();
