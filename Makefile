@@ -348,3 +348,6 @@ clean:
 	rm -rf build build-asan build-valgrind build-fuzz build-aarch64 build-clang qkv
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(B)/cli/main.d
+
+# make web, web-lib, test-node: the WebAssembly build (mk/web.mk, docs/wasm.md).
+include mk/web.mk

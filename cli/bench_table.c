@@ -4,7 +4,7 @@
 #include "cli/bench_table.h"
 
 #include <math.h>
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * of cli/bench.c, which measure and print the table (cli/bench.h). An unknown
  * section or flag prints one line and returns 2, before anything is measured.
  */
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * and its flags, the instruction-set paths compiled in, the one in use (core/kernels/isa.h)
  * and the OpenMP threads it would run. The Makefile passes the build's compiler,
  * flags and paths (QKV_BUILD_*); a build without them says "unknown". */
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 
 #include "core/kernels/isa.h"
@@ -50,6 +50,10 @@ int qkv_cmd_version(int argc, char **argv) {
     for (int i = 0; i < qkv_isa_count(); i++)
         if (qkv_isa_supported(qkv_isa_path(i))) printf(" %s", qkv_isa_path(i));
     printf(")\n");
+#ifdef _OPENMP
     printf("openmp: %d, up to %d threads\n", _OPENMP, omp_get_max_threads());
+#else
+    printf("openmp: none (one thread)\n"); /* the WebAssembly build (core/kernels/omp_shim.h) */
+#endif
     return 0;
 }

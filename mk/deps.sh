@@ -21,6 +21,9 @@ probe() {
         libstb-dev) pkg-config --exists stb 2>/dev/null ;;
         check)      pkg-config --exists check 2>/dev/null ;;
         # fortunes-min has the folder too, with three files; the full set has these
+        emscripten) command -v emcc >/dev/null 2>&1 ;;
+        nodejs)     command -v node >/dev/null 2>&1 ;;
+        chromium)   command -v chromium >/dev/null 2>&1 ;;
         fortunes)   [ -e "${QKV_FORTUNES_DIR:-/usr/share/games/fortunes}/computers" ] ;;
         *)          dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed' ;;
     esac

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 
 #include "core/kernels/wait_policy.h"
 

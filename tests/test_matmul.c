@@ -5,7 +5,7 @@
 
 #include "core/kernels/block_product.h"
 
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * By hand: one SGD and one Adam step, AdamW's decoupled decay, clipping,
  * schedule values, the weight-decay rule, bad configs, and thread independence.
  */
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
 

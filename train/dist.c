@@ -1,7 +1,7 @@
 /* dist.c — data parallelism over MPI ranks, or single-process no-ops. See dist.h. */
 #include "train/dist.h"
 
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

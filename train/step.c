@@ -2,7 +2,7 @@
  * added in the fixed tree, the ranks' nodes gathered. See step.h. */
 #include "train/step.h"
 
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

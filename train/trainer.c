@@ -9,7 +9,7 @@
 #include <libgen.h>
 #include <math.h>
 #include <signal.h>
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>

@@ -32,7 +32,7 @@
  * stride_c == 0 where the batch is summed in order).
  */
 #include <pthread.h>
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdlib.h>
 #include <string.h>
 

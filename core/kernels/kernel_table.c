@@ -1,7 +1,7 @@
 /* kernel_table.c — one path's table of kernels (kernels.h), and the probe of the
  * core's multiply-add peak for its vectors. Compiled once per path, like the
  * kernels it lists. */
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 
 #include "core/kernels/gemm_tiles.h"
 #include "core/kernels/kernels.h"

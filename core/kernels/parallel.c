@@ -1,7 +1,7 @@
 /* parallel.c — thread count and the deterministic sum. See parallel.h. */
 #include "core/kernels/parallel.h"
 
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,6 +33,9 @@ int qkv_set_threads(int n) {
         n = omp_get_num_procs() - (others > 0 ? others : 0);
         if (n < 1) n = 1;
     }
+#ifndef _OPENMP
+    n = 1; /* no OpenMP (core/kernels/omp_shim.h): every loop runs on the caller */
+#endif
     omp_set_num_threads(n);
     return n;
 }

@@ -1,7 +1,7 @@
 /* wait_policy.c — spin or sleep, by the machine's load. See wait_policy.h. */
 #include "core/kernels/wait_policy.h"
 
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -20,6 +20,10 @@ int qkv_wait_policy_for(int others, const char **name, const char **value) {
 }
 
 void qkv_default_wait_policy(char **argv) {
+#ifndef _OPENMP
+    (void)argv; /* no OpenMP runtime, no waiting threads (core/kernels/omp_shim.h) */
+    return;
+#endif
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || getenv("KMP_BLOCKTIME")) return;
     const char *name, *value;
     qkv_wait_policy_for(qkv_other_runnable(), &name, &value);

@@ -21,7 +21,7 @@
 #ifndef QKV_WAIT_POLICY_H
 #define QKV_WAIT_POLICY_H
 
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #ifdef KMP_VERSION_MAJOR /* omp.h is libomp's */
 #define QKV_LIBOMP 1
 #endif

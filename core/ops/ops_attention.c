@@ -27,7 +27,7 @@
  * independent of the thread count and the instruction set.
  */
 #include <math.h>
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdint.h>
 #include <string.h>
 

@@ -3,7 +3,7 @@
 #include "train/tasks/detect.h"
 
 #include <limits.h>
-#include <omp.h>
+#include "core/kernels/omp_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
