@@ -32,5 +32,6 @@ serve: web
 web/node_modules/.package-lock.json: web/package.json web/package-lock.json | deps-page
 	cd web && npm ci --no-audit --no-fund
 
-test-web: all web test-node web/node_modules/.package-lock.json
+# The Node build's byte-for-byte tests run first (mk/web.mk), then the page's.
+test-web: all web $(if $(wildcard tests/node_test.sh),test-node) web/node_modules/.package-lock.json
 	node web/test_web.mjs $(WEB_B) ./$(BIN) build/web-shots
