@@ -1,15 +1,13 @@
 /* args.c — see args.h. */
 #include "cli/args.h"
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/number.h"
-#include "cli/suggest.h"
+#include "core/suggest.h"
 
 /* The usage line (with spec: its positional arguments and its summary beneath),
  * then one line per flag with its current (default) value. */
@@ -49,44 +47,6 @@ static int arg_fail(const char *fmt, ...) {
     return -1;
 }
 
-static int parse_value(const char *command, const qkv_arg *arg, const char *text) {
-    if (arg->kind == QKV_ARG_STRING) {
-        *(const char **)arg->target = text;
-        return 0;
-    }
-    if (arg->kind == QKV_ARG_CHOICE) {
-        char allowed[256] = "", hint[96];
-        for (int i = 0; arg->choices[i]; i++) {
-            if (strcmp(text, arg->choices[i]) == 0) {
-                *(int *)arg->target = i;
-                return 0;
-            }
-            snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
-                     arg->choices[i]);
-        }
-        return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
-                        qkv_suggest_among(text, arg->choices, hint, sizeof hint), allowed);
-    }
-    /* core/number.h: the one number syntax (no blank, '+', leading zero, hex, inf, nan) */
-    int integer = arg->kind != QKV_ARG_FLOAT;
-    long long whole = 0;
-    float real = 0;
-    int bad = integer ? qkv_parse_int(text, LLONG_MIN, LLONG_MAX, &whole) != 0 ||
-                            !((double)whole >= arg->min && (double)whole <= arg->max)
-                      : qkv_parse_float(text, arg->min, arg->max, &real) != 0;
-    if (bad) {
-        return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
-                        integer ? "an integer" : "a number", arg->min, arg->max, text);
-    }
-    switch (arg->kind) {
-    case QKV_ARG_INT: *(int *)arg->target = (int)whole; break;
-    case QKV_ARG_LONG: *(long *)arg->target = (long)whole; break;
-    case QKV_ARG_U64: *(unsigned long long *)arg->target = (unsigned long long)whole; break;
-    default: *(float *)arg->target = real; break;
-    }
-    return 0;
-}
-
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args) {
     unsigned char given[n_args > 0 ? n_args : 1];
     return qkv_args_parse_given(command, argc, argv, args, n_args, given);
@@ -96,33 +56,10 @@ static int is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcm
 
 static int parse_flags(const char *command, const qkv_command_spec *spec, int argc, char **argv, const qkv_arg *args,
                        int n_args, unsigned char *seen) {
-    memset(seen, 0, (size_t)n_args); /* a flag given twice is refused, not the last one taken */
-    for (int i = 0; i < argc; i++) {
-        if (is_help(argv[i])) {
-            print_help(command, spec, args, n_args);
-            return 1;
-        }
-        const qkv_arg *arg = NULL;
-        for (int j = 0; j < n_args && !arg; j++)
-            if (strcmp(argv[i], args[j].flag) == 0) arg = &args[j];
-        if (!arg) {
-            char hint[96];
-            qkv_suggestion near = qkv_suggestion_begin(argv[i]);
-            for (int j = 0; j < n_args; j++) qkv_suggestion_consider(&near, args[j].flag);
-            return arg_fail("%s: unknown flag '%s' (%stry --help)", command, argv[i],
-                            qkv_suggestion_hint(&near, hint, sizeof hint));
-        }
-        if (seen[arg - args]++) return arg_fail("%s: %s given twice", command, arg->flag);
-        if (arg->kind == QKV_ARG_FLAG) {
-            *(int *)arg->target = 1;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            return arg_fail("%s: %s needs a value", command, arg->flag);
-        }
-        if (parse_value(command, arg, argv[++i]) != 0) return -1;
-    }
-    return 0;
+    int rc = qkv_args_read(command, argc, argv, args, n_args, seen);   /* train/args.h */
+    if (rc > 0) print_help(command, spec, args, n_args);
+    if (rc < 0) fprintf(stderr, "qkv %s\n", qkv_last_error());
+    return rc;
 }
 
 int qkv_args_parse_given(const char *command, int argc, char **argv, const qkv_arg *args, int n_args,
@@ -178,20 +115,3 @@ int qkv_command_dispatch(const qkv_command_spec *spec, int argc, char **argv) {
     return 2;
 }
 
-int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *args) {
-    static const qkv_arg_kind arg_kind[] = {
-        [QKV_FIELD_INT] = QKV_ARG_INT, [QKV_FIELD_LONG] = QKV_ARG_LONG, [QKV_FIELD_FLOAT] = QKV_ARG_FLOAT,
-        [QKV_FIELD_CHOICE] = QKV_ARG_CHOICE, [QKV_FIELD_SEED] = QKV_ARG_U64, [QKV_FIELD_FLAG] = QKV_ARG_FLAG,
-        [QKV_FIELD_TEXT] = QKV_ARG_STRING,
-    };
-    int made = 0;
-    for (int i = 0; i < n; i++) {
-        const qkv_field *f = &fields[i];
-        if (!f->flag) continue;
-        QKV_CHECK(f->kind != QKV_FIELD_POINTER && f->kind != QKV_FIELD_HASH, "args: %s: a %s member has no flag",
-                  f->flag, f->kind == QKV_FIELD_HASH ? "hash" : "pointer");
-        args[made++] = (qkv_arg){f->flag, arg_kind[f->kind], (char *)config + f->offset, f->min, f->max, f->help,
-                                 f->choices};
-    }
-    return made;
-}

@@ -16,30 +16,7 @@
 
 #include <stdio.h>
 
-#include "train/fields.h"
-
-/* CHOICE: target is an int* that receives the index of the value in choices.
- * LONG and U64: integers like INT, into a long* and an unsigned long long*. */
-typedef enum { QKV_ARG_INT, QKV_ARG_FLOAT, QKV_ARG_FLAG, QKV_ARG_STRING, QKV_ARG_CHOICE, QKV_ARG_LONG, QKV_ARG_U64 } qkv_arg_kind;
-
-typedef struct qkv_arg {
-    const char *flag;      /* "--input" */
-    qkv_arg_kind kind;
-    void *target;          /* int*, float*, int* (flag), const char**, int*, long*, unsigned long long* */
-    double min, max;       /* accepted range for INT and FLOAT */
-    const char *help;            /* --help adds the current (default) value */
-    const char *const *choices;  /* CHOICE: NULL-terminated names */
-} qkv_arg;
-
-/* Table rows, one per kind. */
-#define QKV_ARG_INT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_INT, target, lo, hi, help, NULL}
-#define QKV_ARG_FLOAT_ROW(flag, target, lo, hi, help) {flag, QKV_ARG_FLOAT, target, lo, hi, help, NULL}
-#define QKV_ARG_FLAG_ROW(flag, target, help) {flag, QKV_ARG_FLAG, target, 0, 0, help, NULL}
-#define QKV_ARG_STRING_ROW(flag, target, help) {flag, QKV_ARG_STRING, target, 0, 0, help, NULL}
-#define QKV_ARG_CHOICE_ROW(flag, target, choices, help) {flag, QKV_ARG_CHOICE, target, 0, 0, help, choices}
-
-/* Flags a command's spec may have. */
-#define QKV_MAX_COMMAND_FLAGS 64
+#include "train/args.h"
 
 /* A command described once (Redis-style: one spec per command): its name, its
  * positional arguments, a one-line summary, and its flags as rows of a field
@@ -79,10 +56,6 @@ int qkv_command_parse(const qkv_command_spec *spec, const char *command, int arg
 int qkv_command_dispatch(const qkv_command_spec *spec, int argc, char **argv);
 /* Usage lines "INDENTname  summary" of subs (NULL-terminated), names padded to width. */
 void qkv_command_list(FILE *out, const qkv_command_spec *const *subs, const char *indent, int width);
-
-/* The flag rows of a field table (train/fields.h), targets in config: one per
- * field with a flag, in table order, written to args; returns how many. */
-int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *args);
 
 /* Returns 0 on success, 1 if --help was printed, -1 on error (message printed). */
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args);

@@ -12,11 +12,18 @@
  * (the maps of an untrained length are noise a reader would take for a finding);
  * --force draws it anyway, with a red warning in the picture and on stderr.
  * Tick labels are "position:token", so a repeated token is still one place.
+ * --grads: the maps are those of the training pass on the input and its target
+ * (teacher forcing), and five more grids are written beside --out, OUT_dP.png,
+ * OUT_dS.png, OUT_dQ.png, OUT_dK.png and OUT_dV.png: the gradients inside every
+ * attention op under the model's training loss (qkv_seq_model_attention_grads,
+ * core/ops/attention_grads.h), signed, blue-white-red on one scale per grid; dQ's
+ * rows are queries, dK's and dV's keys, their columns the head's dims.
  * Errors (bad checkpoint, a symbol outside the vocabulary, an input longer than
  * the model's positions allow, an untrained length without --force, an
  * unwritable --out) are one line and exit 2.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,44 +90,71 @@ static const char **labels_of(const int32_t *ids, int n, char *text, const char 
     return out;
 }
 
+/* What a grid shows: the weights P, or one of the gradients of --grads. */
+enum { SHOW_P, SHOW_DP, SHOW_DS, SHOW_DQ, SHOW_DK, SHOW_DV, SHOW_COUNT };
+static const char *const show_names[SHOW_COUNT] = {"P", "dP", "dS", "dQ", "dK", "dV"};
+
+static const qkv_tensor *shown(const qkv_seq_attention_row *row, int show) {
+    const qkv_tensor *all[SHOW_COUNT] = {row->weights, row->dp, row->ds, row->dq, row->dk, row->dv};
+    return all[show];
+}
+
 /* The grid's cells: one row of heads per captured row; labels for every distinct
- * id buffer the rows point at (input, stream), n_labels * side of them. */
+ * id buffer the rows point at (input, stream), n_labels * side of them, and the
+ * dims' labels 0.. of the gradients of Q, K and V. */
 typedef struct grid {
     qkv_attn_map *maps;
-    const char **labels[2];
-    char *text[2];
+    const char **labels[3];
+    char *text[3];
 } grid;
 
-static void grid_fill(grid *g, const qkv_seq_attention *a, int heads) {
+static void grid_fill(grid *g, const qkv_seq_attention *a, int heads, int show) {
     size_t side = 2 * (size_t)a->len + 1;
     const int32_t *buffers[2] = {a->input, a->stream};
     int lengths[2] = {a->len, (int)side};
     g->maps = calloc((size_t)a->n_rows * heads, sizeof *g->maps);
-    for (int b = 0; b < 2; b++) {
-        g->labels[b] = malloc(side * sizeof *g->labels[b]);
-        g->text[b] = malloc(side * 24);
+    for (int b = 0; b < 3; b++) {
+        g->labels[b] = malloc((side + QKV_ATTN_MAX_TOKENS) * sizeof *g->labels[b]);
+        g->text[b] = malloc((side + QKV_ATTN_MAX_TOKENS) * 24);
         if (!g->labels[b] || !g->text[b]) qkv_fatal("attn: out of memory");
-        labels_of(buffers[b], lengths[b], g->text[b], g->labels[b]);
+        if (b < 2) labels_of(buffers[b], lengths[b], g->text[b], g->labels[b]);
+    }
+    for (int i = 0; i < QKV_ATTN_MAX_TOKENS; i++) {   /* dims */
+        snprintf(g->text[2] + 24 * i, 24, "%d", i);
+        g->labels[2][i] = g->text[2] + 24 * i;
     }
     if (!g->maps) qkv_fatal("attn: out of memory");
+    float range = 0;   /* signed maps share one scale: the largest |value| */
+    for (int r = 0; r < a->n_rows && show != SHOW_P; r++)
+        for (size_t i = 0; i < shown(&a->rows[r], show)->size; i++) {
+            float x = fabsf(shown(&a->rows[r], show)->data[i]);
+            if (x > range) range = x;
+        }
     for (int r = 0; r < a->n_rows; r++) {
         const qkv_seq_attention_row *row = &a->rows[r];
-        int tq = row->weights->shape[2], tk = row->weights->shape[3];
+        const qkv_tensor *t = shown(row, show);
+        int tq = t->shape[2], tk = t->shape[3];
+        const char *const *q_labels = g->labels[row->q_ids == a->input ? 0 : 1];
+        const char *const *k_labels = g->labels[row->k_ids == a->input ? 0 : 1];
         for (int h = 0; h < heads; h++) {
             qkv_attn_map *m = &g->maps[r * heads + h];
-            snprintf(m->title, sizeof m->title, "%slayer %d head %d", row->what, row->layer, h);
-            m->weights = row->weights->data + (size_t)h * tq * tk;
+            snprintf(m->title, sizeof m->title, "%s%s%slayer %d head %d", show ? show_names[show] : "",
+                     show ? " " : "", row->what, row->layer, h);
+            m->weights = t->data + (size_t)h * tq * tk;
             m->tq = tq;
             m->tk = tk;
-            m->q_labels = g->labels[row->q_ids == a->input ? 0 : 1];
-            m->k_labels = g->labels[row->k_ids == a->input ? 0 : 1];
+            m->q_labels = show == SHOW_DK || show == SHOW_DV ? k_labels : q_labels;
+            m->k_labels = show >= SHOW_DQ ? (const char *const *)g->labels[2] : k_labels;
+            m->range = show == SHOW_P ? 0 : range > 0 ? range : 1;
+            if (show >= SHOW_DQ) m->k_axis = "dim";
+            if (show == SHOW_DK || show == SHOW_DV) m->q_axis = "key position:token";
         }
     }
 }
 
 static void grid_free(grid *g) {
     free(g->maps);
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < 3; b++) {
         free(g->labels[b]);
         free(g->text[b]);
     }
@@ -164,7 +198,7 @@ static int usage_error(const char *message) {
 
 typedef struct attn_options {
     const char *input, *out;
-    int force, threads;
+    int force, threads, grads;
 } attn_options;
 
 #define T attn_options
@@ -172,6 +206,8 @@ static const qkv_field fields[] = {
     QKV_TEXT_FIELD("--input", NULL, T, input, NULL, "the input symbols, e.g. \"3 1 4 1 5\" (each 0..vocab-1)"),
     QKV_TEXT_DEFAULT_FIELD("--out", NULL, T, out, "attn.png", "the PNG to write"),
     QKV_FLAG_FIELD("--force", T, force, "draw an input of a length the model was not trained on (marked)"),
+    QKV_FLAG_FIELD("--grads", T, grads, "also draw dP, dS, dQ, dK, dV under the training loss on the input and its "
+                   "target, to OUT_dP.png .. OUT_dV.png"),
     QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };
 #undef T
@@ -189,7 +225,14 @@ int qkv_cmd_attn(int argc, char **argv) {
     const char *input = o.input, *out = o.out;
     int threads = o.threads, force = o.force;
     if (!input) return usage_error("--input is required, e.g. --input \"3 1 4 1 5\"");
-    if (qkv_check_png_path(out) != 0) return usage_error(qkv_last_error());
+    char paths[SHOW_COUNT][1024];
+    for (int show = 0; show < (o.grads ? SHOW_COUNT : 1); show++) {
+        size_t stem = strlen(out) >= 4 && strcmp(out + strlen(out) - 4, ".png") == 0 ? strlen(out) - 4 : strlen(out);
+        if (show == 0) snprintf(paths[0], sizeof paths[0], "%s", out);
+        else snprintf(paths[show], sizeof paths[show], "%.*s_%s.png", (int)stem, out, show_names[show]);
+        if (strlen(out) + 8 >= sizeof paths[0]) return usage_error("--out: the path is too long");
+        if (qkv_check_png_path(paths[show]) != 0) return usage_error(qkv_last_error());
+    }
     qkv_set_threads(threads);
 
     qkv_seq_model model;
@@ -212,20 +255,35 @@ int qkv_cmd_attn(int argc, char **argv) {
         return 2;
     }
 
-    qkv_tape *tape = qkv_tape_create_inference(c->seed);
+    qkv_tape *tape = o.grads ? qkv_tape_create(c->seed) : qkv_tape_create_inference(c->seed);
+    qkv_tape *ops = qkv_tape_create(c->seed);
+    qkv_tape_set_grad(ops, 0);
     qkv_seq_attention maps;
-    qkv_seq_model_attention_maps(&model, tape, x, len, &maps);
-    grid g;
-    grid_fill(&g, &maps, c->heads);
+    if (o.grads) qkv_seq_model_attention_grads(&model, tape, ops, x, len, &maps);
+    else qkv_seq_model_attention_maps(&model, tape, x, len, &maps);
     char caption[256];
     write_caption(caption, sizeof caption, &model, step, x, maps.pred, len);
     char banner[220];
     snprintf(banner, sizeof banner, "WARNING: %s", warning);
-    int rc = qkv_attn_grid_png(out, caption, warning[0] ? banner : NULL, g.maps, maps.n_rows, c->heads);
-    if (rc == 0) printf("%s\nwrote %s: %d rows x %d heads\n", caption, out, maps.n_rows, c->heads);
-    else fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
-    grid_free(&g);
+    int rc = 0;
+    for (int show = 0; show < (o.grads ? SHOW_COUNT : 1) && rc == 0; show++) {
+        grid g;
+        grid_fill(&g, &maps, c->heads, show);
+        char grads_caption[640];
+        if (o.grads)
+            snprintf(grads_caption, sizeof grads_caption, "%s; %s, training loss %.4f (target %s)", caption,
+                     show ? show_names[show] : "P of the training pass", maps.loss,
+                     c->data.task == QKV_TASK_REVERSE ? "reversed" : c->data.task == QKV_TASK_SORT ? "sorted" : "copied");
+        rc = qkv_attn_grid_png(paths[show], o.grads ? grads_caption : caption, warning[0] ? banner : NULL, g.maps,
+                               maps.n_rows, c->heads);
+        if (rc == 0 && show == 0) printf("%s\n", caption);
+        if (rc == 0) printf("wrote %s: %d rows x %d heads%s%s\n", paths[show], maps.n_rows, c->heads,
+                            show ? ", " : "", show ? show_names[show] : "");
+        else fprintf(stderr, "qkv attn: %s\n", qkv_last_error());
+        grid_free(&g);
+    }
     qkv_seq_attention_free(&maps);
+    qkv_tape_free(ops);
     qkv_tape_free(tape);
     qkv_seq_model_free(&model);
     free(x);

@@ -1,49 +1,307 @@
-/* cmd_explain.c — `qkv explain attention [--mask none|causal|padding] [--pos
- * none|sinusoidal|rope|alibi]`: the spec of the explain command and of its one
- * topic; the walk itself is train/experiments/explain.c. The --pos names are the
- * schemes that qkv_explain_schemes takes from layers/positions.h's table.
+/* cmd_explain.c — `qkv explain attention`: the spec of the explain command and of
+ * its one topic, and the printer of an explained step.
+ *
+ * Without inputs of its own (only --mask none|causal|padding and --pos none|
+ * sinusoidal|rope|alibi), it prints the worked example's walk-through
+ * (train/experiments/explain.c: qkv_explain_attention). Any other flag makes it
+ * explain the step of the caller's inputs (train/experiments/explain_step.c):
+ *   --q, --k, --v   matrices typed as rows "1,0; 0,1" (rows split by ';', numbers
+ *                   by ',' or spaces), or --file F with lines "q = 1,0; 0,1" (a flag
+ *                   wins over the file); missing ones are the worked example's
+ *                   (one query [1], or three under a causal mask; keys [0], [log 2],
+ *                   [log 3]; values [1,0], [0,2], [2,2]; widened with zero columns to
+ *                   an even head for rope and to 4 for p-rope);
+ *   --heads 1|2, --mask none|causal|padding|keep with --key-length N or --keep
+ *   ROWS, --pos none|rope|alibi|t5|p-rope|fire with their parameters, --scale,
+ *   --loss dot|mse with --target ROWS (C or Y; else drawn from --seed), and
+ *   --check dq:I,J (or dk, dv) for one entry against finite differences.
+ * It prints every matrix of the result (qkv_explain_result) in its order, the
+ * D_i = rowsum(dO * O) step written out from the result's dO, O and dO*O, and the
+ * fused op's agreement. Bad input: one line, exit 2.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/kernels/parallel.h"
+#include "core/number.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "train/experiments/explain.h"
 #include "train/settings.h"
 
 typedef struct attention_options {
-    int mask, pos, threads;
+    int mask, pos, threads, heads, key_length, loss;
+    const char *texts[QKV_EXPLAIN_N_MATRICES];   /* --q --k --v --keep --target, in qkv_explain_matrix_names order */
+    const char *file, *check, *slopes;
+    float scale, rope_base, prope, fire_c, fire_l;
+    int t5_buckets, t5_max_distance, fire_width;
+    long seed;
 } attention_options;
 
-/* The --pos names, filled from the table before the flags are read. */
+/* The --pos names: the worked example's schemes and those the step takes, in table
+ * order, filled from the table before the flags are read. */
 static const char *pos_names[QKV_POS_COUNT + 1];
+static qkv_pos_kind pos_kinds[QKV_POS_COUNT];
 
 #define T attention_options
 static const qkv_field attention_fields[] = {
+    QKV_TEXT_FIELD("--q", NULL, T, texts[0], NULL, "queries, rows split by ';': \"1,0; 0,1\" (up to 8 x 16)"),
+    QKV_TEXT_FIELD("--k", NULL, T, texts[1], NULL, "keys, as many columns as --q (up to 8 rows)"),
+    QKV_TEXT_FIELD("--v", NULL, T, texts[2], NULL, "values, one row per key"),
+    QKV_TEXT_FIELD("--file", NULL, T, file, NULL, "a text file of lines \"q = 1,0; 0,1\" (q, k, v, keep, target)"),
+    QKV_INT_FIELD("--heads", NULL, T, heads, 1, QKV_EXPLAIN_MAX_HEADS, 1,
+                  "split the columns of Q, K and V into this many heads (each at most 8 wide)"),
     QKV_CHOICE_FIELD("--mask", NULL, T, mask, qkv_explain_mask_names, QKV_EXPLAIN_MASK_NONE,
-                     "none: the worked example; causal: 3 queries at positions 0..2; padding: key 2 is padding"),
+                     "none: the worked example; causal: 3 queries at positions 0..2; padding: key 2 is padding "
+                     "(or --key-length); keep: --keep"),
+    QKV_INT_FIELD("--key-length", NULL, T, key_length, 0, QKV_EXPLAIN_MAX_T, 0,
+                  "padding: keys 0..N-1 are real (0: all but the last)"),
+    QKV_TEXT_FIELD("--keep", NULL, T, texts[3], NULL, "keep: [Tq,Tk] of 1 (may attend) and 0"),
     QKV_CHOICE_FIELD("--pos", NULL, T, pos, pos_names, 0,
-                     "sinusoidal: x + P[t]; rope: d = 2, rotated q and k; alibi: -slope * distance on the scores"),
+                     "sinusoidal: x + P[t]; rope: rotated q and k; alibi: -slope * distance on the scores; "
+                     "t5, p-rope, fire (typed steps)"),
+    QKV_FLOAT_FIELD("--scale", NULL, T, scale, 0, 1e6, 0, "the scores' scale (0: 1/sqrt(head width))"),
+    QKV_FLOAT_FIELD("--rope-base", NULL, T, rope_base, 0, 1e9, 0, "rope, p-rope: the base (0: 10000)"),
+    QKV_FLOAT_FIELD("--p-rope", NULL, T, prope, 0, 1, 0, "p-rope: the share of pairs that turn (0: 0.75)"),
+    QKV_TEXT_FIELD("--slopes", NULL, T, slopes, NULL, "alibi: one slope per head (default 1/2, 1/4)"),
+    QKV_INT_FIELD("--t5-buckets", NULL, T, t5_buckets, 0, QKV_T5_MAX_BUCKETS, 0, "t5: buckets (0: 8)"),
+    QKV_INT_FIELD("--t5-max-distance", NULL, T, t5_max_distance, 0, 1 << 20, 0, "t5: max distance (0: 16)"),
+    QKV_INT_FIELD("--fire-width", NULL, T, fire_width, 0, 64, 0, "fire: the MLP's hidden width (0: 4)"),
+    QKV_FLOAT_FIELD("--fire-c", NULL, T, fire_c, 0, 1e6, 0, "fire: c (0: 0.1)"),
+    QKV_FLOAT_FIELD("--fire-l", NULL, T, fire_l, 0, 1e9, 0, "fire: L (0: 512)"),
+    QKV_CHOICE_FIELD("--loss", NULL, T, loss, qkv_explain_loss_names, QKV_EXPLAIN_LOSS_DOT,
+                     "dot: L = sum O * C (dO = C); mse: L = 1/2 sum (O - Y)^2 (dO = O - Y)"),
+    QKV_TEXT_FIELD("--target", NULL, T, texts[4], NULL, "C or Y, [Tq, dv] (default: drawn N(0,1) from --seed)"),
+    QKV_LONG_FIELD("--seed", NULL, T, seed, 0, 1e15, 1, "draws t5's table, fire's MLP and an untyped --target"),
+    QKV_TEXT_FIELD("--check", NULL, T, check, NULL, "one entry against finite differences: dq:I,J, dk:I,J or dv:I,J"),
     QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };
 #undef T
+#define N_FIELDS ((int)(sizeof attention_fields / sizeof *attention_fields))
 
 static int explain_attention(int argc, char **argv);
 static const qkv_command_spec attention = {
     "attention", "", 0,
-    "scores, scaling, softmax, output, then the backward pass, each gradient checked",
-    attention_fields, sizeof attention_fields / sizeof *attention_fields, NULL, NULL, explain_attention};
+    "one attention step, forward and backward: the worked example, or your Q, K and V",
+    attention_fields, N_FIELDS, NULL, NULL, explain_attention};
+
+static int fail(const char *message) {
+    fprintf(stderr, "qkv explain attention: %s\n", message);
+    return 2;
+}
+
+/* ---- inputs ---------------------------------------------------------------------- */
+
+/* The worked example's Q, K and V for the matrices the caller did not type. */
+static void worked_example(qkv_explain_input *in, const char *const texts[], qkv_pos_kind pos) {
+    int width = pos == QKV_POS_PROPE ? 4 : pos == QKV_POS_ROPE ? 2 : 1, tq = in->mask == QKV_EXPLAIN_MASK_CAUSAL ? 3 : 1;
+    const float keys[3] = {0.0f, logf(2.0f), logf(3.0f)}, values[6] = {1, 0, 0, 2, 2, 2};
+    if (!texts[1]) {
+        in->tk = 3, in->dk = in->dk ? in->dk : width;
+        memset(in->k, 0, sizeof in->k);
+        for (int j = 0; j < 3; j++) in->k[j * in->dk] = keys[j];
+    }
+    if (!texts[0]) {
+        in->tq = tq, in->dk = in->dk ? in->dk : width;
+        memset(in->q, 0, sizeof in->q);
+        for (int i = 0; i < tq; i++) in->q[i * in->dk] = 1.0f;
+    }
+    if (!texts[2]) {
+        in->dv = 2;
+        memcpy(in->v, values, sizeof values);
+    }
+}
+
+static int parse_slopes(const char *text, qkv_explain_input *in) {
+    float slopes[QKV_EXPLAIN_MAX_HEADS];
+    int rows, cols;
+    if (qkv_explain_parse_matrix("--slopes", text, slopes, 1, QKV_EXPLAIN_MAX_HEADS, &rows, &cols) != 0) return -1;
+    if (cols != in->heads) return qkv_set_error("--slopes: %d slopes for %d heads", cols, in->heads), -1;
+    for (int h = 0; h < cols; h++) {
+        if (!(slopes[h] > 0)) return qkv_set_error("--slopes: %g is not a positive slope", (double)slopes[h]), -1;
+        in->alibi_slopes[h] = slopes[h];
+    }
+    return 0;
+}
+
+/* The matrices: the file's, each replaced by its flag when given; then the rest. */
+static int set_matrices(const attention_options *o, qkv_explain_input *in) {
+    char *from_file[QKV_EXPLAIN_N_MATRICES] = {0};
+    if (o->file && qkv_explain_read_file(o->file, from_file) != 0) return -1;
+    const char *texts[QKV_EXPLAIN_N_MATRICES];
+    int rc = 0;
+    for (int i = 0; i < QKV_EXPLAIN_N_MATRICES; i++) texts[i] = o->texts[i] ? o->texts[i] : from_file[i];
+    static const char *const flags[QKV_EXPLAIN_N_MATRICES] = {"--q", "--k", "--v", "--keep", "--target"};
+    for (int i = 0; i < 3 && rc == 0; i++)   /* q, k, v */
+        if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
+                                                 texts[i]);
+    if (rc == 0) worked_example(in, texts, in->pos);
+    for (int i = 3; i < QKV_EXPLAIN_N_MATRICES && rc == 0; i++)
+        if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
+                                                 texts[i]);
+    if (rc == 0 && in->mask == QKV_EXPLAIN_MASK_KEEP && !texts[3])
+        rc = (qkv_set_error("--mask keep needs --keep (rows of 1 and 0, [Tq,Tk])"), -1);
+    for (int i = 0; i < QKV_EXPLAIN_N_MATRICES; i++) free(from_file[i]);
+    return rc;
+}
+
+static int make_input(const attention_options *o, qkv_explain_input *in) {
+    qkv_explain_input_init(in);
+    in->heads = o->heads;
+    in->mask = o->mask;
+    in->pos = pos_kinds[o->pos];
+    in->scale = o->scale;
+    in->rope_base = o->rope_base;
+    in->prope = o->prope;
+    in->t5_buckets = o->t5_buckets;
+    in->t5_max_distance = o->t5_max_distance;
+    in->fire_width = o->fire_width;
+    in->fire_c = o->fire_c;
+    in->fire_l = o->fire_l;
+    in->loss = (qkv_explain_loss)o->loss;
+    in->seed = (unsigned long long)o->seed;
+    if (set_matrices(o, in) != 0) return -1;
+    in->key_length = o->key_length ? o->key_length : in->tk > 1 ? in->tk - 1 : 1;
+    if (o->slopes && parse_slopes(o->slopes, in) != 0) return -1;
+    return qkv_explain_check_input(in);
+}
+
+/* "dq:1,0" -> 'q', 1, 0. */
+static int parse_check(const char *text, char *which, int *row, int *col) {
+    char name[4] = "", rest[64] = "";
+    long long r, c;
+    const char *colon = strchr(text, ':'), *comma = colon ? strchr(colon, ',') : NULL;
+    if (colon && comma && colon - text == 2 && (size_t)(comma - colon) < sizeof rest) {
+        memcpy(name, text, 2);
+        snprintf(rest, sizeof rest, "%.*s", (int)(comma - colon - 1), colon + 1);
+        if (name[0] == 'd' && strchr("qkv", name[1]) && name[1] &&
+            qkv_parse_int(rest, 0, QKV_EXPLAIN_MAX_W, &r) == 0 && qkv_parse_int(comma + 1, 0, QKV_EXPLAIN_MAX_W, &c) == 0) {
+            *which = name[1], *row = (int)r, *col = (int)c;
+            return 0;
+        }
+    }
+    return qkv_set_error("--check '%.40s': expected dq:I,J, dk:I,J or dv:I,J (row I, column J)", text), -1;
+}
+
+/* ---- printing -------------------------------------------------------------------- */
+
+static void print_matrix(const qkv_explain_matrix *m) {
+    printf("  %-8s [%d,%d]  %s\n", m->name, m->rows, m->cols, m->formula);
+    for (int i = 0; i < m->rows; i++) {
+        printf("        ");
+        for (int j = 0; j < m->cols; j++) printf(" %9.4f", (double)m->values[(size_t)i * m->cols + j]);
+        putchar('\n');
+    }
+}
+
+/* D_i written out from the result's dO, O and dO*O of head h: the terms and their sum. */
+static void print_rows_sum(const qkv_explain_result *r, int h) {
+    const qkv_explain_matrix *d_out = qkv_explain_find(r, "dO", r->heads > 1 ? h : -1);
+    const qkv_explain_matrix *out = qkv_explain_find(r, "O", h), *product = qkv_explain_find(r, "dO*O", h);
+    const qkv_explain_matrix *rows = qkv_explain_find(r, "D", h);
+    for (int i = 0; i < rows->rows; i++) {
+        printf("        D_%d = ", i);
+        for (int k = 0; k < product->cols; k++)
+            printf("%s%.4f x %.4f", k ? " + " : "", (double)d_out->values[i * d_out->cols + k],
+                   (double)out->values[i * out->cols + k]);
+        printf(" = %.4f\n", (double)rows->values[i]);
+    }
+}
+
+static void print_result(const qkv_explain_input *in, const qkv_explain_result *r) {
+    printf("qkv explain attention: your step (mask %s, positions %s)\n\n", qkv_explain_mask_names[in->mask],
+           qkv_pos_kind_name(in->pos));
+    for (const char *line = r->setup; *line;) {
+        size_t n = strcspn(line, "\n");
+        printf("  %.*s\n", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+    const char *section = "";
+    int head = -2;
+    for (int i = 0; i < r->n; i++) {
+        const qkv_explain_matrix *m = &r->matrices[i];
+        if (strcmp(section, m->section) != 0) {
+            section = m->section;
+            head = -2;
+            if (strcmp(section, "backward") == 0) printf("\nBackward (the tape's qkv_backward of L = %.4f)\n", r->loss);
+            else if (strcmp(section, "forward") == 0)
+                printf("\nForward (composed from the library's ops: split heads, matmul, scale, add, softmax, matmul)\n");
+            else printf("\n%c%s\n", section[0] - 'a' + 'A', section + 1);
+        }
+        if (r->heads > 1 && m->head != head && m->head >= 0) printf(" head %d\n", m->head);
+        if (r->heads > 1 && m->head != head && m->head < 0 && head >= 0) printf(" all heads\n");
+        head = m->head;
+        print_matrix(m);
+        if (strcmp(m->name, "D") == 0) print_rows_sum(r, m->head);
+    }
+    printf("\nThe fused qkv_attention op on the same inputs: max |fused - composed| over O, dQ, dK, dV = %.2e\n",
+           (double)r->fused_diff);
+}
+
+static int explain_step(const attention_options *o) {
+    qkv_explain_input in;
+    if (make_input(o, &in) != 0) return fail(qkv_last_error());
+    char which = 0;
+    int row = 0, col = 0;
+    if (o->check && parse_check(o->check, &which, &row, &col) != 0) return fail(qkv_last_error());
+    double analytic = 0, numeric = 0;
+    if (o->check && qkv_explain_check(&in, which, row, col, &analytic, &numeric) != 0) return fail(qkv_last_error());
+    qkv_explain_result result;
+    if (qkv_explain_step(&in, &result) != 0) return fail(qkv_last_error());
+    print_result(&in, &result);
+    qkv_explain_result_free(&result);
+    if (!o->check) return 0;
+    double diff = fabs(analytic - numeric);
+    int ok = diff <= 1e-2 * (1 + fabs(analytic));
+    printf("\ncheck dL/d%c[%d,%d]: analytic (the tape's backward) %.6f, numeric (central difference, h = 1e-3) %.6f, "
+           "|difference| %.2e %s\n", (char)(which - 'a' + 'A'), row, col, analytic, numeric, diff, ok ? "ok" : "FAILED");
+    return ok ? 0 : 1;
+}
+
+/* ---- the command ----------------------------------------------------------------- */
+
+/* The --pos names: schemes the worked example or the step explains. */
+static void fill_pos_names(void) {
+    const char *walk[QKV_POS_COUNT + 1], *step[QKV_POS_COUNT + 1];
+    int n_walk = qkv_explain_schemes(walk, NULL), n_step = qkv_explain_step_schemes(step, NULL), n = 0;
+    for (int i = 0; i < QKV_POS_COUNT; i++) {
+        int keep = 0;
+        for (int j = 0; j < n_walk; j++) keep |= strcmp(walk[j], qkv_pos_schemes[i].name) == 0;
+        for (int j = 0; j < n_step; j++) keep |= strcmp(step[j], qkv_pos_schemes[i].name) == 0;
+        if (keep) pos_kinds[n] = qkv_pos_schemes[i].kind, pos_names[n++] = qkv_pos_schemes[i].name;
+    }
+    pos_names[n] = NULL;
+}
+
+/* The worked example: only --mask (none, causal, padding), --pos (its schemes) and --threads given. */
+static int is_worked_example(const attention_options *o, const unsigned char *given) {
+    const char *walk[QKV_POS_COUNT + 1];
+    qkv_pos_kind kinds[QKV_POS_COUNT];
+    int n = qkv_explain_schemes(walk, kinds), known = 0;
+    for (int i = 0; i < n; i++) known |= kinds[i] == pos_kinds[o->pos];
+    if (!known || o->mask > QKV_EXPLAIN_MASK_PADDING) return 0;
+    for (int i = 0; i < N_FIELDS; i++) {
+        const char *flag = attention_fields[i].flag;
+        if (given[i] && strcmp(flag, "--mask") && strcmp(flag, "--pos") && strcmp(flag, "--threads")) return 0;
+    }
+    return 1;
+}
 
 static int explain_attention(int argc, char **argv) {
-    qkv_pos_kind kinds[QKV_POS_COUNT];
-    qkv_explain_schemes(pos_names, kinds);
+    fill_pos_names();
     attention_options o;
-    qkv_fields_defaults(attention_fields, attention.n_fields, &o);
-    int parsed = qkv_command_parse(&attention, "explain attention", argc, argv, &o);
+    qkv_fields_defaults(attention_fields, N_FIELDS, &o);
+    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
+    unsigned char given[QKV_MAX_COMMAND_FLAGS] = {0};
+    int n = qkv_args_from_fields(attention_fields, N_FIELDS, &o, args);
+    int parsed = qkv_command_parse_args(&attention, "explain attention", argc, argv, args, n, given);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     qkv_set_threads(o.threads);
-    return qkv_explain_attention(o.mask, kinds[o.pos]);
+    if (is_worked_example(&o, given)) return qkv_explain_attention(o.mask, pos_kinds[o.pos]);
+    return explain_step(&o);
 }
 
 static const qkv_command_spec *const topics[] = {&attention, NULL};

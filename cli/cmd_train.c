@@ -21,9 +21,10 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/train_flags.h"
-#include "cli/suggest.h"
+#include "core/suggest.h"
 #include "train/session.h"
 #include "train/tasks/registry.h"
+#include "train/tasks/train_run.h"
 #include "train/settings.h"
 
 void qkv_print_task_list(FILE *out, const char *indent) {
@@ -33,76 +34,31 @@ void qkv_print_task_list(FILE *out, const char *indent) {
     }
 }
 
-/* The flags the command line gave: args[0..n) and given[] of qkv_args_parse_given. */
-typedef struct given_flags {
-    const qkv_arg *args;
-    const unsigned char *given;
-    int n;
-} given_flags;
-
-static int flag_given(const char *flag, const void *ctx) {
-    const given_flags *g = ctx;
-    for (int i = 0; i < g->n; i++)
-        if (strcmp(g->args[i].flag, flag) == 0) return g->given[i];
-    return 0;
-}
-
-/* The registry's task as a session's (train/session.h): its kind and config. */
-typedef struct task_of_kind {
-    const qkv_task_kind *kind;
-    void *config;
-} task_of_kind;
-
-static int task_check(void *ctx, qkv_trainer_config *trainer) {
-    task_of_kind *t = ctx;
-    if (qkv_fields_check_text(t->kind->fields, t->kind->n_fields, t->config) != 0 ||
-        t->kind->check(t->config, trainer) != 0)
-        return -1;
-    trainer->seed = qkv_task_config_seed(t->kind, t->config);   /* the tape's dropout stream */
-    return 0;
-}
-
-static int task_run(void *ctx, const qkv_trainer_config *trainer) {
-    task_of_kind *t = ctx;
-    return t->kind->run ? t->kind->run(t->config, trainer) : 1;
-}
-
-static qkv_task *task_create(void *ctx, size_t max_memory) {
-    task_of_kind *t = ctx;
-    return qkv_task_create(t->kind, t->config, 0, max_memory); /* its data set judged first */
-}
-
-static void task_destroy(void *ctx, qkv_task *task) { ((task_of_kind *)ctx)->kind->destroy(task); }
-
 /* Flags, a session prepared (every check: one line, exit 2, nothing written),
- * the banner, the run. */
-static int train_task(const qkv_task_kind *kind, void *config, const char *command, int argc, char **argv) {
-    qkv_trainer_config trainer = kind->trainer;
-    trainer.defaults = &kind->trainer;
-    qkv_arg args[QKV_MAX_COMMAND_FLAGS];
-    int n = qkv_common_args(args, &trainer);
-    QKV_CHECK(n + kind->n_fields <= QKV_MAX_COMMAND_FLAGS, "%s: %d flags, more than %d", command, n + kind->n_fields,
-              QKV_MAX_COMMAND_FLAGS);
-    n += qkv_args_from_fields(kind->fields, kind->n_fields, config, args + n);
-    unsigned char given[QKV_MAX_COMMAND_FLAGS];
+ * the banner, the run (train/tasks/train_run.h: the flags and the session's spec). */
+static int train_task(const qkv_task_kind *kind, int argc, char **argv) {
+    qkv_task_run r;
+    qkv_task_run_begin(&r, kind);
     const qkv_command_spec command_spec = {kind->name, "", 0, kind->summary, NULL, 0, NULL, NULL, NULL};
-    int parsed = qkv_command_parse_args(&command_spec, command, argc, argv, args, n, given);
-    if (parsed != 0) return parsed > 0 ? 0 : 2;
-    const given_flags flags = {args, given, n};
-    task_of_kind task = {kind, config};
-    const qkv_session_spec session_spec = {.name = command, .config = trainer, .ctx = &task, .check = task_check,
-                                           .run = task_run, .create = task_create, .destroy = task_destroy,
-                                           .given = flag_given, .given_ctx = &flags, .owns_process = 1};
+    int parsed = qkv_command_parse_args(&command_spec, r.command, argc, argv, r.args, r.n, r.given);
+    if (parsed != 0) {
+        qkv_task_run_end(&r);
+        return parsed > 0 ? 0 : 2;
+    }
+    qkv_session_spec session_spec;
+    qkv_task_run_spec(&r, 1, &session_spec);
     qkv_session session;
     int prepared = qkv_session_prepare(&session, &session_spec);
     if (prepared != 0) {
-        if (prepared < 0 && !session.silent) fprintf(stderr, "qkv %s: %s\n", command, qkv_last_error());
+        if (prepared < 0 && !session.silent) fprintf(stderr, "qkv %s: %s\n", r.command, qkv_last_error());
+        qkv_task_run_end(&r);
         return prepared < 0 ? session.status : 0;
     }
     if (!session.config.quiet) kind->banner(session.task, &session.config, session.config.threads);
     qkv_train_result result;
     int rc = qkv_train_exit(qkv_train(&session, &result), session.task->name, &result);
     qkv_session_close(&session);
+    qkv_task_run_end(&r);
     return rc;
 }
 
@@ -125,12 +81,7 @@ int qkv_cmd_train(int argc, char **argv) {
                 qkv_suggestion_hint(&near, hint, sizeof hint), qkv_task_kind_names());
         return 2;
     }
-    char command[64];
-    snprintf(command, sizeof command, "train %s", kind->name);
-    void *config = qkv_task_config_new(kind);
-    int rc = train_task(kind, config, command, argc - 1, argv + 1);
-    free(config);
-    return rc;
+    return train_task(kind, argc - 1, argv + 1);
 }
 
 /* ---- eval ----------------------------------------------------------------------------- */

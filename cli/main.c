@@ -7,7 +7,7 @@
 #include "core/kernels/isa.h"
 #include "core/kernels/wait_policy.h"
 #include "cli/commands.h"
-#include "cli/suggest.h"
+#include "core/suggest.h"
 #include "train/dist.h"
 
 static const struct {

@@ -81,6 +81,11 @@ static int draw_example(const qkv_seq_config *config, uint64_t seed, uint64_t in
     int len = config->min_len + (int)qkv_rng_below(&rng, len_choices);
     for (int i = 0; i < len; i++)
         x[i] = QKV_SEQ_FIRST_SYMBOL + (int32_t)qkv_rng_below(&rng, (uint32_t)config->vocab);
+    qkv_seq_target(config, x, len, y);
+    return len;
+}
+
+void qkv_seq_target(const qkv_seq_config *config, const int32_t *x, int len, int32_t *y) {
     switch (config->task) {
     case QKV_TASK_REVERSE:
         for (int i = 0; i < len; i++) y[i] = x[len - 1 - i];
@@ -93,7 +98,6 @@ static int draw_example(const qkv_seq_config *config, uint64_t seed, uint64_t in
         qsort(y, (size_t)len, sizeof *y, compare_tokens);
         break;
     }
-    return len;
 }
 
 int qkv_seq_example(const qkv_seq_config *config, uint64_t seed, uint64_t index, int32_t *x,
@@ -187,6 +191,22 @@ static void layout_decoder_row(qkv_seq_batch *batch, int b, int len, int width) 
     fill_tokens(tgt_out, 0, width, QKV_SEQ_IGNORE);
     memcpy(tgt_out + len, src + len + 1, (size_t)len * sizeof *tgt_out);
     fill_mask(batch->src_mask + (size_t)b * width, stream, width);
+}
+
+void qkv_seq_make_batch_of(const qkv_seq_config *config, const int32_t *x, int len, qkv_seq_batch *batch) {
+    check_config("qkv_seq_make_batch_of", config);
+    QKV_CHECK(len >= 1 && len <= MAX_EXAMPLE_LEN && x != NULL, "qkv_seq_make_batch_of: len %d", len);
+    int width = stream_len(config->arch, len);
+    reserve_batch(batch, 1, width, config->arch == QKV_ARCH_SEQ2SEQ);
+    memcpy(batch->src, x, (size_t)len * sizeof *batch->src);
+    qkv_seq_target(config, x, len, batch->tgt_out);
+    if (config->arch == QKV_ARCH_DECODER) layout_decoder_row(batch, 0, len, width);
+    else layout_aligned_row(batch, 0, len, width);
+    batch->lengths[0] = len;
+    batch->first = 0;
+    batch->batch = 1;
+    batch->src_len = width;
+    batch->tgt_len = config->arch == QKV_ARCH_SEQ2SEQ ? len : 0;
 }
 
 void qkv_seq_make_batch(const qkv_seq_config *config, uint64_t seed, uint64_t first, int n,

@@ -63,6 +63,12 @@ int qkv_seq_src_len(const qkv_seq_config *config, int len);
  * returns L. x and y have room for max_len. */
 int qkv_seq_example(const qkv_seq_config *config, uint64_t seed, uint64_t index, int32_t *x, int32_t *y);
 
+/* The task's target of x[0..len) (symbol ids) into y[0..len): x backwards, x, or x sorted. */
+void qkv_seq_target(const qkv_seq_config *config, const int32_t *x, int len, int32_t *y);
+/* A batch of one example: x[0..len) (symbol ids) and its target, laid out as the
+ * architecture's batches are (len may pass config->max_len). */
+void qkv_seq_make_batch_of(const qkv_seq_config *config, const int32_t *x, int len, qkv_seq_batch *batch);
+
 /* Fills batch with examples first .. first+n-1 of the data set (seed), padded.
  * The batch's buffers grow as needed and are reused. */
 void qkv_seq_make_batch(const qkv_seq_config *config, uint64_t seed, uint64_t first, int n,

@@ -33,6 +33,7 @@
 
 #include "core/cancel.h"
 #include "core/ops/attention.h"
+#include "core/ops/attention_grads.h"
 #include "core/error.h"
 #include "core/kernels/fastmath.h"
 #include "core/kernels/block_product.h"
@@ -637,4 +638,17 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
         node->flops = attention_flops(&d, masks.causal);
     }
     return out;
+}
+
+/* The options the node was recorded with (core/ops/attention_grads.h). */
+void qkv_attention_node_opts(const qkv_node *node, qkv_attention_opts *opts) {
+    QKV_CHECK(strcmp(node->op, OP) == 0 && node->saved, "attention_node_opts: node %s is not an " OP " node", node->op);
+    const attn_saved *saved = node->saved;
+    memset(opts, 0, sizeof *opts);
+    opts->scale = node->farg[0];
+    opts->causal = saved->masks.causal;
+    opts->key_padding = saved->masks.key_padding;
+    opts->keep = saved->masks.keep;
+    opts->bias = node->inputs[3];
+    opts->heads_last = node->iarg[6];
 }

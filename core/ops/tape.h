@@ -173,12 +173,54 @@ int qkv_tape_n_chunks(const qkv_tape *tape);
 void qkv_tape_print(const qkv_tape *tape, FILE *out);
 
 /* The tape as a Graphviz digraph (core/ops/tape_show.c), written atomically: one line
- * "  op<i> [...]" per node (op name and output shape), one "  leaf<j> [...]" per
- * tensor read but not produced on the tape (parameters by name as boxes, other
- * inputs as ellipses), and an edge "a -> op<i>" per node input, labeled with the
- * input's role where the op names it ([label="q"]). Render with `dot -Tsvg FILE`.
+ * "  op<i> [...]" per node, one "  leaf<j> [...]" per tensor read but not produced
+ * on the tape (parameters by name as boxes, other inputs as ellipses; j in order
+ * of first use), and an edge "a -> op<i>" per node input, labeled with the
+ * input's role where the op names it ([label="q"]). Each label gives the op (or
+ * the leaf's name), the shape, the values' mean, min and max and, once a
+ * backward has run, the gradient's norm: "#3 matmul\n[4,2]\nmean 0.1 [-1, 2]\n|grad| 0.5"
+ * (qkv_tape_describe's entries). Render with `dot -Tsvg FILE` (Graphviz).
  * 0, or -1 with qkv_last_error() naming path. */
 int qkv_tape_write_dot(const qkv_tape *tape, const char *path);
+
+/* ---- the tape described for other callers (core/ops/tape_graph.c) ----------------
+ *
+ * The graph qkv_tape_write_dot draws, as data: entries 0..n_nodes-1 are the nodes'
+ * outputs in tape order (entry i is node i); entries n_nodes.. are the leaves
+ * (tensors read but not produced on the tape: parameters and other inputs), in
+ * order of first use. Each entry has its inputs as entry indices (node entries
+ * only; -1 for an absent optional input such as attention's bias), their roles
+ * where the op names them, its shape, a value summary and, after a backward, its
+ * gradient's norm. values and grad point at the tensors' own buffers: valid until
+ * the tape's reset (and, for parameters, while the model lives); grad is NULL when
+ * the tensor has none. The dot labels are made from these entries. */
+typedef struct qkv_tape_entry {
+    int index;                     /* this entry's index */
+    int leaf;                      /* 0: a node's output; 1: a parameter; 2: another input */
+    const char *op;                /* node: its op ("matmul"); leaf: its name ("enc.0.attn.wq",
+                                    * or "input") */
+    const char *note;              /* node: its note (attention's "causal") or NULL */
+    int n_inputs;
+    const int *inputs;             /* n_inputs entry indices (-1: absent) */
+    const char *const *input_names;/* n_inputs roles ("q", "k", ...) or NULL */
+    int ndim, shape[QKV_MAX_DIMS];
+    size_t size;
+    double mean, norm;             /* of the values: mean and L2 norm, in double */
+    float min, max;
+    double grad_norm;              /* L2 norm of the gradient; -1 when there is none */
+    const float *values, *grad;    /* size floats each (see above) */
+} qkv_tape_entry;
+
+typedef struct qkv_tape_graph {
+    int n_nodes, n_leaves;         /* entries: n_nodes + n_leaves */
+    qkv_tape_entry *entries;
+    int *input_storage;            /* private */
+} qkv_tape_graph;
+
+/* Describes tape (after its backward, for gradient norms) into *graph; free with
+ * qkv_tape_graph_free. Stops only when out of memory. */
+void qkv_tape_describe(const qkv_tape *tape, qkv_tape_graph *graph);
+void qkv_tape_graph_free(qkv_tape_graph *graph);
 
 /* ---- activations: liveness and the lazily allocated gradient (tensor.h's lifetimes) ---- */
 

@@ -54,7 +54,7 @@
 #define POS_ROPE QKV_POS_ROPE
 #define POS_ALIBI QKV_POS_ALIBI
 
-const char *const qkv_explain_mask_names[] = {"none", "causal", "padding", NULL};
+const char *const qkv_explain_mask_names[] = {"none", "causal", "padding", "keep", NULL};
 
 /* A scheme the walk-through explains: no trained table, and its row's check
  * accepts the walk-through's one head of width 2, one pair (p-rope's share of

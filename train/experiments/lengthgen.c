@@ -244,39 +244,15 @@ static void model_config(const lengthgen *g, int task, int scheme, int seed_inde
     c->seed = (unsigned long long)o->seed + (unsigned long long)seed_index;
 }
 
-/* Greedy exact match and token accuracy of a trained model at every length 1..K.
- * A signal ends it at the next length (the caller drops what it measured). */
+/* Greedy exact match and token accuracy of a trained model at every length 1..K
+ * (train/tasks/sequence.h). A signal ends it at the next length (the caller drops
+ * what it measured). */
 static void evaluate_lengths(const lengthgen *g, qkv_seq_model *model, double *exact, double *token) {
     const qkv_lengthgen_options *o = g->o;
     qkv_tape *tape = qkv_tape_create_inference(model->config.seed);
-    qkv_seq_batch batch = {0};
-    qkv_seq_config trained = model->config.data;
-    int32_t *pred = malloc((size_t)o->test_size * o->test_max * sizeof(int32_t));
-    QKV_CHECK(pred, "experiment lengthgen: out of memory");
-    for (int n = 1; n <= o->test_max && !qkv_interrupt_poll(); n++) {
-        qkv_seq_config at_n = trained;
-        at_n.min_len = at_n.max_len = n;
-        qkv_seq_make_batch(&at_n, QKV_LG_TEST_SEED ^ model->config.seed, 0, o->test_size, &batch);
-        model->config.data = at_n;   /* predict decodes up to config.data.max_len tokens */
-        qkv_seq_model_predict(model, tape, &batch, pred);
-        model->config.data = trained;
-        qkv_tape_reset(tape);
-        long right = 0, all_right = 0;
-        for (int i = 0; i < o->test_size; i++) {
-            const int32_t *answer = batch.src + (size_t)i * batch.src_len + n + 1;  /* x SEP [y] */
-            int ok = 1;
-            for (int s = 0; s < n; s++) {
-                int r = pred[(size_t)i * n + s] == answer[s];
-                right += r;
-                ok &= r;
-            }
-            all_right += ok;
-        }
-        exact[n - 1] = (double)all_right / o->test_size;
-        token[n - 1] = (double)right / ((double)o->test_size * n);
-    }
-    free(pred);
-    qkv_seq_batch_free(&batch);
+    for (int n = 1; n <= o->test_max && !qkv_interrupt_poll(); n++)
+        qkv_seq_model_accuracy_at(model, tape, n, o->test_size, QKV_LG_TEST_SEED ^ model->config.seed, &exact[n - 1],
+                                  &token[n - 1]);
     qkv_tape_free(tape);
 }
 

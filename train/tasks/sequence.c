@@ -243,6 +243,13 @@ void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch
     }
 }
 
+qkv_tensor *qkv_seq_model_loss(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch) {
+    draw_positions(t, t->config.seed ^ TEST_SEED_OFFSET ^ RANDOMIZE_SALT, batch->first, NULL, batch->batch,
+                   batch_positions(batch));
+    return qkv_cross_entropy(tape, batch_logits(t, &t->encoder, &t->decoder, tape, batch), batch->tgt_out,
+                             QKV_SEQ_IGNORE, NULL);
+}
+
 /* ---- trainer callbacks --------------------------------------------------------------- */
 
 /* Rows [first, first+n) of a batch, viewing its buffers: same padding as the whole. */
@@ -335,6 +342,34 @@ static void task_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     qkv_seq_batch_free(&batch);
     qkv_metrics_set(metrics, "token_acc", (double)tokens_right / (double)tokens);
     qkv_metrics_set(metrics, "seq_acc", (double)seqs_right / (double)t->config.test_size);
+}
+
+void qkv_seq_model_accuracy_at(qkv_seq_model *t, qkv_tape *tape, int len, int count, uint64_t seed, double *exact,
+                               double *token) {
+    qkv_seq_batch batch = {0};
+    qkv_seq_config trained = t->config.data, at_len = trained;
+    at_len.min_len = at_len.max_len = len;
+    qkv_seq_make_batch(&at_len, seed, 0, count, &batch);
+    t->config.data = at_len;   /* predict decodes up to config.data.max_len tokens */
+    int width = pred_width(t, &batch);
+    int32_t *pred = qkv_malloc((size_t)count * width * sizeof(int32_t), "the predictions");
+    qkv_seq_model_predict(t, tape, &batch, pred);
+    long right = 0, all_right = 0;
+    for (int i = 0; i < count; i++) {
+        int ok = 1;
+        for (int s = 0; s < len; s++) {
+            int r = pred[(size_t)i * width + s] == target_token(t, &batch, i, s);
+            right += r;
+            ok &= r;
+        }
+        all_right += ok;
+    }
+    t->config.data = trained;
+    qkv_tape_reset(tape);
+    *exact = (double)all_right / count;
+    *token = (double)right / ((double)count * len);
+    free(pred);
+    qkv_seq_batch_free(&batch);
 }
 
 static const qkv_task_kind *const kind_of_task[] = {&qkv_task_kind_reverse, &qkv_task_kind_copy,

@@ -85,24 +85,56 @@ int qkv_seq_model_load(qkv_seq_model *t, const char *path, long *step);
 /* Greedy predictions for the examples of a batch: pred [batch, max target len]. */
 void qkv_seq_model_predict(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch, int32_t *pred);
 
+/* The training loss (mean cross-entropy over the target tokens, teacher forcing) of
+ * a batch, through the model's own stacks; randomized positions drawn from the test
+ * seed, as qkv_seq_model_predict draws them. */
+qkv_tensor *qkv_seq_model_loss(qkv_seq_model *t, qkv_tape *tape, const qkv_seq_batch *batch);
+
+/* Greedy exact match and token accuracy of count examples of length len, the
+ * first of the stream seed (one batch), whatever lengths the model trained on:
+ * how `qkv experiment lengthgen` tests a model at each length. The tape is reset. */
+void qkv_seq_model_accuracy_at(qkv_seq_model *t, qkv_tape *tape, int len, int count, uint64_t seed, double *exact,
+                               double *token);
+
+/* ---- typed inputs (sequence_input.c): `qkv attn --input` and the page ---------- */
+
+/* Parses "3 1 4" (symbols 0..vocab-1 separated by spaces or commas) into
+ * symbols[0..n) as token ids (QKV_SEQ_FIRST_SYMBOL + s), at most max_len: 0, or
+ * -1 with a one-line qkv_last_error() naming --input. */
+int qkv_seq_parse_input(const char *text, int vocab, int max_len, int32_t *symbols, int *n);
+/* A token id as a label: its symbol, or BOS, SEP, PAD. */
+void qkv_seq_token_label(int32_t id, char *out, size_t len);
+/* 1 when len lies outside the lengths c trained on, with warning (size bytes)
+ * saying so ("12 symbols, but this model was trained on lengths 1..8 only: ...");
+ * 0 and "" otherwise. */
+int qkv_seq_untrained_length(const qkv_seq_model_config *c, int len, char *warning, size_t size);
+
 /* ---- attention maps (sequence_attention.c), for `qkv attn` --------------------- */
 
 /* One row of maps: a layer's weights [1,H,Tq,Tk] (on the tape) and the token ids
- * of its queries and keys. */
+ * of its queries and keys; with gradients (qkv_seq_model_attention_grads) also the
+ * gradients inside its attention op under the model's training loss
+ * (core/ops/attention_grads.h: dQ, dK of the rotated queries and keys with RoPE),
+ * NULL otherwise. Every tensor is [1,H,rows,cols], head h's matrix at h*rows*cols. */
 typedef struct qkv_seq_attention_row {
     const char *what;                 /* "", "enc ", "dec self " or "dec cross " */
     int layer;
-    const qkv_tensor *weights;
+    const qkv_tensor *weights;        /* P [1,H,Tq,Tk] */
     const int32_t *q_ids, *k_ids;     /* Tq and Tk ids, into the owner's buffers */
+    const qkv_tensor *dp, *ds;        /* [1,H,Tq,Tk]: dL/dP = dO V^T, dL/dS = P * (dP - D) */
+    const qkv_tensor *dq, *dk, *dv;   /* [1,H,Tq,dk], [1,H,Tk,dk], [1,H,Tk,dv] */
 } qkv_seq_attention_row;
 
 typedef struct qkv_seq_attention {
     int len;                          /* of the input */
     int32_t *input, *pred;            /* the input and the greedy output, len ids each */
-    int32_t *stream;                  /* the decoder's stream, or seq2seq's "BOS output[..L-2]" */
+    int32_t *stream;                  /* the decoder's stream, or seq2seq's "BOS output[..L-2]"
+                                       * (with gradients: the target's, as training reads it) */
+    int32_t *target;                  /* with gradients: the task's target of the input (len ids) */
     qkv_seq_attention_row *rows;      /* one per layer; seq2seq: encoder layers, then each
                                        * decoder layer's self and cross rows */
     int n_rows;
+    double loss;                      /* with gradients: the training loss on (input, target) */
 } qkv_seq_attention;
 
 /* The longest input (in symbols) whose maps have at most max_tokens a side and
@@ -112,6 +144,14 @@ int qkv_seq_model_longest_input(const qkv_seq_model_config *config, int max_toke
  * every attention module's weights captured on tape (see the file's contract);
  * the rows live until the tape's reset, a's buffers until qkv_seq_attention_free. */
 void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, qkv_seq_attention *a);
+/* The same rows with gradients: predicts x greedily (a->pred), then runs the
+ * training pass on x and the task's target of x (teacher forcing, dropout off) on
+ * tape (which must record: qkv_tape_create), takes the loss's backward, and
+ * computes every attention op's P, dP, dS, dQ, dK and dV with ops on ops (a
+ * second tape, gradients off; the rows' tensors live until its reset; tape may be
+ * reset once this returns). x holds symbol ids (QKV_SEQ_FIRST_SYMBOL + s). */
+void qkv_seq_model_attention_grads(qkv_seq_model *t, qkv_tape *tape, qkv_tape *ops, const int32_t *x, int len,
+                                   qkv_seq_attention *a);
 void qkv_seq_attention_free(qkv_seq_attention *a);
 
 #endif

@@ -9,11 +9,18 @@
  *   seq2seq   the encoder's self-attention, then per decoder layer its causal
  *             self-attention over "BOS output[0..L-2]" and its cross-attention
  *             from those queries to the input.
+ * With gradients (qkv_seq_model_attention_grads) the pass is the training one
+ * instead: the input and the task's target, teacher-forced (the decoder's stream
+ * "input SEP target", seq2seq's "BOS target[..L-2]"), through qkv_seq_model_loss;
+ * after its backward, the k-th attention node of the tape is the k-th row (one
+ * fused op per captured module, in call order), and core/ops/attention_grads.h
+ * gives its P, dP, dS, dQ, dK and dV on the caller's second tape.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/ops/attention_grads.h"
 #include "core/ops/ops.h"
 #include "train/tasks/sequence.h"
 
@@ -57,7 +64,7 @@ static qkv_tensor *embed(qkv_tape *tape, const qkv_seq_model *t, const int32_t *
 
 static void add_row(qkv_seq_attention *a, const char *what, int layer, const qkv_tensor *w, const int32_t *q_ids,
                     const int32_t *k_ids) {
-    a->rows[a->n_rows++] = (qkv_seq_attention_row){what, layer, w, q_ids, k_ids};
+    a->rows[a->n_rows++] = (qkv_seq_attention_row){what, layer, w, q_ids, k_ids, NULL, NULL, NULL, NULL, NULL};
 }
 
 /* Points every attention module's capture at captured[] (encoder layers, then for
@@ -101,7 +108,9 @@ static void capture_encoder(qkv_seq_model *t, qkv_tape *tape, qkv_seq_attention 
     }
 }
 
-void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, qkv_seq_attention *a) {
+/* a's buffers for an input of len and a model of rows_max rows; x copied, and
+ * predicted greedily into a->pred. */
+static qkv_tensor **start(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, qkv_seq_attention *a) {
     int arch = t->config.data.arch, rows_max = arch == QKV_ARCH_SEQ2SEQ ? 3 * t->config.layers : t->config.layers;
     size_t side = 2 * (size_t)len + 1;
     memset(a, 0, sizeof *a);
@@ -115,10 +124,66 @@ void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_
     memcpy(a->input, x, (size_t)len * sizeof(int32_t));
     predict_one(t, tape, x, len, a->pred);
     qkv_tape_reset(tape);
+    return captured;
+}
+
+void qkv_seq_model_attention_maps(qkv_seq_model *t, qkv_tape *tape, const int32_t *x, int len, qkv_seq_attention *a) {
+    qkv_tensor **captured = start(t, tape, x, len, a);
     set_capture(t, captured);
-    if (arch == QKV_ARCH_DECODER) capture_decoder(t, tape, a, captured);
+    if (t->config.data.arch == QKV_ARCH_DECODER) capture_decoder(t, tape, a, captured);
     else capture_encoder(t, tape, a, captured);
     set_capture(t, NULL);
+    free(captured);
+}
+
+/* The rows of the training pass over batch b: the ids its queries and keys read. */
+static void training_rows(qkv_seq_model *t, qkv_seq_attention *a, const qkv_seq_batch *b, qkv_tensor **captured) {
+    int len = a->len, layers = t->config.layers, arch = t->config.data.arch;
+    if (arch == QKV_ARCH_DECODER) {   /* the stream "input SEP target" */
+        memcpy(a->stream, b->src, (size_t)(2 * len + 1) * sizeof(int32_t));
+        for (int l = 0; l < layers; l++) add_row(a, "", l, captured[l], a->stream, a->stream);
+        return;
+    }
+    for (int l = 0; l < layers; l++)
+        add_row(a, arch == QKV_ARCH_SEQ2SEQ ? "enc " : "", l, captured[l], a->input, a->input);
+    if (arch != QKV_ARCH_SEQ2SEQ) return;
+    memcpy(a->stream, b->tgt_in, (size_t)len * sizeof(int32_t));   /* "BOS target[0..L-2]" */
+    for (int l = 0; l < layers; l++) {
+        add_row(a, "dec self ", l, captured[layers + l], a->stream, a->stream);
+        add_row(a, "dec cross ", l, captured[2 * layers + l], a->stream, a->input);
+    }
+}
+
+void qkv_seq_model_attention_grads(qkv_seq_model *t, qkv_tape *tape, qkv_tape *ops, const int32_t *x, int len,
+                                   qkv_seq_attention *a) {
+    qkv_tensor **captured = start(t, tape, x, len, a);
+    a->target = malloc((size_t)len * sizeof(int32_t));
+    if (!a->target) qkv_fatal("attn: out of memory");
+    qkv_seq_target(&t->config.data, x, len, a->target);
+    qkv_seq_batch batch = {0};
+    qkv_seq_make_batch_of(&t->config.data, x, len, &batch);
+    int grad = qkv_tape_set_grad(tape, 1), training = qkv_tape_set_training(tape, 0);
+    set_capture(t, captured);
+    qkv_tensor *loss = qkv_seq_model_loss(t, tape, &batch);
+    set_capture(t, NULL);
+    qkv_backward(tape, loss);
+    a->loss = loss->data[0];
+    training_rows(t, a, &batch, captured);
+    /* the k-th attention node is the k-th row: one fused op per captured module, in call order */
+    int row = 0;
+    for (int i = 0; i < tape->n_nodes; i++) {
+        if (strcmp(tape->nodes[i].op, "attention") != 0) continue;
+        QKV_CHECK(row < a->n_rows, "attn: more attention nodes than the %d captured rows", a->n_rows);
+        qkv_attention_grads g;
+        qkv_attention_node_grads(ops, &tape->nodes[i], &g);
+        qkv_seq_attention_row *r = &a->rows[row++];
+        r->weights = g.p;
+        r->dp = g.dp, r->ds = g.ds, r->dq = g.dq, r->dk = g.dk, r->dv = g.dv;
+    }
+    QKV_CHECK(row == a->n_rows, "attn: %d attention nodes for %d captured rows", row, a->n_rows);
+    qkv_tape_set_grad(tape, grad);
+    qkv_tape_set_training(tape, training);
+    qkv_seq_batch_free(&batch);
     free(captured);
 }
 
@@ -126,6 +191,7 @@ void qkv_seq_attention_free(qkv_seq_attention *a) {
     free(a->input);
     free(a->pred);
     free(a->stream);
+    free(a->target);
     free(a->rows);
     memset(a, 0, sizeof *a);
 }

@@ -5,7 +5,8 @@
  * "key position:token" over the key labels along the top (rotated), "query
  * position:token" (rotated) beside the query labels down the left, and a heatmap
  * of weights[i][j] (query i, key j), colored with viridis on the fixed scale 0..1
- * (0 dark purple, 1 yellow), so cells compare directly. The header above the
+ * (0 dark purple, 1 yellow), so cells compare directly; signed maps (range > 0,
+ * the gradients of `qkv attn --grads`) go blue (-range), white (0), red (+range). The header above the
  * grid carries the caption (two lines at most, split at a newline), a 0..1 color
  * bar and, when given, a warning line in red. Labels are cut to 7 characters
  * (callers label a token with its position, "3:7", so repeated tokens differ).
@@ -27,6 +28,11 @@ typedef struct qkv_attn_map {
     int tq, tk;
     const char *const *q_labels;        /* tq labels */
     const char *const *k_labels;        /* tk labels */
+    /* Signed values (gradients: `qkv attn --grads`): range > 0 colors -range..range
+     * blue, white, red instead of 0..1 viridis (the grid's color bar follows the
+     * first map's); the axis titles replace "query/key position:token" when given. */
+    float range;
+    const char *q_axis, *k_axis;
 } qkv_attn_map;
 
 /* Image size of a grid of rows x cols cells of maps with at most `tokens` tokens a side. */

@@ -1,5 +1,5 @@
 /* suggest.c — see suggest.h. */
-#include "cli/suggest.h"
+#include "core/suggest.h"
 
 #include <stdio.h>
 #include <string.h>
