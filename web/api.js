@@ -48,8 +48,8 @@
     trainMaps: input => c('train_maps', input ? { input } : {}),
     /* up to length `to`: exact-match and token accuracy per length */
     trainLengths: (to, testSize) => c('train_lengths', { to, test_size: testSize || 50 }),
-    /* 'train' | 'attention' -> {nodes, loss} */
-    tape: of => c('tape', { of: of || 'train' }),
+    /* the next training step of the session, forward and backward (the model unchanged) -> {step, loss, n_nodes, nodes} */
+    tape: () => c('tape'),
     tapeNode: id => c('tape_node', { id }),
     /* a checkpoint's bytes (ArrayBuffer, Uint8Array or Blob) -> its settings */
     open: async (bytes, name) => {

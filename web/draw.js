@@ -91,7 +91,7 @@ const qkvDraw = (() => {
         const v = vals[off + i * cols + j];
         g.fillStyle = colour(v, lo, hi);
         g.fillRect(padL + j * cell, padT + i * cell, cell, cell);
-        if (cell >= 36) { g.fillStyle = isFinite(v) ? '#222' : '#fff'; g.fillText(fmt(t.data[off + i * cols + j]).replace(/0+$/, '').replace(/\.$/, ''), padL + j * cell + cell / 2, padT + i * cell + cell / 2); }
+        if (cell >= 36) { g.fillStyle = isFinite(v) ? '#222' : '#fff'; g.fillText(fmt(t.data[off + i * cols + j]), padL + j * cell + cell / 2, padT + i * cell + cell / 2); }
       }
       g.strokeStyle = '#bbb'; g.lineWidth = 0.5;
       g.strokeRect(padL + 0.5, padT + 0.5, cols * cell - 1, rows * cell - 1);
@@ -203,16 +203,21 @@ const qkvDraw = (() => {
     return e;
   }
 
-  /* tapeGraph(svgParent, nodes [{id, op, shape, inputs, summary, grad_norm}], onClick):
-   * each node's depth is one more than its deepest input's; a column per depth. */
+  /* tapeGraph(svgParent, nodes [{id, op, shape, inputs, summary, grad_norm, leaf}], onClick):
+   * an op's column is one more than its deepest input's; a parameter or input
+   * (no inputs of its own) sits one column before its first reader. */
   function tapeGraph(parent, nodes, onClick) {
-    const byId = new Map(nodes.map(n => [n.id, n]));
     const depth = new Map();
+    for (const n of nodes) if (!(n.inputs || []).length) depth.set(n.id, 0);
     for (const n of nodes) {
+      if (!(n.inputs || []).length) continue;
       let d = 0;
       for (const i of n.inputs || []) if (depth.has(i)) d = Math.max(d, depth.get(i) + 1);
       depth.set(n.id, d);
     }
+    const readers = new Map();
+    for (const n of nodes) for (const i of n.inputs || []) readers.set(i, Math.min(readers.has(i) ? readers.get(i) : Infinity, depth.get(n.id)));
+    for (const n of nodes) if (!(n.inputs || []).length && readers.has(n.id)) depth.set(n.id, Math.max(0, readers.get(n.id) - 1));
     const cols = [];
     for (const n of nodes) (cols[depth.get(n.id)] = cols[depth.get(n.id)] || []).push(n);
     const NW = 150, NH = 58, GX = 46, GY = 12;

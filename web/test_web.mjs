@@ -176,6 +176,14 @@ try {
   await shot('learn');
 
   /* ---- (3) the tape of one training step ---- */
+  /* the run is over, so the tape is refused with a message; a new run's next step is drawn */
+  await page.evaluate(() => qkv.show('tape'));
+  await page.click('#tape-train');
+  await page.waitForFunction(() => document.getElementById('tape-msg').textContent.length > 0);
+  check(/over/.test(await msgOf('tape-msg')), 'the tape of a finished run: a message on the page', await msgOf('tape-msg'));
+  await page.evaluate(() => { qkv.show('learn'); return qkv.views.learn.start(); });
+  await page.click('#learn-pause');
+  await page.waitForFunction(() => !qkv.views.learn.state().busy);
   await page.evaluate(() => qkv.show('tape'));
   await page.click('#tape-train');
   await page.waitForSelector('#tape-graph svg .node');
@@ -198,7 +206,9 @@ try {
   const line = a.out.split('\n').find(l => l.startsWith('input '));
   const want = line ? line.split('->')[1].trim() : '?';
   const got = (await msgOf('open-output')).split('→ the model\'s output')[1] || '';
-  check(got.split('·')[0].trim() === want, 'the opened model predicts what `qkv attn` predicts', `page '${got}' cli '${want}'`);
+  check(got.trim() === want, 'the opened model predicts what `qkv attn` predicts', `page '${got}' cli '${want}'`);
+  const title = a.out.split('\n')[0];
+  check((await msgOf('open-output')).startsWith(title + ':'), 'the maps are titled as `qkv attn` titles them', title);
   check(await page.locator('#open-settings tr').count() > 3, 'the checkpoint\'s settings are shown');
   await shot('open');
   const bad = path.join(tmp, 'broken.safetensors');

@@ -113,14 +113,16 @@ qkv.views.attention = (() => {
   /* D_i = dO_i0 x O_i0 + ... = D_i, the module's numbers as the command line writes them. */
   function spellD(out) {
     const lines = ['D_i = rowsum(dO ∘ O): the shift the softmax backward subtracts, dS = P ∘ (dP − D); it equals rowsum(dP ∘ P) because O = P V.'];
-    const heads = out.heads > 1 ? [...Array(out.heads).keys()] : [out.matrices.some(m => m.tensor.name === 'D' && m.head === 0) ? 0 : -1];
-    for (const h of heads) {
-      const O = find(out, 'O', h), dO = find(out, 'dO', h), D = find(out, 'D', h);
-      if (!O || !dO || !D) continue;
+    for (let h = 0; h < out.heads; h++) {
+      const O = find(out, 'O', h), D = find(out, 'D', h);
+      /* dO per head, or the all-heads one (a row holds every head's columns) */
+      const own = find(out, 'dO', h), all = find(out, 'dO', -1);
+      if (!O || !D || !(own || all)) continue;
       const [rows, cols] = O.tensor.shape;
+      const dO = (i, c) => (own ? own.tensor.data[i * cols + c] : all.tensor.data[i * all.tensor.shape[1] + h * cols + c]);
       for (let i = 0; i < rows; i++) {
         const terms = [];
-        for (let c = 0; c < cols; c++) terms.push(`${fmt(dO.tensor.data[i * cols + c])} x ${fmt(O.tensor.data[i * cols + c])}`);
+        for (let c = 0; c < cols; c++) terms.push(`${fmt(dO(i, c))} x ${fmt(O.tensor.data[i * cols + c])}`);
         lines.push(`${out.heads > 1 ? `head ${h}: ` : ''}D_${i} = ${terms.join(' + ')} = ${fmt(D.tensor.data[i])}`);
       }
     }
@@ -190,7 +192,8 @@ qkv.views.attention = (() => {
     syncControls();
     const rerun = () => { syncControls(); run(); };
     const reseed = () => { weightsDirty = false; rerun(); };
-    document.querySelectorAll('input[name=att-mode]').forEach(r => r.addEventListener('change', reseed));
+    /* another mode has other sizes: C or Y is drawn from the seed until typed again */
+    document.querySelectorAll('input[name=att-mode]').forEach(r => r.addEventListener('change', () => { $('att-target').value = ''; reseed(); }));
     for (const id of ['att-mask', 'att-loss', 'att-pos', 'att-heads']) $(id).addEventListener('change', rerun);
     for (const id of ['att-reseed']) $(id).addEventListener('click', reseed);
     for (const id of ['att-seed', 'att-width', 'att-vocab']) $(id).addEventListener('change', reseed);

@@ -41,6 +41,9 @@ qkv.views.learn = (() => {
       (st.done ? ' · done' : st.running ? ' · training' : st.started ? ' · paused' : '');
   }
 
+  /* "reverse (encoder, learned positions, step 350)", as `qkv attn` titles its maps */
+  const caption = m => `${m.task} (${m.arch}, ${m.pos} positions, step ${m.step})`;
+
   /* maps (web/api.h) -> a row of heat maps per layer (and decoder part), a map per head */
   function drawMaps(box, maps) {
     box.innerHTML = '';
@@ -60,7 +63,7 @@ qkv.views.learn = (() => {
 
   async function refreshMaps() {
     const maps = await qkv.trainMaps();
-    $('learn-probe').textContent = `input ${maps.input.join(' ')} → output ${maps.output.join(' ')}`;
+    $('learn-probe').textContent = `${caption(maps)}: input ${maps.input.join(' ')} → output ${maps.output.join(' ')}`;
     drawMaps($('learn-maps'), maps);
     st.lastMaps = performance.now();
   }
@@ -69,6 +72,7 @@ qkv.views.learn = (() => {
     st.step = r.step; st.done = r.done;
     for (const [s, l] of r.losses) st.losses.push([s, l]);
     for (const e of r.evaluated) {
+      if (!e.metrics || e.metrics.seq_acc === undefined) continue;
       st.acc.push([e.step, e.metrics.seq_acc]);
       st.tok.push([e.step, e.metrics.token_acc]);
     }
@@ -150,5 +154,5 @@ qkv.views.learn = (() => {
 
   const state = () => ({ running: st.running, busy: st.busy, started: st.started, done: st.done, step: st.step,
     steps: st.steps, seconds: st.seconds, losses: st.losses.slice(), accuracy: st.acc.slice(), lengths: st.lengths });
-  return { init, start, pause, resume, step: single, lengths, state, drawMaps, args, BASE };
+  return { init, start, pause, resume, step: single, lengths, state, drawMaps, caption, args, BASE };
 })();

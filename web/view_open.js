@@ -12,9 +12,11 @@ qkv.views.open = (() => {
 
   function showSettings(r) {
     const box = $('open-settings');
-    const rows = Object.entries(r.settings || {}).map(([k, v]) => `<tr><th>${k}</th><td>${String(v).replace(/</g, '&lt;')}</td></tr>`).join('');
-    box.innerHTML = `<h2>${r.name.replace(/</g, '&lt;')}: ${r.task}, step ${r.step}, vocabulary 0..${r.vocab - 1}, trained on lengths ${r.trained.join('..')}</h2>` +
-      `<table>${rows}</table>`;
+    const esc = v => String(v).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+    const table = (title, kv) => `<div><h3>${title}</h3><table>` +
+      Object.entries(kv || {}).map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join('') + '</table></div>';
+    box.innerHTML = `<h2>${esc(r.name)}: ${esc(r.task)}, step ${r.step}, symbols 0..${r.vocab - 1}, trained on lengths ${r.trained.join('..')}</h2>` +
+      `<div class="row">${table('the model', r.settings)}${table('its training', r.training)}</div>`;
   }
 
   async function openBytes(bytes, name) {
@@ -36,7 +38,7 @@ qkv.views.open = (() => {
     try {
       const r = await qkv.modelAttention($('open-input').value, $('open-force').checked);
       message('');
-      $('open-output').textContent = `input ${r.input.join(' ')} → the model's output ${r.output.join(' ')}` + (r.caption ? ` · ${r.caption}` : '');
+      $('open-output').textContent = `${qkv.views.learn.caption(r)}: input ${r.input.join(' ')} → the model's output ${r.output.join(' ')}`;
       qkv.views.learn.drawMaps($('open-maps'), r);
       return r;
     } catch (e) { message(e.message); return null; }

@@ -12,16 +12,16 @@ qkv.views.tape = (() => {
   const g = v => (typeof v === 'number' ? +v.toPrecision(3) : v);
   function summary(v) { return v ? `mean ${g(v.mean)} · |x| ${g(v.norm)}` : ''; }
 
-  /* A [.., rows, cols] tensor as heat maps; a bigger one shows its last two
-   * dimensions of the first leading index, said in the caption. */
+  /* A tensor as one heat map: [rows, cols] as it is, [n] as one row, and a bigger
+   * one as its first example, [d1, d2 * ...] (the caption says so). */
   function drawTensor(box, t, title) {
-    if (!t) { const p = document.createElement('p'); p.textContent = `${title}: no gradient reached this node`; box.appendChild(p); return; }
+    if (!t) { const p = document.createElement('p'); p.textContent = `${title}: no gradient reached this tensor`; box.appendChild(p); return; }
     const s = t.shape.length ? t.shape : [1];
-    const cols = s[s.length - 1], rows = s.length > 1 ? s[s.length - 2] : 1, per = rows * cols;
-    const lead = t.data.length / per;
-    qkvDraw.heatmap(box, { name: title, shape: [rows, cols], data: t.data.slice(0, per),
-      note: `[${t.shape.join(',')}]${lead > 1 ? `: the first of ${lead} [${rows},${cols}] slices` : ''}`,
-      cellSize: Math.max(6, Math.min(24, Math.floor(360 / Math.max(rows, cols)))) });
+    const rows = s.length === 1 ? 1 : s.length === 2 ? s[0] : s[1];
+    const cols = s.length === 1 ? s[0] : s.length === 2 ? s[1] : s.slice(2).reduce((a, b) => a * b, 1);
+    const first = s.length > 2 ? `: the first of ${s[0]} examples, [${s.slice(1).join(',')}] as [${rows},${cols}]` : '';
+    qkvDraw.heatmap(box, { name: title, shape: [rows, cols], data: t.data.slice(0, rows * cols), note: `[${t.shape.join(',')}]${first}`,
+      cellSize: Math.max(5, Math.min(24, Math.floor(480 / Math.max(rows, cols)))) });
   }
 
   async function node(id) {
@@ -29,9 +29,11 @@ qkv.views.tape = (() => {
     try {
       const r = await qkv.tapeNode(id);
       box.innerHTML = '';
-      const n = last.nodes.find(x => x.id === id);
+      const n = r.node;
       const h = document.createElement('h2');
-      h.textContent = `node ${id}: ${n ? n.op : ''} [${n ? n.shape.join(',') : ''}]${n && n.note ? ' — ' + n.note : ''}`;
+      h.textContent = `${n.leaf ? (n.leaf === 1 ? 'parameter' : 'input') : 'op'} ${n.op} [${n.shape.join(',')}]${n.note ? ' — ' + n.note : ''}: ` +
+        `values in [${qkvDraw.fmt(n.value.min)}, ${qkvDraw.fmt(n.value.max)}], mean ${qkvDraw.fmt(n.value.mean)}` +
+        (n.grad_norm === null ? ', no gradient' : `, |gradient| ${Number(n.grad_norm).toPrecision(4)}`);
       box.appendChild(h);
       drawTensor(box, r.value, 'value');
       drawTensor(box, r.grad, 'gradient');
@@ -39,30 +41,21 @@ qkv.views.tape = (() => {
     } catch (e) { $('tape-msg').textContent = e.message; $('tape-msg').className = 'msg error'; return null; }
   }
 
-  async function draw(of) {
+  async function draw() {
     const msg = $('tape-msg');
     try {
-      const r = await qkv.tape(of);
+      const r = await qkv.tape();
       msg.textContent = ''; msg.className = 'msg';
       last = r;
-      const ids = new Set(r.nodes.map(n => n.id));
-      /* inputs that are no node's output (parameters, data) become leaf boxes */
-      const leaves = [], nodes = [];
-      let k = 0;
-      for (const n of r.nodes) {
-        const inputs = [];
-        for (const i of n.inputs || []) {
-          if (i.node >= 0 && ids.has(i.node)) { inputs.push(i.node); continue; }
-          const id = `leaf${k++}`;
-          leaves.push({ id, op: i.name ? 'param' : 'data', name: i.name || '', shape: i.shape || [], inputs: [], param: !!i.name });
-          inputs.push(id);
-        }
-        nodes.push({ id: n.id, op: n.op, shape: n.shape, inputs, summary: summary(n.value), grad_norm: n.grad_norm });
-      }
+      /* entries: the nodes (leaf 0) and the tensors read but not made on the tape:
+       * parameters (leaf 1, op their name) and data (leaf 2) */
+      const nodes = r.nodes.map(n => ({ id: n.id, op: n.leaf ? (n.leaf === 1 ? 'param' : 'input') : n.op,
+        name: n.leaf ? n.op : n.note || '', shape: n.shape, inputs: n.inputs.filter(i => i >= 0),
+        summary: summary(n.value), grad_norm: n.grad_norm, param: n.leaf === 1 }));
       const box = $('tape-graph');
       box.innerHTML = '';
-      qkvDraw.tapeGraph(box, leaves.concat(nodes), n => { if (typeof n.id === 'number') node(n.id); });
-      $('tape-info').textContent = `${r.nodes.length} nodes on the tape of ${of === 'attention' ? 'the last attention step' : 'one training step'}; loss ${r.loss}. ` +
+      qkvDraw.tapeGraph(box, nodes, n => node(n.id));
+      $('tape-info').textContent = `${r.n_nodes} ops on the tape of training step ${r.step} (and ${r.nodes.length - r.n_nodes} parameters and inputs); loss ${qkvDraw.fmt(r.loss)}. ` +
         'Columns: how far each node is from the inputs. Click a node.';
       $('tape-node').innerHTML = '';
       return r;
@@ -70,8 +63,7 @@ qkv.views.tape = (() => {
   }
 
   function init() {
-    $('tape-train').addEventListener('click', () => draw('train'));
-    $('tape-att').addEventListener('click', () => draw('attention'));
+    $('tape-train').addEventListener('click', () => draw());
   }
   return { init, draw, node, last: () => last };
 })();

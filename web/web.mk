@@ -11,6 +11,21 @@
 # lockfile committed, no registry host in it: web/.npmrc) is installed by the
 # step itself into web/node_modules with `npm ci`.
 
+# The module (web/api.h): the C API web/*.c over the library, for a browser's
+# page and worker. The heap's maximum is the page's memory budget (QKV_WEB_MAX_HEAP).
+PAGE_API_SRC := $(wildcard web/*.c)
+PAGE_API_OBJ := $(PAGE_API_SRC:%.c=$(WEB_B)/obj/%.o)
+PAGE_EXPORTS := $(foreach f,$(shell grep -o '^[a-z ]*[ *]qkv_web_[a-z_]*' web/api.h | grep -o 'qkv_web_[a-z_]*'),"_$(f)",)
+PAGE_LDFLAGS := -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=1GB -sTOTAL_STACK=8MB -sMODULARIZE=1 \
+                -sEXPORT_NAME=createQkvPage -sENVIRONMENT=web,worker -sFILESYSTEM=1 \
+                -sEXPORTED_FUNCTIONS='[$(PAGE_EXPORTS)"_malloc","_free"]' \
+                -sEXPORTED_RUNTIME_METHODS='["ccall","cwrap","UTF8ToString"]'
+$(PAGE_API_OBJ): mk/web.mk web/web.mk $(WEB_B)/.flags | deps-web
+$(WEB_B)/qkv_page.js: $(PAGE_API_OBJ) $(WEB_LIB)
+	$(WEB_ENV) $(EMCC) $(WEB_CFLAGS) $(PAGE_LDFLAGS) -o $@ $(PAGE_API_OBJ) $(WEB_LIB) -lm
+web: $(WEB_B)/qkv_page.js
+-include $(PAGE_API_OBJ:.o=.d)
+
 PAGE_SRC  := web/index.html $(wildcard web/*.css) $(filter-out web/test_web.mjs,$(wildcard web/*.js))
 PAGE_OUT  := $(PAGE_SRC:web/%=$(WEB_B)/%)
 DEPS_PAGE := nodejs chromium
