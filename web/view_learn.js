@@ -55,7 +55,7 @@ qkv.views.learn = (() => {
       h.className = 'rowname';
       h.textContent = `${r.what.trim() || 'layer'} ${r.layer}`;
       row.appendChild(h);
-      qkvDraw.heatmap(row, { name: `${r.what.trim()}${r.layer}`, shape: r.weights.shape, data: r.weights.data,
+      qkvDraw.heatmap(row, { name: `${r.what.trim() || 'layer'} ${r.layer}`, shape: r.weights.shape, data: r.weights.data,
         rowLabels: r.q_labels, colLabels: r.k_labels, cellSize: 20 });
       box.appendChild(row);
     }
