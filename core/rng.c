@@ -1,6 +1,7 @@
 /* rng.c — SplitMix64 as a counter-based generator. See rng.h. */
 #include "core/rng.h"
 
+#include "core/mathfn.h"
 #include <math.h>
 
 #define GOLDEN_GAMMA 0x9e3779b97f4a7c15ULL
@@ -43,7 +44,7 @@ float qkv_rng_normal(qkv_rng *rng) {
     uint64_t bits = qkv_rng_u64(rng);
     double u1 = ((double)(bits >> 11) + 1.0) * (1.0 / 9007199254740993.0);
     double u2 = (double)(qkv_rng_u64(rng) >> 11) * (1.0 / 9007199254740992.0);
-    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+    return (float)(sqrt(-2.0 * qkv_math_log(u1)) * qkv_math_cos(6.283185307179586 * u2));
 }
 
 /* Lemire's multiply-shift; the bias for n < 2^32 is below 2^-32, ignored. */

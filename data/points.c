@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mathfn.h"
 #include "core/error.h"
 #include "core/kernels/parallel.h"
 
@@ -96,22 +97,22 @@ static int pick_by_area(qkv_rng *rng, const double *areas, int n) {
 /* Disk of radius r in the plane z, normal +-z: radius r sqrt(u) is area-uniform. */
 static void disk_point(qkv_rng *rng, double r, double z, surface_point *out) {
     double rho = r * sqrt(uniform(rng)), theta = 2.0 * PI * uniform(rng);
-    set3(out->p, rho * cos(theta), rho * sin(theta), z);
+    set3(out->p, rho * qkv_math_cos(theta), rho * qkv_math_sin(theta), z);
     set3(out->n, 0.0, 0.0, 1.0);
 }
 
 /* Side of the cylinder of radius r about the z axis between z0 and z1. */
 static void tube_side_point(qkv_rng *rng, double r, double z0, double z1, surface_point *out) {
     double theta = 2.0 * PI * uniform(rng), z = z0 + (z1 - z0) * uniform(rng);
-    set3(out->p, r * cos(theta), r * sin(theta), z);
-    set3(out->n, cos(theta), sin(theta), 0.0);
+    set3(out->p, r * qkv_math_cos(theta), r * qkv_math_sin(theta), z);
+    set3(out->n, qkv_math_cos(theta), qkv_math_sin(theta), 0.0);
 }
 
 /* Unit sphere (Archimedes: z uniform in [-1, 1] is area-uniform). */
 static void sphere(qkv_rng *rng, surface_point *out) {
     double z = 2.0 * uniform(rng) - 1.0, phi = 2.0 * PI * uniform(rng);
     double rho = sqrt(fmax(0.0, 1.0 - z * z));
-    set3(out->p, rho * cos(phi), rho * sin(phi), z);
+    set3(out->p, rho * qkv_math_cos(phi), rho * qkv_math_sin(phi), z);
     memcpy(out->n, out->p, sizeof out->n);
 }
 
@@ -144,8 +145,8 @@ static void cone(qkv_rng *rng, surface_point *out) {
         return;
     }
     double s = sqrt(uniform(rng)), theta = 2.0 * PI * uniform(rng);
-    set3(out->p, r * s * cos(theta), r * s * sin(theta), h / 2 - h * s);
-    set3(out->n, h * cos(theta) / slant, h * sin(theta) / slant, r / slant);
+    set3(out->p, r * s * qkv_math_cos(theta), r * s * qkv_math_sin(theta), h / 2 - h * s);
+    set3(out->n, h * qkv_math_cos(theta) / slant, h * qkv_math_sin(theta) / slant, r / slant);
 }
 
 /* Area element (R + r cos v) du dv: v is drawn by rejection against R + r. */
@@ -154,11 +155,11 @@ static void torus(qkv_rng *rng, surface_point *out) {
     double v = 0.0;
     for (int tries = 0; tries < MAX_TRIES; tries++) {
         v = 2.0 * PI * uniform(rng);
-        if (uniform(rng) * (R + r) < R + r * cos(v)) break;
+        if (uniform(rng) * (R + r) < R + r * qkv_math_cos(v)) break;
     }
     double u = 2.0 * PI * uniform(rng);
-    set3(out->p, (R + r * cos(v)) * cos(u), (R + r * cos(v)) * sin(u), r * sin(v));
-    set3(out->n, cos(v) * cos(u), cos(v) * sin(u), sin(v));
+    set3(out->p, (R + r * qkv_math_cos(v)) * qkv_math_cos(u), (R + r * qkv_math_cos(v)) * qkv_math_sin(u), r * qkv_math_sin(v));
+    set3(out->n, qkv_math_cos(v) * qkv_math_cos(u), qkv_math_cos(v) * qkv_math_sin(u), qkv_math_sin(v));
 }
 
 /* Square base of side 2 at z = -0.75, apex at z = 0.75: four sides and the base
@@ -213,14 +214,14 @@ static void helix(qkv_rng *rng, surface_point *out) {
     double phi = 0.0;
     for (int tries = 0; tries < MAX_TRIES; tries++) {
         phi = 2.0 * PI * uniform(rng);
-        if (uniform(rng) * (1.0 + kappa * a) < 1.0 - kappa * a * cos(phi)) break;
+        if (uniform(rng) * (1.0 + kappa * a) < 1.0 - kappa * a * qkv_math_cos(phi)) break;
     }
     double t = t_max * uniform(rng);
-    double N[3] = {-cos(t), -sin(t), 0.0};
-    double B[3] = {c * sin(t) / speed, -c * cos(t) / speed, R / speed};
-    double center[3] = {R * cos(t), R * sin(t), c * t - 1.0};
+    double N[3] = {-qkv_math_cos(t), -qkv_math_sin(t), 0.0};
+    double B[3] = {c * qkv_math_sin(t) / speed, -c * qkv_math_cos(t) / speed, R / speed};
+    double center[3] = {R * qkv_math_cos(t), R * qkv_math_sin(t), c * t - 1.0};
     for (int k = 0; k < 3; k++) {
-        out->n[k] = cos(phi) * N[k] + sin(phi) * B[k];
+        out->n[k] = qkv_math_cos(phi) * N[k] + qkv_math_sin(phi) * B[k];
         out->p[k] = center[k] + a * out->n[k];
     }
 }
@@ -284,7 +285,7 @@ static void random_rotation(qkv_rng *rng, double m[3][3]) {
 
 /* Rotation by a uniform angle about the z (up) axis. */
 static void random_z_rotation(qkv_rng *rng, double m[3][3]) {
-    double a = 2.0 * PI * uniform(rng), c = cos(a), s = sin(a);
+    double a = 2.0 * PI * uniform(rng), c = qkv_math_cos(a), s = qkv_math_sin(a);
     set3(m[0], c, -s, 0);
     set3(m[1], s, c, 0);
     set3(m[2], 0, 0, 1);

@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "core/mathfn.h"
 #include "core/rng.h"
 
 /* stop's answer when row `done` (> 0) starts a new piece, else 0. */
@@ -20,8 +21,8 @@ int qkv_spirals_make_pieces(int n_per_class, int n_classes, float noise, uint64_
             if ((stopped = stop_at(row, stop))) return stopped;
             float t = (float)(i + 1) / (float)n_per_class;
             float theta = 4.0f * t + 6.2831853f * (float)c / (float)n_classes + noise * qkv_rng_normal(&rng);
-            x[2 * row] = t * cosf(theta);
-            x[2 * row + 1] = t * sinf(theta);
+            x[2 * row] = t * qkv_math_cosf(theta);
+            x[2 * row + 1] = t * qkv_math_sinf(theta);
             y[row] = c;
         }
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mathfn.h"
 #include "core/error.h"
 #include "core/ops/ops.h"
 
@@ -93,7 +94,7 @@ int qkv_t5_bucket(int rel, int bidirectional, int buckets, int max_distance) {
     int exact = n / 2;
     if (d < exact) return bucket + d;
     /* float, in the reference's order: log(d / exact) / log(max / exact) * (n - exact) */
-    float scaled = logf((float)d / (float)exact) / logf((float)max_distance / (float)exact) * (float)(n - exact);
+    float scaled = qkv_math_logf((float)d / (float)exact) / qkv_math_logf((float)max_distance / (float)exact) * (float)(n - exact);
     int large = exact + (int)scaled;
     return bucket + (large < n - 1 ? large : n - 1);
 }

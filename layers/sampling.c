@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mathfn.h"
 #include "core/alloc.h"
 #include "core/error.h"
 
@@ -100,7 +101,7 @@ typedef struct kept_set {
 /* w_i = exp(logit_i / T - max_j logit_j / T): the temperature first, then the max
  * subtracted, so the top token weighs exactly 1 and no weight overflows. */
 static double token_weight(const kept_set *k, int i) {
-    return exp((double)k->logits[i] / k->temperature - k->z_max);
+    return qkv_math_exp((double)k->logits[i] / k->temperature - k->z_max);
 }
 
 static double kept_weight(const kept_set *k, int i) {

@@ -41,8 +41,11 @@ WEB_LDFLAGS := -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB -sTOTAL_STACK=8MB
 WEB_NODE_LDFLAGS := $(WEB_LDFLAGS) -sENVIRONMENT=node -sNODERAWFS=1 -sWASM_ASYNC_COMPILATION=0 -sEXIT_RUNTIME=1
 
 # The paths of the ISA table this build has (core/kernels/kernels.h).
-WEB_ISAS        := portable
-ISA_FLAGS_web_portable := -DQKV_VW=4
+# wasm computes each multiply-add exactly in f64x2 pairs (core/kernels/exact_fma.h);
+# portable is the same source without SIMD, the reference QKV_ISA=portable runs.
+WEB_ISAS               := wasm portable
+ISA_FLAGS_web_wasm     := -DQKV_VW=4 -msimd128
+ISA_FLAGS_web_portable := -DQKV_VW=4 -mno-simd128
 
 WEB_LIB_SRC := $(LIB_SRC) $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c)) mk/stb_impl.c
 WEB_LIB_OBJ := $(WEB_LIB_SRC:%.c=$(WEB_B)/obj/%.o) \

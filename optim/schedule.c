@@ -16,6 +16,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/mathfn.h"
 #include "core/error.h"
 
 const char *const qkv_schedule_kind_names[] = {"constant", "cosine", "step", NULL};
@@ -33,7 +34,7 @@ static double cosine_factor(const qkv_schedule *c, long s) {
     if (s < c->warmup) return (double)(s + 1) / (double)c->warmup;
     if (s >= c->total) return min;
     double progress = (double)(s - c->warmup) / (double)(c->total - c->warmup);
-    return min + (1.0 - min) * 0.5 * (1.0 + cos(M_PI * progress));
+    return min + (1.0 - min) * 0.5 * (1.0 + qkv_math_cos(M_PI * progress));
 }
 
 static double step_factor(const qkv_schedule *c, long s) {

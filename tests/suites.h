@@ -10,7 +10,7 @@
 
 #define QKV_TEST_SUITES(X)                                                                  \
     X(step) X(registries) X(memory)                                                                \
-    X(core) X(isa) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
+    X(core) X(isa) X(mathfn) X(elementwise) X(reduce) X(matmul) X(softmax) X(norm) X(shape) X(npy) X(safetensors)        \
     X(gradcheck)                                                                            \
     X(patch)                                                                                \
     X(queries)                                                                              \

@@ -3,8 +3,8 @@
  * the portable one (which runs everywhere), including the 16-float source built
  * for AVX2 (w16avx2, test-only) so that the AVX-512 code's results are checked
  * on machines without AVX-512; whole training steps in-process under each table;
- * checkpoints of ./qkv runs forced with QKV_ISA, byte for byte; and QKV_ISA's
- * errors. */
+ * checkpoints of ./qkv runs forced with QKV_ISA, byte for byte; QKV_ISA's
+ * errors; and the WebAssembly path's multiply-add (exact_fma.h) against fmaf. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -13,6 +13,7 @@
 #include "tests/test_util.h"
 
 #include "core/kernels/block_product.h"
+#include "core/kernels/exact_fma.h"
 #include "core/kernels/isa.h"
 #include "core/kernels/kernels.h"
 #include "train/tasks/sequence.h"
@@ -303,6 +304,69 @@ START_TEST(default_is_the_widest_path) {
 }
 END_TEST
 
+/* ---- exact_fma.h against C's fmaf ---------------------------------------------- */
+
+static uint64_t fma_rng = 88172645463325252ull;
+static uint32_t fma_next(void) { /* xorshift64 */
+    fma_rng ^= fma_rng << 13;
+    fma_rng ^= fma_rng >> 7;
+    fma_rng ^= fma_rng << 17;
+    return (uint32_t)(fma_rng >> 32);
+}
+static float float_bits(uint32_t b) {
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+/* A float of random sign and mantissa, biased exponent in [lo, lo + span). */
+static float random_float(int lo, int span) {
+    return float_bits((fma_next() & 0x807fffffu) | (uint32_t)(lo + (int)(fma_next() % (unsigned)span)) << 23);
+}
+static int same_float(float x, float y) { return memcmp(&x, &y, sizeof x) == 0 || (x != x && y != y); }
+
+/* 2M cases of four kinds: any floats (products that overflow float, underflow to
+ * subnormals, and exact zeros); c near -a*b (cancellation); a*b just below half
+ * an ulp of c, so the double sum rounds onto the midpoint between two floats
+ * (where rounding twice goes wrong: the naive (float)(a*b + c) must disagree
+ * somewhere, or the cases test nothing); and zeros, infinities, NaN and subnormals. The scalar
+ * routine and the 4-lane one agree with fmaf in every case. */
+START_TEST(exact_fma_is_fmaf) {
+    long naive_wrong = 0;
+    const uint32_t special[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 1, 0x80000001u, 0x00800000u};
+    for (long i = 0; i < 2000000; i++) {
+        float a, b, c;
+        switch (i % 4) {
+        case 0: a = random_float(1, 253); b = random_float(1, 253); c = random_float(0, 255); break;
+        case 1:
+            a = random_float(100, 56), b = random_float(100, 56);
+            c = float_bits(((union { float f; uint32_t u; }){-(a * b)}).u + fma_next() % 5 - 2);
+            break;
+        case 2: { /* a * b = h (1 - 2^-2k), h half an ulp of c: c + a*b rounds to c's midpoint in double */
+            c = random_float(110, 40);
+            int k = 15 + (int)(fma_next() % 9);
+            float h = ldexpf(1.0f, (int)((((union { float f; uint32_t u; }){c}).u >> 23) & 0xff) - 127 - 24);
+            a = h * (1.0f + ldexpf(1.0f, -k)) * (fma_next() & 1 ? -1.0f : 1.0f);
+            b = 1.0f - ldexpf(1.0f, -k);
+            break;
+        }
+        default:
+            a = float_bits(special[fma_next() % 8]), b = random_float(0, 255), c = random_float(0, 255);
+            if (fma_next() & 1) b = float_bits(special[fma_next() % 8]);
+            if (fma_next() & 1) c = float_bits(special[fma_next() % 8]);
+        }
+        float want = fmaf(a, b, c);
+        if (!same_float(qkv_fma_exact(a, b, c), want))
+            ck_abort_msg("exact fma(%a, %a, %a) = %a, fmaf %a", a, b, c, qkv_fma_exact(a, b, c), want);
+        qkv_f4 v = qkv_fma_exact4((qkv_f4){a, b, c, -a}, (qkv_f4){b, a, a, b}, (qkv_f4){c, c, b, -c});
+        const float want4[4] = {want, fmaf(b, a, c), fmaf(c, a, b), fmaf(-a, b, -c)};
+        for (int l = 0; l < 4; l++)
+            if (!same_float(v[l], want4[l])) ck_abort_msg("exact fma, 4 lanes: lane %d %a, fmaf %a", l, v[l], want4[l]);
+        naive_wrong += !same_float((float)((double)a * b + c), want);
+    }
+    ck_assert_int_gt(naive_wrong, 0);
+}
+END_TEST
+
 Suite *suite_isa(void) {
     Suite *s = suite_create("isa");
     TCase *tc = tcase_create("paths");
@@ -316,6 +380,7 @@ Suite *suite_isa(void) {
     tcase_add_test(tc, bad_qkv_isa_is_a_one_line_error);
     tcase_add_test(tc, default_is_the_widest_path);
     tcase_add_test(tc, paths_are_the_ones_built);
+    tcase_add_test(tc, exact_fma_is_fmaf);
     suite_add_tcase(s, tc);
     return s;
 }

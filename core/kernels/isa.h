@@ -1,8 +1,9 @@
 /* isa.h — which instruction-set path the hot kernels take (kernels.h).
  *
  * One build runs on every CPU of its architecture: on x86-64 the kernels exist
- * for AVX-512 ("avx512"), AVX2 with FMA ("avx2") and plain C ("portable"); on
- * other architectures only "portable" (the compiler's vectors, NEON on ARM64).
+ * for AVX-512 ("avx512"), AVX2 with FMA ("avx2") and plain C ("portable"); in
+ * WebAssembly for 128-bit SIMD ("wasm") and plain C; on other architectures only
+ * "portable" (the compiler's vectors, NEON on ARM64).
  * The widest path the CPU runs is used, unless the environment variable QKV_ISA
  * names another. Results are bitwise the same on every path; only speed differs.
  */
@@ -20,7 +21,7 @@ int qkv_isa_init(void);
  * kernels run on other threads. */
 int qkv_isa_select(const char *name);
 
-/* The path in use ("avx512", "avx2" or "portable"). */
+/* The path in use ("avx512", "avx2", "wasm" or "portable"). */
 const char *qkv_isa_name(void);
 
 /* 1 if this build has path `name` and this CPU can run it. */

@@ -16,6 +16,9 @@
 #elif defined(__FMA__)
 #define REQUIRES "AVX2 and FMA"
 #define LEVEL QKV_LEVEL_AVX2
+#elif defined(__wasm_simd128__)
+#define REQUIRES "WebAssembly 128-bit SIMD"
+#define LEVEL QKV_LEVEL_PORTABLE
 #else
 #define REQUIRES "nothing beyond the compiler's baseline"
 #define LEVEL QKV_LEVEL_PORTABLE

@@ -28,7 +28,7 @@ typedef struct qkv_gemm_args {
 enum { QKV_LEVEL_PORTABLE, QKV_LEVEL_AVX2, QKV_LEVEL_AVX512 };
 
 typedef struct qkv_kernels {
-    const char *name;      /* the QKV_ISA value: "avx512", "avx2", "portable" */
+    const char *name;      /* the QKV_ISA value: "avx512", "avx2", "wasm", "portable" */
     const char *requires;  /* what the CPU must have, for messages */
     int vector_width;      /* floats per vector */
     int level;             /* QKV_LEVEL_*: the target of multiversion.h's copies */
@@ -56,6 +56,8 @@ typedef struct qkv_kernels {
  * (test_isa.c checks that the two agree). */
 #if defined(__x86_64__)
 #define QKV_ISA_PATHS(X) X(avx512) X(avx2) X(portable)
+#elif defined(__wasm__) /* wasm: 128-bit SIMD (mk/web.mk); portable: the same C without it */
+#define QKV_ISA_PATHS(X) X(wasm) X(portable)
 #else
 #define QKV_ISA_PATHS(X) X(portable)
 #endif

@@ -11,8 +11,9 @@
  *
  * Results never depend on the path. Kernel files are built with -ffp-contract=off,
  * so a * b + c is always two roundings, and every fused multiply-add is written as
- * vf_fma: one rounding on every path (an FMA instruction where the target has one,
- * C's fmaf per lane where it does not). Lanes are independent outputs; a sum along
+ * vf_fma: one rounding on every path (an FMA instruction where the target has one;
+ * WebAssembly has none, and computes it exactly in double, exact_fma.h; C's fmaf
+ * per lane elsewhere). Lanes are independent outputs; a sum along
  * a vector uses QKV_LANES partial sums whatever QKV_VW is (see vf_lanes).
  */
 #ifndef QKV_SIMD_H
@@ -30,6 +31,9 @@
 #endif
 #if defined(__ARM_NEON) && defined(__aarch64__)
 #include <arm_neon.h>
+#endif
+#if defined(__wasm__)
+#include "core/kernels/exact_fma.h"
 #endif
 
 #define QKV_CAT_(a, b) a##_##b
@@ -68,6 +72,8 @@ QKV_INLINE qkv_vf vf_fma(qkv_vf a, qkv_vf b, qkv_vf c) {
     return (qkv_vf)_mm_fmadd_ps((__m128)a, (__m128)b, (__m128)c);
 #elif QKV_VW == 4 && defined(__ARM_NEON) && defined(__aarch64__)
     return (qkv_vf)vfmaq_f32((float32x4_t)c, (float32x4_t)a, (float32x4_t)b);
+#elif QKV_VW == 4 && defined(__wasm__)
+    return qkv_fma_exact4(a, b, c); /* f64x2 pairs with -msimd128, scalar doubles without */
 #else
     qkv_vf r; /* FMA instructions where the target has them, libm's fmaf elsewhere */
     for (int l = 0; l < QKV_VW; l++) r[l] = fmaf(a[l], b[l], c[l]);

@@ -26,6 +26,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/mathfn.h"
 #include "core/error.h"
 #include "core/kernels/fastmath.h"
 #include "core/kernels/multiversion.h"
@@ -205,7 +206,7 @@ static void bcast_map(enum binary_kind k, const bcast_plan *p, const float *x, c
 
 /* Helpers of rows that need more than one expression. */
 INLINE float gelu_tanh_inner(float x) { return qkv_fast_tanhf(GELU_BETA * (x + GELU_KAPPA * x * x * x)); }
-INLINE float phi_cdf(float x) { return 0.5f * (1.0f + erff(x * (float)M_SQRT1_2)); }
+INLINE float phi_cdf(float x) { return 0.5f * (1.0f + qkv_math_erff(x * (float)M_SQRT1_2)); }
 INLINE float sigmoid_value(float x) { /* exp of a non-positive number only: no overflow */
     float e = qkv_fast_exp_nonpositive(-fabsf(x));
     return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "core/error.h"
+#include "core/mathfn.h"
 #include "core/kernels/parallel.h"
 #include "core/ops/ops_position.h"
 
@@ -39,8 +40,8 @@ static double pair_frequency(int i, int width, double base) { return pow(base, -
 static void sinusoid_row(float *dst, double pos, int width, double base) {
     for (int c = 0; c < width; c += 2) {
         double angle = pos * pair_frequency(c / 2, width, base);
-        dst[c] = (float)sin(angle);
-        if (c + 1 < width) dst[c + 1] = (float)cos(angle);
+        dst[c] = (float)qkv_math_sin(angle);
+        if (c + 1 < width) dst[c + 1] = (float)qkv_math_cos(angle);
     }
 }
 
@@ -176,8 +177,8 @@ static void rope_fill_tables(qkv_tape *tape, rope_plan *p, const qkv_rope_opts *
                                   : (double)o->offset + t;
         for (int i = 0; i < half; i++) {
             double angle = pos * freq[i];
-            p->cos[(size_t)row * half + i] = i < p->turning ? (float)cos(angle) : 1.0f;
-            p->sin[(size_t)row * half + i] = i < p->turning ? (float)sin(angle) : 0.0f;
+            p->cos[(size_t)row * half + i] = i < p->turning ? (float)qkv_math_cos(angle) : 1.0f;
+            p->sin[(size_t)row * half + i] = i < p->turning ? (float)qkv_math_sin(angle) : 0.0f;
         }
     });
 }
@@ -250,9 +251,9 @@ typedef struct fire_terms { float num, den, m; } fire_terms;
 
 static fire_terms fire_at(float c, float l, int qi, int r) {
     fire_terms f;
-    f.num = logf(fabsf(c * (float)r) + 1.0f);
+    f.num = qkv_math_logf(fabsf(c * (float)r) + 1.0f);
     f.m = fmaxf((float)qi, l);
-    f.den = logf(fabsf(c * f.m) + 1.0f) + QKV_FIRE_EPS;
+    f.den = qkv_math_logf(fabsf(c * f.m) + 1.0f) + QKV_FIRE_EPS;
     return f;
 }
 

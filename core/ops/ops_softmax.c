@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/mathfn.h"
 #include "core/kernels/fastmath.h"
 #include "core/ops/ops.h"
 #include "core/kernels/parallel.h"
@@ -58,7 +59,7 @@ static void softmax_row(const float *x, float *y, size_t n) {
 /* y = (x - max) - log sum. */
 static void log_softmax_row(const float *x, float *y, size_t n) {
     row_exp r = row_exp_sum(x, n, NULL);
-    float log_sum = (float)log(r.sum);
+    float log_sum = (float)qkv_math_log(r.sum);
     for (size_t j = 0; j < n; j++) y[j] = (x[j] - r.max) - log_sum;
 }
 
@@ -195,7 +196,7 @@ qkv_tensor *qkv_cross_entropy(qkv_tape *tape, qkv_tensor *logits, const int32_t 
             continue;
         }
         row_exp e = row_exp_sum(x_r, cols, NULL);
-        lse[r] = (row_lse){e.max, (float)log(e.sum)};
+        lse[r] = (row_lse){e.max, (float)qkv_math_log(e.sum)};
         row_w[r] = weights ? weights[r] : 1.0f;
         row_loss[r] = row_w[r] * ((e.max - x_r[t]) + lse[r].log_sum);
     });

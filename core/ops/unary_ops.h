@@ -32,12 +32,12 @@
       x > 0.0f ? 1.0f : 0.0f)                                         /* 1[x > 0] */                        \
     X(ABS, "abs", 1, LISTED, 0, fabsf(x), x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f)) /* sign(x), 0 at 0 */ \
     X(GELU, "gelu", 16, SMOOTH, 0, 0.5f * x * (1.0f + gelu_tanh_inner(x)), gelu_tanh_slope(x)) /* tanh form */ \
-    X(GELU_EXACT, "gelu_exact", 16, SMOOTH, 0, 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2)), /* x Phi(x) */ \
+    X(GELU_EXACT, "gelu_exact", 16, SMOOTH, 0, 0.5f * x * (1.0f + qkv_math_erff(x * (float)M_SQRT1_2)), /* x Phi(x) */ \
       phi_cdf(x) + x * INV_SQRT_2PI * qkv_fast_exp_nonpositive(-0.5f * x * x)) /* Phi + x phi */           \
     X(TANH, "tanh", 16, SMOOTH, 0, qkv_fast_tanhf(x), 1.0f - y * y)   /* 1 - tanh^2 */                      \
     X(SIGMOID, "sigmoid", 16, SMOOTH, 0, sigmoid_value(x), y * (1.0f - y)) /* s (1 - s) */                  \
-    X(EXP, "exp", 16, SMOOTH, 0, expf(x), y)                          /* exp */                             \
-    X(LOG, "log", 16, POSITIVE, 0, logf(x), 1.0f / x)                 /* 1 / x */                           \
+    X(EXP, "exp", 16, SMOOTH, 0, qkv_math_expf(x), y)                          /* exp */                             \
+    X(LOG, "log", 16, POSITIVE, 0, qkv_math_logf(x), 1.0f / x)                 /* 1 / x */                           \
     X(SQRT, "sqrt", 16, POSITIVE, 0, sqrtf(x), 0.5f / y)              /* 1 / (2 sqrt x) */                  \
     X(SILU, "silu", 16, SMOOTH, 0, x * sigmoid_value(x), silu_slope(x)) /* x sigmoid(x) */
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mathfn.h"
 #include "core/alloc.h"
 #include "core/ops/boxes.h"
 #include "core/error.h"
@@ -71,11 +72,11 @@ int qkv_detect_decode(const float *logits, const float *boxes, int n_queries, in
         /* softmax in double: p_k = exp(l_k - max) / sum_j exp(l_j - max) */
         double max = row[0], sum = 0.0;
         for (int k = 1; k <= n_classes; k++) max = row[k] > max ? row[k] : max;
-        for (int k = 0; k <= n_classes; k++) sum += exp((double)row[k] - max);
-        double no_object = exp((double)row[n_classes] - max) / sum;
+        for (int k = 0; k <= n_classes; k++) sum += qkv_math_exp((double)row[k] - max);
+        double no_object = qkv_math_exp((double)row[n_classes] - max) / sum;
         if (!(no_object < threshold)) continue;
         int cls = qkv_argmax(row, n_classes);
-        qkv_detection d = {.query = q, .cls = cls, .score = (float)(exp((double)row[cls] - max) / sum)};
+        qkv_detection d = {.query = q, .cls = cls, .score = (float)(qkv_math_exp((double)row[cls] - max) / sum)};
         memcpy(d.box, boxes + (size_t)q * 4, sizeof d.box);
         int at = n++;
         while (at > 0 && out[at - 1].score < d.score) { /* insertion: stable, by decreasing score */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/mathfn.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "core/ops/ops.h"
@@ -123,7 +124,7 @@ static void text_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     }
     free(starts);
     qkv_metrics_set(metrics, "val_loss", nats / ((double)c->val_windows * c->context));
-    qkv_metrics_set(metrics, "val_bpb", nats / log(2.0) / bytes);
+    qkv_metrics_set(metrics, "val_bpb", nats / qkv_math_log(2.0) / bytes);
 }
 
 /* ---- the sample after each evaluation ------------------------------------------------------ */
