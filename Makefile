@@ -95,6 +95,9 @@ endif
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(KERNEL_OBJ)
 CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) \
             $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c))
+# The page's C API (web/api.h), compiled natively too so that the tests call it
+# (tests/test_web_api.c); the page's own module is web/api.mk's.
+CLI_SRC  += $(wildcard web/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
 CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)

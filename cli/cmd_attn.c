@@ -22,14 +22,12 @@
  * the model's positions allow, an untrained length without --force, an
  * unwritable --out) are one line and exit 2.
  */
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "core/number.h"
 #include "core/ops/ops.h"
 #include "core/kernels/parallel.h"
 #include "cli/args.h"
@@ -38,52 +36,11 @@
 #include "train/tasks/sequence.h"
 #include "train/settings.h"
 
-/* Parses "3 1 4" into symbols[0..n); -1 with qkv_last_error() naming --input. */
-static int parse_input(const char *text, int vocab, int max_len, int32_t *symbols, int *n) {
-    *n = 0;
-    const char *p = text;
-    for (;;) {
-        while (*p == ' ' || *p == ',' || *p == '\t') p++;
-        if (!*p) break;
-        size_t len = strcspn(p, " ,\t");
-        char token[24];
-        long long v = 0;
-        snprintf(token, sizeof token, "%.*s", (int)(len < sizeof token ? len : sizeof token - 1), p);
-        if (len >= sizeof token || qkv_parse_int(token, LLONG_MIN, LLONG_MAX, &v) != 0) {   /* core/number.h */
-            qkv_set_error("--input: '%.20s' is not a list of integers", p);
-            return -1;
-        }
-        const char *end = p + len;
-        if (v < 0 || v >= vocab) {
-            qkv_set_error("--input: symbol %lld is outside the model's vocabulary 0..%d", v, vocab - 1);
-            return -1;
-        }
-        if (*n == max_len) {
-            qkv_set_error("--input: more than %d symbols; this model reads at most %d", max_len, max_len);
-            return -1;
-        }
-        symbols[(*n)++] = (int32_t)v + QKV_SEQ_FIRST_SYMBOL;
-        p = end;
-    }
-    if (*n == 0) {
-        qkv_set_error("--input: no symbols (give e.g. --input \"3 1 4 1 5\")");
-        return -1;
-    }
-    return 0;
-}
-
-static void token_label(int32_t id, char *out, size_t len) {
-    if (id == QKV_SEQ_BOS) snprintf(out, len, "BOS");
-    else if (id == QKV_SEQ_SEP) snprintf(out, len, "SEP");
-    else if (id == QKV_SEQ_PAD) snprintf(out, len, "PAD");
-    else snprintf(out, len, "%d", (int)(id - QKV_SEQ_FIRST_SYMBOL));
-}
-
 /* Labels "position:token" for ids[0..n): pointers into text (n * 24 chars). */
 static const char **labels_of(const int32_t *ids, int n, char *text, const char **out) {
     char token[12];
     for (int i = 0; i < n; i++) {
-        token_label(ids[i], token, sizeof token);
+        qkv_seq_token_label(ids[i], token, sizeof token);
         snprintf(text + 24 * i, 24, "%d:%s", i, token);
         out[i] = text + 24 * i;
     }
@@ -169,7 +126,7 @@ static void write_caption(char *caption, size_t size, const qkv_seq_model *model
     for (int pass = 0; pass < 2; pass++) {
         at += snprintf(caption + at, size - (size_t)at, pass ? " ->" : "input");
         for (int i = 0; i < len && at < (int)size - 16; i++) {
-            token_label(pass ? pred[i] : x[i], label, sizeof label);
+            qkv_seq_token_label(pass ? pred[i] : x[i], label, sizeof label);
             at += snprintf(caption + at, size - (size_t)at, " %s", label);
         }
     }
@@ -179,10 +136,7 @@ static void write_caption(char *caption, size_t size, const qkv_seq_model *model
  * drawn (0) with warning filled in, said on stderr and drawn in the picture;
  * warning is "" for a trained length. */
 static int untrained_length(const qkv_seq_model_config *c, int len, int force, char *warning, size_t size) {
-    warning[0] = '\0';
-    if (len >= c->data.min_len && len <= c->data.max_len) return 0;
-    snprintf(warning, size, "%d symbols, but this model was trained on lengths %d..%d only: "
-             "these maps show an input it never learned", len, c->data.min_len, c->data.max_len);
+    if (!qkv_seq_untrained_length(c, len, warning, size)) return 0;   /* train/tasks/sequence.h */
     if (!force) {
         fprintf(stderr, "qkv attn: --input: %s (--force draws them anyway, marked)\n", warning);
         return 1;
@@ -242,7 +196,7 @@ int qkv_cmd_attn(int argc, char **argv) {
     int most = qkv_seq_model_longest_input(c, QKV_ATTN_MAX_TOKENS), len = 0;
     int32_t *x = malloc((size_t)most * sizeof(int32_t));
     if (!x) qkv_fatal("attn: out of memory");
-    if (parse_input(input, c->data.vocab, most, x, &len) != 0) {
+    if (qkv_seq_parse_input(input, c->data.vocab, most, x, &len) != 0) {
         free(x);
         qkv_seq_model_free(&model);
         return usage_error(qkv_last_error());

@@ -20,6 +20,7 @@
  * fused op's agreement. Bad input: one line, exit 2.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ typedef struct attention_options {
     const char *file, *check, *slopes;
     float scale, rope_base, prope, fire_c, fire_l;
     int t5_buckets, t5_max_distance, fire_width;
-    long seed;
+    unsigned long long seed;
 } attention_options;
 
 /* The --pos names: the worked example's schemes and those the step takes, in table
@@ -52,8 +53,7 @@ static const qkv_field attention_fields[] = {
     QKV_TEXT_FIELD("--k", NULL, T, texts[1], NULL, "keys, as many columns as --q (up to 8 rows)"),
     QKV_TEXT_FIELD("--v", NULL, T, texts[2], NULL, "values, one row per key"),
     QKV_TEXT_FIELD("--file", NULL, T, file, NULL, "a text file of lines \"q = 1,0; 0,1\" (q, k, v, keep, target)"),
-    QKV_INT_FIELD("--heads", NULL, T, heads, 1, QKV_EXPLAIN_MAX_HEADS, 1,
-                  "split the columns of Q, K and V into this many heads (each at most 8 wide)"),
+    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_HEADS, T, heads, 1, 1, QKV_EXPLAIN_MAX_HEADS),
     QKV_CHOICE_FIELD("--mask", NULL, T, mask, qkv_explain_mask_names, QKV_EXPLAIN_MASK_NONE,
                      "none: the worked example; causal: 3 queries at positions 0..2; padding: key 2 is padding "
                      "(or --key-length); keep: --keep"),
@@ -75,7 +75,7 @@ static const qkv_field attention_fields[] = {
     QKV_CHOICE_FIELD("--loss", NULL, T, loss, qkv_explain_loss_names, QKV_EXPLAIN_LOSS_DOT,
                      "dot: L = sum O * C (dO = C); mse: L = 1/2 sum (O - Y)^2 (dO = O - Y)"),
     QKV_TEXT_FIELD("--target", NULL, T, texts[4], NULL, "C or Y, [Tq, dv] (default: drawn N(0,1) from --seed)"),
-    QKV_LONG_FIELD("--seed", NULL, T, seed, 0, 1e15, 1, "draws t5's table, fire's MLP and an untyped --target"),
+    QKV_SEED_FIELD(T, seed, "draws t5's table, fire's MLP and an untyped --target"),
     QKV_TEXT_FIELD("--check", NULL, T, check, NULL, "one entry against finite differences: dq:I,J, dk:I,J or dv:I,J"),
     QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
 };
@@ -94,26 +94,6 @@ static int fail(const char *message) {
 }
 
 /* ---- inputs ---------------------------------------------------------------------- */
-
-/* The worked example's Q, K and V for the matrices the caller did not type. */
-static void worked_example(qkv_explain_input *in, const char *const texts[], qkv_pos_kind pos) {
-    int width = pos == QKV_POS_PROPE ? 4 : pos == QKV_POS_ROPE ? 2 : 1, tq = in->mask == QKV_EXPLAIN_MASK_CAUSAL ? 3 : 1;
-    const float keys[3] = {0.0f, logf(2.0f), logf(3.0f)}, values[6] = {1, 0, 0, 2, 2, 2};
-    if (!texts[1]) {
-        in->tk = 3, in->dk = in->dk ? in->dk : width;
-        memset(in->k, 0, sizeof in->k);
-        for (int j = 0; j < 3; j++) in->k[j * in->dk] = keys[j];
-    }
-    if (!texts[0]) {
-        in->tq = tq, in->dk = in->dk ? in->dk : width;
-        memset(in->q, 0, sizeof in->q);
-        for (int i = 0; i < tq; i++) in->q[i * in->dk] = 1.0f;
-    }
-    if (!texts[2]) {
-        in->dv = 2;
-        memcpy(in->v, values, sizeof values);
-    }
-}
 
 static int parse_slopes(const char *text, qkv_explain_input *in) {
     float slopes[QKV_EXPLAIN_MAX_HEADS];
@@ -138,7 +118,9 @@ static int set_matrices(const attention_options *o, qkv_explain_input *in) {
     for (int i = 0; i < 3 && rc == 0; i++)   /* q, k, v */
         if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
                                                  texts[i]);
-    if (rc == 0) worked_example(in, texts, in->pos);
+    if (rc == 0)   /* an even head for rope, two pairs for p-rope */
+        qkv_explain_worked_example(in, (texts[0] ? 0 : 1) | (texts[1] ? 0 : 2) | (texts[2] ? 0 : 4),
+                                   in->pos == QKV_POS_PROPE ? 4 : in->pos == QKV_POS_ROPE ? 2 : 1);
     for (int i = 3; i < QKV_EXPLAIN_N_MATRICES && rc == 0; i++)
         if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
                                                  texts[i]);
@@ -162,7 +144,7 @@ static int make_input(const attention_options *o, qkv_explain_input *in) {
     in->fire_c = o->fire_c;
     in->fire_l = o->fire_l;
     in->loss = (qkv_explain_loss)o->loss;
-    in->seed = (unsigned long long)o->seed;
+    in->seed = o->seed;
     if (set_matrices(o, in) != 0) return -1;
     in->key_length = o->key_length ? o->key_length : in->tk > 1 ? in->tk - 1 : 1;
     if (o->slopes && parse_slopes(o->slopes, in) != 0) return -1;
@@ -284,8 +266,10 @@ static int is_worked_example(const attention_options *o, const unsigned char *gi
     for (int i = 0; i < n; i++) known |= kinds[i] == pos_kinds[o->pos];
     if (!known || o->mask > QKV_EXPLAIN_MASK_PADDING) return 0;
     for (int i = 0; i < N_FIELDS; i++) {
-        const char *flag = attention_fields[i].flag;
-        if (given[i] && strcmp(flag, "--mask") && strcmp(flag, "--pos") && strcmp(flag, "--threads")) return 0;
+        size_t at = attention_fields[i].offset;
+        int walk_flag = at == offsetof(attention_options, mask) || at == offsetof(attention_options, pos) ||
+                        at == offsetof(attention_options, threads);
+        if (given[i] && !walk_flag) return 0;
     }
     return 1;
 }

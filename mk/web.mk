@@ -55,7 +55,7 @@ WEB_CLI_OBJ := $(WEB_CLI_SRC:%.c=$(WEB_B)/obj/%.o)
 WEB_LIB     := $(WEB_B)/libqkv.a
 
 WEB_BUILD_FLAGS := $(subst ",,$(subst ',,$(EMCC) $(WEB_CFLAGS)))
-ifneq ($(filter web web-lib test-node $(WEB_B)/%,$(MAKECMDGOALS)),)
+ifneq ($(filter web web-lib web-api test-node test-web test-web-api $(WEB_B)/%,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(WEB_B) && echo '$(WEB_BUILD_FLAGS)' | cmp -s - $(WEB_B)/.flags || echo '$(WEB_BUILD_FLAGS)' > $(WEB_B)/.flags)
 endif
 
@@ -94,5 +94,7 @@ test-node: all web
 
 -include $(WEB_LIB_OBJ:.o=.d) $(WEB_CLI_OBJ:.o=.d)
 
-# The page (web/web.mk, its own room) adds its files to `make web`.
+# The page (web/web.mk, its own room) adds its files to `make web`; its C API's
+# module is web/api.mk's.
 -include web/web.mk
+-include web/api.mk

@@ -17,7 +17,8 @@
     X(attention) X(position) X(pos_schemes) X(reference) X(determinism) X(layers) X(mha) X(train)          \
     X(sequence) X(optim) X(trainer) X(session) X(set_tasks) X(sets) X(points) X(off) X(png)            \
     X(text) X(tokenizer)                                                                    \
-    X(hungarian) X(set_loss) X(image) X(detect_data) X(viz) X(bench) X(experiments)         \
-    X(reliability) X(interrupt) X(promises) X(fuzz) X(detect) X(tasks) X(sampling) X(text_task) X(torch_names) X(config_checks) X(history) X(docs) X(data_identity) X(data_budget)
+    X(hungarian) X(set_loss) X(image) X(detect_data) X(viz) X(explain) X(bench) X(experiments) \
+    X(reliability) X(interrupt) X(promises) X(fuzz) X(detect) X(tasks) X(sampling) X(text_task) X(torch_names) X(config_checks) X(history) X(docs) X(data_identity) X(data_budget) \
+    X(web_api)
 
 #endif

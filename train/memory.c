@@ -3,6 +3,7 @@
 #include "train/memory.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,8 +165,13 @@ size_t qkv_memory_available(const char **source) {
 }
 #endif
 
-/* The process's resident bytes now (/proc/self/statm's second field); 0 if unknown. */
+/* The process's resident bytes now (/proc/self/statm's second field); 0 if unknown.
+ * In WebAssembly: the heap's top (static data, stack and what malloc holds), the
+ * part of the heap's maximum already taken. */
 size_t qkv_memory_resident(void) {
+#ifdef __EMSCRIPTEN__
+    return (size_t)(uintptr_t)sbrk(0);
+#else
     FILE *f = fopen("/proc/self/statm", "r");
     unsigned long long size = 0, resident = 0;
     if (f) {
@@ -173,6 +179,7 @@ size_t qkv_memory_resident(void) {
         fclose(f);
     }
     return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+#endif
 }
 
 /* ---- the measurement ------------------------------------------------------------------------ */

@@ -19,21 +19,24 @@
  * has no literal for, as the strings "-Infinity", "Infinity", "NaN" (JavaScript's
  * Number() reads them back).
  *
- * A tensor is written as {"name":"dS", "shape":[2,3,3], "data":[...]} with data
- * row-major (the last dimension fastest); a per-head matrix has shape
- * [heads, rows, cols], one of a single head [1, rows, cols].
+ * A tensor is written as {"name":"dS", "shape":[3,3], "data":[...]} with data
+ * row-major (the last dimension fastest).
  *
- * The module: build/web/qkv_page.js and build/web/qkv_page.wasm (web/web.mk,
+ * The module: build/web/qkv_page.js and build/web/qkv_page.wasm (web/api.mk,
  * `make web`), emscripten -sMODULARIZE=1 -sEXPORT_NAME=createQkvPage
- * -sENVIRONMENT=web,worker (and a Node flavour build/web/node/qkv_page.js for
- * the tests). A Worker loads it with
+ * -sENVIRONMENT=web,worker; build/web/node/qkv_page.js is the same for Node (the
+ * tests, `make test-web-api`). A Worker loads it with
  *     importScripts('qkv_page.js');
  *     const M = await createQkvPage();
  *     const call = (name, arg) => JSON.parse(M.ccall(name, 'string', ['string'], [JSON.stringify(arg)]));
  *     call('qkv_web_info', {});
- * Exported functions: the qkv_web_* below (and _malloc/_free); runtime methods
- * ccall, cwrap, UTF8ToString, HEAPU8. The heap grows up to QKV_WEB_MAX_HEAP; a
- * model that would not fit is refused with the session's memory estimate.
+ * Exported: every qkv_web_* function below, _malloc and _free; runtime methods
+ * ccall, cwrap, UTF8ToString, HEAPU8. The heap grows up to QKV_WEB_MAX_HEAP (1
+ * GiB), the page's memory budget: a run too big for it is refused with the
+ * session's estimate, or stopped while its model is made ({"ok":false, "error":
+ * "qkv: making the task takes more memory than ...", "stopped":true}: what was
+ * made by then stays allocated). Any library stop is such a refusal; the module
+ * keeps working.
  *
  * One training session and one opened model live at a time; starting another
  * replaces the one before.
@@ -41,104 +44,120 @@
  * ---- the calls --------------------------------------------------------------
  *
  * qkv_web_info({})
- *   -> {"ok":true, "version":"...", "tasks":["reverse",...], "masks":["none",
- *       "causal","padding","keep"], "schemes_qkv":["none","rope","p-rope","alibi",
- *       "t5","fire"], "schemes_tokens":[...the above, "learned","sinusoidal"],
- *       "losses":["weighted","square"], "max_heap":1073741824,
- *       "limits":{"tokens":8, "width":8, "heads":2}}
+ *   -> {"ok":true, "version":"0.3.0", "tasks":["reverse",...], "masks":["none",
+ *       "causal","padding","keep"], "schemes_qkv":["none","rope","alibi","t5",
+ *       "p-rope","fire"], "schemes_tokens":[...with "learned","sinusoidal"],
+ *       "losses":["dot","mse"], "max_heap":1073741824,
+ *       "limits":{"tokens":8, "width":8, "heads":2, "vocab":64}}
  *   The page builds its menus from these tables.
  *
- * qkv_web_attention(A)  one attention step, forward and backward.
+ * qkv_web_attention(A)  one attention step, forward and backward: what
+ *   `qkv explain attention` prints for the same flags (A's keys are its flags
+ *   without the dashes, '-' as '_'), from train/experiments/explain.h.
  *   A = {
+ *     typed: "q", "k", "v": rows, as a string in the command line's syntax
+ *       "1,0; 0,1" or as [[1,0],[0,1]] (up to 8 rows; heads * d columns, d <= 8),
+ *     or tokens (self-attention): "tokens": "3 1 4" or [3,1,4] (symbols
+ *       0..vocab-1, at most 8), "vocab": 10, "width": 4 (Q/K/V columns, heads * d),
+ *       "weights": {"embed": rows, "wq", "wk", "wv", "pos": rows} (optional: the
+ *       edited values of the seeded ones, shapes as returned),
  *     "heads": 1 | 2,
- *     either typed Q, K, V (rows; a row holds every head's columns, heads * d):
- *     "q": [[..],..] (Tq <= 8 rows), "k": [[..],..] (Tk <= 8), "v": [[..],..] (Tk rows, heads * dv),
- *     or tokens embedded and projected by a tiny layer (self-attention, Tq = Tk = n):
- *     "tokens": "3 1 4 1" (symbols 0..vocab-1, at most 8), "vocab": 10, "width": 4 (heads * d),
- *     "seed": 1, "weights": {"embed":[[..]], "wq":[[..]], "wk":[[..]], "wv":[[..]]}
- *       (optional: edited weights replace the seeded ones; each [rows][cols] as returned),
- *     "mask": "none" | "causal" | "padding" | "keep",
- *     "padding": [1,1,0]  (padding: 1 a real key, 0 padding; Tk entries),
- *     "keep": [[1,0,..],..] (keep: Tq x Tk, 1 attends),
- *     "pos": one of info's schemes_qkv (typed) or schemes_tokens (tokens),
- *     "pos_seed": 1, "pos_params": {...} (optional: edited, as returned),
- *     "loss": "weighted" (L = sum_i O_i . c, c = "loss_weights", default 1, 2, ...)
- *           | "square" (L = 1/2 sum (O - target)^2, "target" Tq x heads*dv, default 0)
+ *     "mask": "none" | "causal" | "padding" | "keep", "key_length": N (padding:
+ *       keys 0..N-1 real; default all but the last), "keep": rows [Tq][Tk] of 1/0,
+ *     "pos": a name of info's schemes_qkv (typed) or schemes_tokens (tokens),
+ *       with "scale", "rope_base", "p_rope", "slopes": [one per head],
+ *       "t5_buckets", "t5_max_distance", "fire_width", "fire_c", "fire_l",
+ *     "loss": "dot" (L = sum O * C) | "mse" (L = 1/2 sum (O - Y)^2), "target":
+ *       rows (C or Y; default drawn from "seed"), "seed": 1
  *   }
- *   -> {"ok":true, "tq":3, "tk":3, "heads":1, "d":2, "dv":2, "scale":0.707106769,
- *       "loss":1.23,
- *       "inputs":[tensor q, k, v as attention sees them (after embedding,
- *                 projection and added positions; rope rotates inside: "q_rot","k_rot")],
- *       "weights":[tensor embed, wq, wk, wv, pos table...] (tokens only),
- *       "pos_params":{...the scheme's parameters, seeded, as taken back above},
- *       "forward":[S = Q K^T, scale S, bias, mask, logits = scale S + bias + mask,
- *                  P = softmax(logits), O = P V]          (tensors, in this order),
- *       "backward":[dO, D = rowsum(dO * O), dV = P^T dO, dP = dO V^T,
- *                   dS = P * (dP - D), dQ = scale dS K, dK = scale dS^T Q]
- *                  (tensors; each also has "formula":"dS = P * (dP - D)")}
- *   Errors name the field and the limit: "qkv explain attention: --q: ...".
+ *   -> {"ok":true, "mask":"causal", "tq":3, "tk":3, "heads":1, "d_head":2,
+ *       "dv_head":2, "scale":0.707106769, "loss":1.23, "fused_diff":0,
+ *       "setup":"one line per fact\n...",
+ *       "matrices":[{"section":"inputs"|"positions"|"forward"|"backward",
+ *                    "formula":"P * (dP - D)", "head":0 (-1: all heads),
+ *                    "tensor":{"name":"dS","shape":[3,3],"data":[...]}}, ...]
+ *       (in the order the command line prints them: Q, K, V, C or Y, the
+ *       position parameters, scale, S0 = Q K^T, S, B, M, S', P, O per head, then
+ *       dO, dO*O, D = rowsum(dO * O), dV, dP, dS, dQ, dK per head, ...),
+ *       with tokens also "tokens":[3,1,4], "x":tensor X (embedded, positions
+ *       added), "weights":[{"name":"embed"|"wq"|"wk"|"wv"|"pos", "shape", "data",
+ *       "grad": dL/dW}]}
  *
- * qkv_web_attention_check(A + {"tensor":"q"|"k"|"v"|...weights, "index":[h,i,j]})
- *   -> {"ok":true, "tensor":"q", "index":[0,1,0], "analytic":0.123456791,
- *       "numeric":0.123456, "eps":0.001}
- *   The tape's gradient of L at that entry and central finite differences of L.
+ * qkv_web_attention_check(A + {"tensor":"q"|"k"|"v", "row":I, "col":J})
+ *   -> {"ok":true, "tensor":"q", "row":1, "col":0, "analytic":-0.2275973,
+ *       "numeric":-0.2276966, "difference":9.9e-05, "h":0.001}
+ *   The tape's dL/dX[I][J] and the central difference (L(x+h) - L(x-h)) / 2h
+ *   (`qkv explain attention ... --check dq:I,J`).
  *
  * qkv_web_train_start({"task":"reverse", "args":["--steps","300","--pos","rope"]})
- *   ("flags":{"--steps":300,"--pos":"rope"} is the same as args; a flag without a
- *   value takes true), and "probe":"3 1 4 1 5" (optional: the input whose maps
- *   qkv_web_train_maps draws; default the symbols 0, 1, ... of the longest trained length)
- *   -> {"ok":true, "task":"reverse", "steps":300, "settings":{...the checkpoint's
- *       description: "dim":"64", "pos":"rope", ...}, "memory":{"bytes":N, "budget":N}}
- *   Prepared as `qkv train reverse ARGS` prepares it (train/session.h): the same
- *   checks, the same one-line errors, the same memory judgment against the heap.
- *   --threads is 1; --save/--json/--csv/--plot are refused.
+ *   ("flags":{"--steps":300,"--pos":"rope","--quiet":true} is the same as args),
+ *   "probe":"3 1 4 1" (optional: the maps' default input; else the symbols 0, 1,
+ *   ... of the longest trained length)
+ *   -> {"ok":true, "task":"reverse", "steps":300, "eval_every":50,
+ *       "settings":{...the checkpoint's description: "dim":"64", "pos":"rope"...},
+ *       "memory":{"bytes":47698396, "budget":1073741824}, "parameters":102797}
+ *   Prepared as `qkv train reverse ARGS` prepares it (train/tasks/train_run.h):
+ *   the same checks and one-line errors, the memory judged against the heap.
+ *   --save, --json, --csv, --plot, --dot and --resume are refused (no files).
  *
  * qkv_web_train_step({"steps":10})
- *   -> {"ok":true, "step":40, "done":false, "losses":[[31,2.31],...,[40,2.02]],
- *       "evaluated":[{"step":40,"loss":2.02,"metrics":{"token_acc":0.5,"seq_acc":0.1}}]}
- *   Runs up to "steps" steps (the run's own evaluations included, as `qkv train`
- *   takes them: the same losses to the last digit); "done" once the run is over.
+ *   -> {"ok":true, "losses":[[31,2.31],...,[40,2.02]],
+ *       "evaluated":[{"step":40, "metrics":{"token_acc":0.5, "seq_acc":0.1}},
+ *                    {"step":300, "final":true, "metrics":{...}}],
+ *       "step":40, "loss":2.02, "done":false}
+ *   Up to "steps" steps with the run's own evaluations (--eval-every), as
+ *   `qkv train` takes them: the same losses to the last digit. At the last
+ *   step the run ends as qkv_train ends it (the final evaluation) and "done".
  *
  * qkv_web_train_evaluate({})
  *   -> {"ok":true, "step":40, "loss":2.02, "metrics":{"token_acc":..,"seq_acc":..}}
  *
  * qkv_web_train_maps({"input":"3 1 4"})   (input optional: the probe)
- *   -> maps (below) of the session's model now.
+ *   -> maps (below) of the session's model now (reverse, copy, sort).
  *
  * qkv_web_train_lengths({"to":16, "test_size":50})   length generalization
- *   -> {"ok":true, "trained":[1,8], "lengths":[{"len":1,"exact":1,"token":1},...,
- *       {"len":16,"exact":0,"token":0.31}]}
- *   Greedy exact match and token accuracy at every length 1..to, measured as
- *   `qkv experiment lengthgen` measures them; "to" at most the model's positions.
+ *   -> {"ok":true, "step":40, "trained":[1,8], "lengths":[{"len":1,"exact":1,
+ *       "token":1}, ..., {"len":16,"exact":0,"token":0.31}]}
+ *   Greedy exact match and token accuracy at every length 1..to (default twice
+ *   the longest trained), measured as `qkv experiment lengthgen` measures them
+ *   (qkv_seq_model_accuracy_at); "to" at most what the model's positions allow.
  *
- * qkv_web_tape({"of":"train"})   the graph of one training step of the session
- *   (its next step's batch, forward and backward; the model is not changed)
- *   -> {"ok":true, "nodes":[{"id":0, "op":"embedding", "shape":[8,12,64],
- *       "value":{"min":..,"max":..,"mean":..,"norm":..}, "grad_norm":..,
- *       "inputs":[{"node":-1,"name":"enc.embed","shape":[..]}, {"node":3}], "note":""}],
- *       "loss":2.3}
- *   An input that is no node's output (a parameter, the data) has "node":-1 and
- *   its name when it has one. {"of":"attention"} is the last qkv_web_attention's tape.
- * qkv_web_tape_node({"id":5})   the tensors of one node of the last qkv_web_tape
- *   -> {"ok":true, "value":tensor, "grad":tensor (null when no gradient reached it)}
+ * qkv_web_tape({})   the graph of one training step of the session: micro-batch
+ *   0 of its next step, forward and backward (its gradients kept apart: the
+ *   model and its training are not changed)
+ *   -> {"ok":true, "step":41, "loss":2.3, "n_nodes":48,
+ *       "nodes":[{"id":0, "leaf":0, "op":"embedding", "note":null, "shape":[16,9,32],
+ *                 "inputs":[48], "input_names":[null], "value":{"min":..,"max":..,
+ *                 "mean":..,"norm":..}, "grad_norm":0.0218}, ...]}
+ *   Entries 0..n_nodes-1 are the nodes in tape order; the rest are the leaves
+ *   (leaf 1: a parameter, its name as "op"; 2: another input); "inputs" are entry
+ *   ids (-1: an absent optional input); "grad_norm" null when no gradient.
+ * qkv_web_tape_node({"id":5})   one entry of the last qkv_web_tape
+ *   -> {"ok":true, "node":{...as above}, "value":tensor, "grad":tensor or null}
  *
  * qkv_web_buffer({"bytes":N})
- *   -> {"ok":true, "pointer":P}  P: N bytes in the heap the API owns until the next
- *   qkv_web_buffer; JavaScript copies a file there: M.HEAPU8.set(bytes, P).
- * qkv_web_model_open({"bytes":N, "name":"reverse.safetensors"})
+ *   -> {"ok":true, "pointer":P, "bytes":N}  N bytes the API owns (until the next
+ *   qkv_web_buffer); JavaScript copies a file there: M.HEAPU8.set(bytes, P).
+ * qkv_web_model_open({"name":"reverse.safetensors", "bytes":N (default: all)})
  *   -> {"ok":true, "name":"reverse.safetensors", "task":"reverse", "step":400,
- *       "settings":{...the checkpoint's metadata...}, "vocab":10, "trained":[1,8],
- *       "longest_input":8}
- *   The checkpoint in the buffer, opened as `qkv attn NAME` opens it: a hostile
- *   or foreign file gets its one-line refusal ("qkv attn: NAME: ...").
+ *       "settings":{...the checkpoint's config...}, "training":{...its train.
+ *       settings...}, "vocab":10, "trained":[1,8], "longest_input":8}
+ *   The buffer's bytes opened as `qkv attn NAME` opens the file: a hostile or
+ *   foreign file gets its line ("qkv attn: NAME: header length ... runs past
+ *   the end of the file (300 bytes)").
  * qkv_web_model_attention({"input":"3 1 4", "force":false})
  *   -> maps (below) of the opened model, as `qkv attn --input` draws them (an
- *      untrained length is refused unless force; with force "warning" says so).
+ *      untrained length refused unless force; then "warning" says so).
  *
- * maps = {"ok":true, "input":[3,1,4], "output":[4,1,3], "caption":"...",
- *         "warning":"", "heads":2,
- *         "rows":[{"what":"enc ", "layer":0, "q_labels":["0:3",..],
- *                  "k_labels":[..], "weights":tensor [heads, Tq, Tk]}, ...]}
+ * maps = {"ok":true, "task":"reverse", "arch":"encoder", "pos":"learned",
+ *         "step":60, "input":["3","1","4"], "output":["4","1","3"],
+ *         "warning":"", "heads":4,
+ *         "rows":[{"what":"" | "enc " | "dec self " | "dec cross ", "layer":0,
+ *                  "q_labels":["0:3",..], "k_labels":[..],
+ *                  "weights":{"shape":[heads, Tq, Tk], "data":[...]}}, ...]}
+ *   (`qkv attn`'s grid: one row per layer, one map per head.)
+ *
+ * qkv_web_reset()   frees every session, model, tape and buffer (tests).
  */
 #ifndef QKV_WEB_API_H
 #define QKV_WEB_API_H

@@ -49,16 +49,21 @@ static int choice(const qkv_web_request *r, const char *key, const char *flag, c
     return rc != 0 ? -1 : 0;
 }
 
-/* The schemes: those acting inside attention (typed Q, K, V), and with tokens
- * also those added to the embeddings; in the table's order. */
-static int schemes(int tokens, const char **names, qkv_pos_kind *kinds) {
-    const char *inside[QKV_POS_COUNT + 1];
-    qkv_pos_kind inside_kinds[QKV_POS_COUNT];
-    int n_inside = qkv_explain_step_schemes(inside, inside_kinds), n = 0;
+/* The schemes, in the table's order: SCHEMES_INSIDE those acting inside
+ * attention (the page's menu for typed Q, K, V); SCHEMES_TOKENS those and the
+ * ones added to the embeddings; SCHEMES_FLAG what --pos of `qkv explain
+ * attention` takes (the worked example's too), so that a typed step's --pos is
+ * read as the command line reads it, with its list in the message. */
+enum { SCHEMES_INSIDE, SCHEMES_TOKENS, SCHEMES_FLAG };
+static int schemes(int which, const char **names, qkv_pos_kind *kinds) {
+    const char *inside[QKV_POS_COUNT + 1], *walk[QKV_POS_COUNT + 1];
+    qkv_pos_kind inside_kinds[QKV_POS_COUNT], walk_kinds[QKV_POS_COUNT];
+    int n_inside = qkv_explain_step_schemes(inside, inside_kinds), n_walk = qkv_explain_schemes(walk, walk_kinds), n = 0;
     for (int i = 0; i < QKV_POS_COUNT; i++) {
         qkv_pos_kind kind = qkv_pos_schemes[i].kind;
-        int keep = tokens && (kind == QKV_POS_LEARNED || kind == QKV_POS_SINUSOIDAL);
+        int keep = which == SCHEMES_TOKENS && (kind == QKV_POS_LEARNED || kind == QKV_POS_SINUSOIDAL);
         for (int j = 0; j < n_inside; j++) keep |= inside_kinds[j] == kind;
+        for (int j = 0; j < n_walk && which == SCHEMES_FLAG; j++) keep |= walk_kinds[j] == kind;
         if (keep) kinds[n] = kind, names[n++] = qkv_pos_schemes[i].name;
     }
     names[n] = NULL;
@@ -75,7 +80,7 @@ static void write_names(qkv_json_out *o, const char *key, const char *const *nam
     qkv_json_out_text(o, "]");
 }
 
-const char *qkv_web_info(const char *json) {
+const char *qkv_web_call_info(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "info", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_web_request_free(&r);
@@ -89,9 +94,9 @@ const char *qkv_web_info(const char *json) {
     write_names(o, "masks", qkv_explain_mask_names);
     const char *names[QKV_POS_COUNT + 1];
     qkv_pos_kind kinds[QKV_POS_COUNT];
-    schemes(0, names, kinds);
+    schemes(SCHEMES_INSIDE, names, kinds);
     write_names(o, "schemes_qkv", names);
-    schemes(1, names, kinds);
+    schemes(SCHEMES_TOKENS, names, kinds);
     write_names(o, "schemes_tokens", names);
     write_names(o, "losses", qkv_explain_loss_names);
     qkv_web_key(o, "max_heap");
@@ -160,7 +165,7 @@ static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_t
     int mask = QKV_EXPLAIN_MASK_NONE, loss = QKV_EXPLAIN_LOSS_DOT, pos = 0, has_tokens = qkv_web_find(r, "tokens") >= 0;
     const char *pos_names[QKV_POS_COUNT + 1];
     qkv_pos_kind pos_kinds[QKV_POS_COUNT];
-    schemes(has_tokens, pos_names, pos_kinds);
+    schemes(has_tokens ? SCHEMES_TOKENS : SCHEMES_FLAG, pos_names, pos_kinds);
     in->heads = 1;
     if (get_int(r, "heads", 1, QKV_EXPLAIN_MAX_HEADS, &in->heads) || choice(r, "mask", "--mask", qkv_explain_mask_names, &mask) ||
         choice(r, "pos", "--pos", pos_names, &pos) || choice(r, "loss", "--loss", qkv_explain_loss_names, &loss) ||
@@ -227,7 +232,7 @@ static void write_result(qkv_json_out *o, const qkv_explain_result *res) {
     qkv_json_out_text(o, "]");
 }
 
-const char *qkv_web_attention(const char *json) {
+const char *qkv_web_call_attention(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "attention", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_explain_input in;
@@ -256,7 +261,7 @@ const char *qkv_web_attention(const char *json) {
     return answer;
 }
 
-const char *qkv_web_attention_check(const char *json) {
+const char *qkv_web_call_attention_check(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "attention_check", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_explain_input in;

@@ -33,14 +33,15 @@ void qkv_web_model_free(void) {
     opened.open = 0;
 }
 
-void qkv_web_reset(void) {
-    qkv_web_train_free();
+void qkv_web_model_reset(void) {
     qkv_web_model_free();
     free(opened.bytes);
     memset(&opened, 0, sizeof opened);
 }
 
-const char *qkv_web_buffer(const char *json) {
+void qkv_web_model_forget(void) { memset(&opened, 0, sizeof opened); }
+
+const char *qkv_web_call_buffer(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "buffer", json) != 0) return qkv_web_refuse_error(NULL);
     long long bytes = 0;
@@ -93,7 +94,7 @@ static void write_kv(qkv_json_out *o, const char *key, const qkv_config_kv *kv) 
     qkv_json_out_text(o, "}");
 }
 
-const char *qkv_web_model_open(const char *json) {
+const char *qkv_web_call_model_open(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "model_open", json) != 0) return qkv_web_refuse_error(NULL);
     long long bytes = 0;
@@ -148,7 +149,7 @@ const char *qkv_web_model_open(const char *json) {
     return answer;
 }
 
-const char *qkv_web_model_attention(const char *json) {
+const char *qkv_web_call_model_attention(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "model_attention", json) != 0) return qkv_web_refuse_error(NULL);
     const char *answer;

@@ -33,6 +33,8 @@ static struct {
     qkv_session session;
     long step;                  /* steps taken */
     char *probe;                /* the maps' default input, or NULL */
+    int argc;                   /* the flags, which text settings point into */
+    char **argv;
     qkv_tape *tape;             /* qkv_web_tape's, and its description */
     qkv_tape_graph graph;
     float *scratch;
@@ -55,8 +57,11 @@ void qkv_web_train_free(void) {
         qkv_task_run_end(&train.run);
     }
     free(train.probe);
+    qkv_web_argv_free(train.argc, train.argv);
     memset(&train, 0, sizeof train);
 }
+
+void qkv_web_train_forget(void) { memset(&train, 0, sizeof train); }
 
 /* "qkv train: unknown task 'x' (did you mean ...? known: ...)", as the command line says it. */
 static const qkv_task_kind *find_kind(const char *name) {
@@ -74,13 +79,17 @@ static const qkv_task_kind *find_kind(const char *name) {
     return NULL;
 }
 
-/* A flag naming a file (a string flag: --save, --json, --resume, --data...) given. */
+/* A flag naming a file the run would write or read (--save, --json, --csv,
+ * --plot, --dot, --resume) given: the page has none. */
 static int names_a_file(const qkv_task_run *r) {
+    const void *paths[] = {&r->trainer.save_path, &r->trainer.json_path, &r->trainer.csv_path,
+                           &r->trainer.plot_path, &r->trainer.dot_path, &r->trainer.resume_path};
     for (int i = 0; i < r->n; i++)
-        if (r->given[i] && r->args[i].kind == QKV_ARG_STRING) {
-            qkv_set_error("qkv web: train_start: %s names a file; the page reads and writes none", r->args[i].flag);
-            return 1;
-        }
+        for (size_t p = 0; p < sizeof paths / sizeof *paths; p++)
+            if (r->given[i] && r->args[i].target == paths[p]) {
+                qkv_set_error("qkv web: train_start: %s names a file; the page reads and writes none", r->args[i].flag);
+                return 1;
+            }
     return 0;
 }
 
@@ -108,7 +117,7 @@ static void write_metrics(qkv_json_out *o, const qkv_metrics *m) {
     qkv_json_out_text(o, "}");
 }
 
-const char *qkv_web_train_start(const char *json) {
+const char *qkv_web_call_train_start(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "train_start", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_web_train_free();
@@ -150,8 +159,8 @@ const char *qkv_web_train_start(const char *json) {
         memset(&train, 0, sizeof train);
         return qkv_web_refuse_error(NULL);
     }
-    /* argv's strings outlive the session: flags of kind STRING point into them; none is given (above) */
-    qkv_web_argv_free(argc, argv);
+    train.argc = argc;   /* a text flag's value (--max-memory) points into argv: kept while the session lives */
+    train.argv = argv;
     train.active = 1;
     train.probe = probe;
     qkv_json_out *o = qkv_web_reply();
@@ -184,7 +193,7 @@ static int finish(void) {
     return qkv_train(&train.session, &result);
 }
 
-const char *qkv_web_train_step(const char *json) {
+const char *qkv_web_call_train_step(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "train_step", json) != 0) return qkv_web_refuse_error(NULL);
     long long steps = 1;
@@ -248,7 +257,7 @@ const char *qkv_web_train_step(const char *json) {
     return qkv_web_reply_end();
 }
 
-const char *qkv_web_train_evaluate(const char *json) {
+const char *qkv_web_call_train_evaluate(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "train_evaluate", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_web_request_free(&r);
@@ -284,7 +293,7 @@ static qkv_seq_model *sequence_model(const char *call) {
     return train.session.task->self;
 }
 
-const char *qkv_web_train_maps(const char *json) {
+const char *qkv_web_call_train_maps(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "train_maps", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_seq_model *model = sequence_model("train_maps");
@@ -294,7 +303,7 @@ const char *qkv_web_train_maps(const char *json) {
     return answer;
 }
 
-const char *qkv_web_train_lengths(const char *json) {
+const char *qkv_web_call_train_lengths(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "train_lengths", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_seq_model *model = sequence_model("train_lengths");
@@ -374,7 +383,7 @@ static void write_entry(qkv_json_out *o, const qkv_tape_entry *e) {
     qkv_json_out_text(o, "}");
 }
 
-const char *qkv_web_tape(const char *json) {
+const char *qkv_web_call_tape(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "tape", json) != 0) return qkv_web_refuse_error(NULL);
     qkv_web_request_free(&r);
@@ -419,7 +428,7 @@ const char *qkv_web_tape(const char *json) {
     return qkv_web_reply_end();
 }
 
-const char *qkv_web_tape_node(const char *json) {
+const char *qkv_web_call_tape_node(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "tape_node", json) != 0) return qkv_web_refuse_error(NULL);
     long long id = -1;

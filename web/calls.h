@@ -7,8 +7,30 @@
 #include "train/tasks/sequence.h"
 #include "web/wire.h"
 
+/* The calls' bodies (api_*.c); web/api.c exports each behind the guard. */
+#define QKV_WEB_CALLS(X) X(info) X(attention) X(attention_check) X(train_start) X(train_step) X(train_evaluate) \
+    X(train_maps) X(train_lengths) X(tape) X(tape_node) X(buffer) X(model_open) X(model_attention)
+const char *qkv_web_call_info(const char *json);
+const char *qkv_web_call_attention(const char *json);
+const char *qkv_web_call_attention_check(const char *json);
+const char *qkv_web_call_train_start(const char *json);
+const char *qkv_web_call_train_step(const char *json);
+const char *qkv_web_call_train_evaluate(const char *json);
+const char *qkv_web_call_train_maps(const char *json);
+const char *qkv_web_call_train_lengths(const char *json);
+const char *qkv_web_call_tape(const char *json);
+const char *qkv_web_call_tape_node(const char *json);
+const char *qkv_web_call_buffer(const char *json);
+const char *qkv_web_call_model_open(const char *json);
+const char *qkv_web_call_model_attention(const char *json);
+
+/* After a stop (below): forget what a call left half made, without freeing it. */
+void qkv_web_train_forget(void);
+void qkv_web_model_forget(void);
+
 void qkv_web_train_free(void);
 void qkv_web_model_free(void);
+void qkv_web_model_reset(void);   /* the model and the buffer */
 
 /* The maps of model on the request's "input" (absent: fallback, a typed text;
  * NULL: the symbols 0, 1, ... of the longest trained length), as `qkv attn`

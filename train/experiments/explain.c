@@ -8,8 +8,9 @@
  * 0, log 2, log 3, the weights 1/6, 2/6, 3/6 and the output [7/6, 5/3].
  *
  * Every intermediate is computed with the library's ops on a tape (matmul, scale,
- * add, softmax: the composed attention), its shape and values printed with the
- * formula; then the fused qkv_attention op computes the same thing and the
+ * add, softmax: the composed attention of explain_internal.h's qkv_explain_forward,
+ * the same pass a step of typed inputs runs), its shape and values printed with
+ * the formula; then the fused qkv_attention op computes the same thing and the
  * differences are printed. Backward starts from L = sum_i O_i . c with c = [1, 2],
  * so dO = c in every row, and prints
  *     dP = dO V^T,  dS = P * (dP - rowsum(dP * P)),  dQ = scale dS K,
@@ -37,11 +38,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/ops/attention.h"
 #include "core/cancel.h"
 #include "core/error.h"
 #include "core/ops/ops.h"
 #include "core/ops/ops_position.h"
+#include "train/experiments/explain_internal.h"
 
 #define EPS 1e-3
 #define TOL 1e-2
@@ -74,16 +75,16 @@ int qkv_explain_schemes(const char **names, qkv_pos_kind *kinds) {
     return n;
 }
 
-/* The problem: leaves and everything that stays fixed while L is differentiated. */
+/* The problem: the worked example as the inputs of a step (explain_internal.h's
+ * state holds the leaves Q, K, V [1,T,d], after sinusoidal if any, and C, whose
+ * every row is c), and what the walk reads of it. */
 typedef struct problem {
     int tq, tk, d, dv, mask;
-    qkv_pos_kind pos;
+    qkv_pos_kind pos;            /* the walk's scheme (sinusoidal is in the leaves) */
     float scale;
-    qkv_tensor *q, *k, *v;       /* owned leaves [1,1,T,d] (after sinusoidal, if any) */
-    qkv_tensor *c;               /* [dv], the loss weights */
-    qkv_tensor *additive;        /* [Tq,Tk]: bias (ALiBi) + mask (0 or -inf), composed path */
-    qkv_tensor *bias;            /* [Tq,Tk] ALiBi bias for the fused op, or NULL */
-    qkv_tensor *key_padding;     /* [1,Tk] for the fused op, or NULL */
+    qkv_explain_input in;
+    qkv_explain_state st;
+    qkv_tensor *vh;              /* V [1,1,Tk,dv] on the composed tape: what P multiplies */
     int failures;                /* checks above TOL */
 } problem;
 
@@ -123,35 +124,11 @@ static void report_check(problem *p, const char *what, double diff) {
 /* Queries sit at positions i + (Tk - Tq), keys at j (the library's alignment). */
 static int query_position(const problem *p, int i) { return i + p->tk - p->tq; }
 
-static qkv_tensor *rotate(qkv_tape *tape, const problem *p, qkv_tensor *x, int offset) {
-    if (p->pos != POS_ROPE) return x;
-    qkv_rope_opts opts = {0};
-    opts.offset = offset;
-    return qkv_rope(tape, x, &opts);
-}
-
 /* L = sum_i O_i . c, accumulated in double from O [.., Tq, dv]. */
 static double loss_of(const problem *p, const qkv_tensor *o) {
     double sum = 0;
-    for (size_t i = 0; i < o->size; i++) sum += (double)o->data[i] * p->c->data[i % p->dv];
+    for (size_t i = 0; i < o->size; i++) sum += (double)o->data[i] * p->st.target->data[i];
     return sum;
-}
-
-static qkv_tensor *loss_tensor(qkv_tape *tape, const problem *p, qkv_tensor *o) {
-    return qkv_sum_all(tape, qkv_mul(tape, o, p->c));
-}
-
-/* The fused op from the leaves: O, and the per-head weights if w is not NULL. */
-static qkv_tensor *fused(qkv_tape *tape, const problem *p, qkv_tensor **qr, qkv_tensor **kr, qkv_tensor **w) {
-    qkv_attention_opts opts = {0};
-    opts.scale = p->scale;
-    opts.causal = p->mask == MASK_CAUSAL;
-    opts.key_padding = p->key_padding;
-    opts.bias = p->bias;
-    opts.weights = w ? 1 : 0;
-    *qr = rotate(tape, p, p->q, p->tk - p->tq);
-    *kr = rotate(tape, p, p->k, 0);
-    return qkv_attention(tape, *qr, *kr, p->v, &opts, w);
 }
 
 /* Central differences of L with respect to every element of x, where loss(p, x)
@@ -182,18 +159,19 @@ static double finite_difference(const problem *p, qkv_tensor *x, const float *an
 static double loss_from_o(const problem *p, qkv_tape *tape, const qkv_tensor *o) { (void)tape; return loss_of(p, o); }
 
 static double loss_from_p(const problem *p, qkv_tape *tape, const qkv_tensor *w) {
-    return loss_of(p, qkv_matmul(tape, (qkv_tensor *)w, p->v, 0, 0));
+    return loss_of(p, qkv_matmul(tape, (qkv_tensor *)w, p->vh, 0, 0));
 }
 
 static double loss_from_s(const problem *p, qkv_tape *tape, const qkv_tensor *s) {
-    return loss_of(p, qkv_matmul(tape, qkv_softmax(tape, (qkv_tensor *)s), p->v, 0, 0));
+    return loss_of(p, qkv_matmul(tape, qkv_softmax(tape, (qkv_tensor *)s), p->vh, 0, 0));
 }
 
 /* Any leaf (q, k or v): the whole fused forward. */
 static double loss_from_leaf(const problem *p, qkv_tape *tape, const qkv_tensor *unused) {
     (void)unused;
-    qkv_tensor *qr, *kr;
-    return loss_of(p, fused(tape, p, &qr, &kr, NULL));
+    qkv_explain_pass f;
+    qkv_explain_forward(tape, &p->st, 1, &f);
+    return loss_of(p, f.o);
 }
 
 /* An owned copy of an activation (finite differences perturb it in place). */
@@ -214,9 +192,38 @@ static void check_against_fd(problem *p, const char *name, qkv_tensor *x, const 
 
 /* ---- the problem ------------------------------------------------------------------- */
 
-/* ALiBi's slopes for H heads are 2^(-8h/H), h = 1..H; the walk uses the first of H = 8. */
-#define ALIBI_HEADS 8
+/* The worked example's keys [0], [log 2], [log 3] and values [1,0], [0,2], [2,2]. */
+static void worked_keys_values(float keys[3], float values[6]) {
+    const float v[6] = {1, 0, 0, 2, 2, 2};
+    keys[0] = 0.0f, keys[1] = logf(2.0f), keys[2] = logf(3.0f);
+    memcpy(values, v, sizeof v);
+}
 
+void qkv_explain_worked_example(qkv_explain_input *in, int missing, int width) {
+    float keys[3], values[6];
+    worked_keys_values(keys, values);
+    int tq = in->mask == QKV_EXPLAIN_MASK_CAUSAL ? 3 : 1;
+    if (!in->dk) in->dk = width;
+    if (missing & 2) {
+        in->tk = 3;
+        memset(in->k, 0, sizeof in->k);
+        for (int j = 0; j < 3; j++) in->k[j * in->dk] = keys[j];
+    }
+    if (missing & 1) {
+        in->tq = tq;
+        memset(in->q, 0, sizeof in->q);
+        for (int i = 0; i < tq; i++) in->q[i * in->dk] = 1.0f;
+    }
+    if (missing & 4) {
+        in->dv = 2;
+        memcpy(in->v, values, sizeof values);
+    }
+}
+
+/* The worked example as a step's input: c = [1, 2] in every row of C; key 2 is
+ * padding; sinusoidal added to the leaves here (a step has no such scheme); ALiBi's
+ * slope is a step's default for one head, 1/2: the steepest of an eight-head model's
+ * 2^(-8h/8) (one head's own 1/256 would move P by 0.001). */
 static void build(problem *p, int mask, qkv_pos_kind pos) {
     memset(p, 0, sizeof *p);
     p->mask = mask;
@@ -226,51 +233,26 @@ static void build(problem *p, int mask, qkv_pos_kind pos) {
     p->d = pos == POS_ROPE ? 2 : 1;
     p->dv = 2;
     p->scale = 1.0f / sqrtf((float)p->d);
-    const float keys[3] = {0.0f, logf(2.0f), logf(3.0f)}, values[6] = {1, 0, 0, 2, 2, 2};
-    p->q = qkv_tensor_create("Q", 4, (int[]){1, 1, p->tq, p->d}, 1);
-    p->k = qkv_tensor_create("K", 4, (int[]){1, 1, p->tk, p->d}, 1);
-    p->v = qkv_tensor_create("V", 4, (int[]){1, 1, p->tk, p->dv}, 1);
-    for (int i = 0; i < p->tq; i++) p->q->data[i * p->d] = 1.0f;           /* other dims 0 */
-    for (int j = 0; j < p->tk; j++) p->k->data[j * p->d] = keys[j];
-    memcpy(p->v->data, values, sizeof values);
+    qkv_explain_input *in = &p->in;
+    qkv_explain_input_init(in);
+    in->mask = mask;
+    in->key_length = 2;
+    in->pos = pos == POS_SINUSOIDAL ? QKV_POS_NONE : pos;
+    qkv_explain_worked_example(in, 7, p->d);
     if (pos == POS_SINUSOIDAL) { /* x += P[position]: queries at their positions, keys at 0..Tk-1 */
         float table[MAX_T * 2];
         qkv_sinusoidal_table(table, p->tk, p->d, 0, 0);
         for (int i = 0; i < p->tq; i++)
-            for (int c = 0; c < p->d; c++) p->q->data[i * p->d + c] += table[query_position(p, i) * p->d + c];
+            for (int c = 0; c < p->d; c++) in->q[i * p->d + c] += table[query_position(p, i) * p->d + c];
         for (int j = 0; j < p->tk; j++)
-            for (int c = 0; c < p->d; c++) p->k->data[j * p->d + c] += table[j * p->d + c];
+            for (int c = 0; c < p->d; c++) in->k[j * p->d + c] += table[j * p->d + c];
     }
-    p->c = qkv_tensor_create("c", 1, (int[]){p->dv}, 0);
-    p->c->data[0] = 1;
-    p->c->data[1] = 2;
-    p->additive = qkv_tensor_create("mask", 2, (int[]){p->tq, p->tk}, 0);
-    if (pos == POS_ALIBI) { /* the steepest head of eight: one head's 1/256 would move P by 0.001 */
-        float slopes[ALIBI_HEADS], slope;
-        qkv_alibi_slopes(slopes, ALIBI_HEADS);
-        slope = slopes[0];
-        p->bias = qkv_tensor_create("alibi", 2, (int[]){p->tq, p->tk}, 0);
-        qkv_alibi_bias(p->bias->data, &slope, 1, p->tq, p->tk, 0);
-        memcpy(p->additive->data, p->bias->data, p->bias->size * sizeof(float));
-    }
-    if (mask == MASK_PADDING) {
-        p->key_padding = qkv_tensor_create("key_padding", 2, (int[]){1, p->tk}, 0);
-        const float real[3] = {1, 1, 0};
-        memcpy(p->key_padding->data, real, sizeof real);
-    }
-    for (int i = 0; i < p->tq; i++)
-        for (int j = 0; j < p->tk; j++) {
-            int hidden = (mask == MASK_CAUSAL && j > query_position(p, i)) ||
-                         (mask == MASK_PADDING && p->key_padding->data[j] == 0);
-            if (hidden) p->additive->data[i * p->tk + j] = -INFINITY;
-        }
+    in->target_given = 1;
+    for (int i = 0; i < p->tq; i++) in->target[i * p->dv] = 1, in->target[i * p->dv + 1] = 2;
+    qkv_explain_state_build(&p->st, in);
 }
 
-static void release(problem *p) {
-    qkv_tensor *all[] = {p->q, p->k, p->v, p->c, p->additive, p->bias, p->key_padding};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i]) qkv_tensor_free(all[i]);
-}
+static void release(problem *p) { qkv_explain_state_free(&p->st); }
 
 static void print_setup(const problem *p) {
     printf("qkv explain attention (mask %s, positions %s)\n\n", qkv_explain_mask_names[p->mask], qkv_pos_kind_name(p->pos));
@@ -287,53 +269,51 @@ static void print_setup(const problem *p) {
     if (p->pos == POS_ALIBI)
         printf("ALiBi: bias[i][j] = -slope * (position(i) - j), slope = 2^-1 = 1/2: the first of eight heads'\n"
                "slopes 2^(-8h/8) (a single head's slope, 2^-8 = 1/256, would change P by about 0.001).\n");
-    print_matrix("Q", "queries", p->q, NULL);
-    print_matrix("K", "keys", p->k, NULL);
-    print_matrix("V", "values", p->v, NULL);
+    print_matrix("Q", "queries", p->st.q, NULL);
+    print_matrix("K", "keys", p->st.k, NULL);
+    print_matrix("V", "values", p->st.v, NULL);
 }
 
 /* ---- the walk ---------------------------------------------------------------------- */
 
-/* The composed forward's activations, on one tape, and the fused op's on another. */
+/* The composed forward's activations, on one tape, and the fused op's on another
+ * (explain_internal.h's one forward pass, shared with the step of typed inputs). */
 typedef struct forward_pass {
     qkv_tape *tape, *fused_tape;
-    qkv_tensor *qr, *kr, *logits, *weights, *out;   /* composed */
+    qkv_explain_pass composed, fused;
+    qkv_tensor *qr, *kr, *logits, *weights, *out;   /* composed: rotated Q, K; S'; P; O [1,1,Tq,dv] */
     qkv_tensor *fqr, *fkr, *fout;                   /* fused */
 } forward_pass;
 
 /* Prints S0, S, S' (with a mask or ALiBi), P and O, composed from ops. */
-static void forward_composed(const problem *p, forward_pass *f) {
-    qkv_tape *tape = f->tape;
+static void forward_composed(problem *p, forward_pass *f) {
     printf("\nForward (composed from the library's ops: matmul, scale, add, softmax, matmul)\n");
-    f->qr = rotate(tape, p, p->q, p->tk - p->tq), f->kr = rotate(tape, p, p->k, 0);
+    qkv_explain_forward(f->tape, &p->st, 0, &f->composed);
+    const qkv_explain_pass *c = &f->composed;
+    f->qr = c->qr, f->kr = c->kr, f->logits = c->logits, f->weights = c->p, f->out = c->oh;
+    p->vh = c->vh;
     if (p->pos == POS_ROPE) {
         print_matrix("Qr", "Q rotated: (x0 cos t - x1 sin t, x0 sin t + x1 cos t)", f->qr, NULL);
         print_matrix("Kr", "K rotated the same way at positions 0, 1, 2", f->kr, NULL);
     }
-    qkv_tensor *scores = qkv_matmul(tape, f->qr, f->kr, 0, 1);
     print_matrix("S0", p->pos == POS_ROPE ? "scores = Qr Kr^T  (rotated query i . rotated key j)"
-                                          : "scores = Q K^T  (query i . key j)", scores, NULL);
-    qkv_tensor *scaled = qkv_scale(tape, scores, p->scale);
+                                          : "scores = Q K^T  (query i . key j)", c->s0, NULL);
     char formula[128];
     snprintf(formula, sizeof formula, "scaled scores = S0 * scale, scale = 1/sqrt(d) = %.4f", (double)p->scale);
-    print_matrix("S", formula, scaled, NULL);
-    f->logits = scaled;
+    print_matrix("S", formula, c->s, NULL);
     int alibi = p->pos == POS_ALIBI;
-    if (p->mask != MASK_NONE || alibi) {
-        f->logits = qkv_add(tape, scaled, p->additive);
+    if (p->mask != MASK_NONE || alibi)   /* S + B + M: the bias, then 0 or -inf */
         print_matrix("S'", p->mask != MASK_NONE && alibi ? "S + ALiBi bias, masked keys -inf"
                            : alibi ? "S + ALiBi bias" : "S with masked keys set to -inf", f->logits, NULL);
-    }
-    f->weights = qkv_softmax(tape, f->logits);
     print_matrix("P", "weights = softmax of each row: exp(S_ij - max_j) / sum_j exp(S_ij - max_j)", f->weights, NULL);
-    f->out = qkv_matmul(tape, f->weights, p->v, 0, 0);
     print_matrix("O", "output = P V  (each row a weighted mean of the values)", f->out, NULL);
 }
 
 /* The fused op on its own tape, compared with the composed output and weights. */
 static void forward_fused(problem *p, forward_pass *f) {
-    qkv_tensor *fw = NULL;
-    f->fout = fused(f->fused_tape, p, &f->fqr, &f->fkr, &fw);
+    qkv_explain_forward(f->fused_tape, &p->st, 1, &f->fused);
+    qkv_tensor *fw = f->fused.p;
+    f->fqr = f->fused.qr, f->fkr = f->fused.kr, f->fout = f->fused.oh;
     printf("  fused qkv_attention(Q, K, V) computes the same in one op:\n");
     report_check(p, "output: max |fused - composed|", max_abs_diff(f->fout->data, f->out->data, f->out->size));
     report_check(p, "weights: max |fused - composed|", max_abs_diff(fw->data, f->weights->data, f->weights->size));
@@ -343,13 +323,13 @@ static void forward_fused(problem *p, forward_pass *f) {
  * the composed tape's backward and finite differences; returns dS. */
 static qkv_tensor *backward_to_scores(problem *p, const forward_pass *f, qkv_tape *ops, qkv_tensor **d_out) {
     *d_out = qkv_tape_tensor(ops, f->out->ndim, f->out->shape); /* dO = c in every row */
-    for (size_t i = 0; i < (*d_out)->size; i++) (*d_out)->data[i] = p->c->data[i % p->dv];
+    for (size_t i = 0; i < (*d_out)->size; i++) (*d_out)->data[i] = p->st.target->data[i];
     print_matrix("dO", "dL/dO = c in every row", *d_out, NULL);
     report_check(p, "dO vs the tape's backward: max |difference|",
                  max_abs_diff((*d_out)->data, f->out->grad, f->out->size));
     check_against_fd(p, "dO", f->out, (*d_out)->data, loss_from_o);
 
-    qkv_tensor *d_p = qkv_matmul(ops, *d_out, p->v, 0, 1);
+    qkv_tensor *d_p = qkv_matmul(ops, *d_out, p->vh, 0, 1);
     print_matrix("dP", "dO V^T  (dL/dP_ij = dO_i . V_j)", d_p, NULL);
     report_check(p, "dP vs the tape's backward: max |difference|", max_abs_diff(d_p->data, f->weights->grad, d_p->size));
     check_against_fd(p, "dP", f->weights, d_p->data, loss_from_p);
@@ -372,9 +352,9 @@ static void backward_to_leaves(problem *p, const forward_pass *f, qkv_tape *ops,
     qkv_tensor *d_k = qkv_scale(ops, qkv_matmul(ops, d_s, f->qr, 1, 0), p->scale);
     qkv_tensor *d_v = qkv_matmul(ops, f->weights, d_out, 1, 0);
     struct { const char *name, *formula; qkv_tensor *formula_value, *leaf, *rotated, *fused_rotated; } grads[3] = {
-        {"dQ", "scale dS K", d_q, p->q, f->qr, f->fqr},
-        {"dK", "scale dS^T Q", d_k, p->k, f->kr, f->fkr},
-        {"dV", "P^T dO", d_v, p->v, NULL, NULL},
+        {"dQ", "scale dS K", d_q, p->st.q, f->qr, f->fqr},
+        {"dK", "scale dS^T Q", d_k, p->st.k, f->kr, f->fkr},
+        {"dV", "P^T dO", d_v, p->st.v, NULL, NULL},
     };
     for (int g = 0; g < 3; g++) {
         print_matrix(grads[g].name, grads[g].formula, grads[g].formula_value, NULL);
@@ -400,19 +380,19 @@ static void backward_to_leaves(problem *p, const forward_pass *f, qkv_tape *ops,
 
 /* Both backward passes, then the formulas checked against them. */
 static void backward(problem *p, const forward_pass *f) {
-    qkv_tensor *loss = loss_tensor(f->tape, p, f->out);
-    printf("\nBackward of L = sum_i O_i . c, c = [%g, %g]: L = %.4f\n", (double)p->c->data[0], (double)p->c->data[1],
+    qkv_tensor *loss = f->composed.loss;
+    printf("\nBackward of L = sum_i O_i . c, c = [%g, %g]: L = %.4f\n", (double)p->in.target[0], (double)p->in.target[1],
            loss_of(p, f->out));
     /* Both backward passes add into the leaves' gradients: keep the composed one
      * aside, then run the fused one from zero. */
-    qkv_tensor *leaves[3] = {p->q, p->k, p->v};
+    qkv_tensor *leaves[3] = {p->st.q, p->st.k, p->st.v};
     float composed_grad[3][MAX_T * 2];
     qkv_backward(f->tape, loss);
     for (int g = 0; g < 3; g++) {
         memcpy(composed_grad[g], leaves[g]->grad, leaves[g]->size * sizeof(float));
         qkv_tensor_zero_grad(leaves[g]);
     }
-    qkv_backward(f->fused_tape, loss_tensor(f->fused_tape, p, f->fout));
+    qkv_backward(f->fused_tape, f->fused.loss);
     qkv_tape *ops = qkv_tape_create(1); /* the formulas, evaluated with ops */
     qkv_tape_set_grad(ops, 0);
     qkv_tensor *d_out, *d_s = backward_to_scores(p, f, ops, &d_out);

@@ -63,6 +63,14 @@ int qkv_explain_attention(int mask, qkv_pos_kind pos);
 
 /* ---- one attention step of the caller's inputs ----------------------------------- */
 
+typedef struct qkv_explain_input qkv_explain_input;
+
+/* The worked example's matrices into in (below) for those of Q, K and V that
+ * missing names (bits 1, 2, 4): one query [1] (three under in's causal mask);
+ * keys [0], [log 2], [log 3]; values [1,0], [0,2], [2,2]. Q and K are in->dk wide
+ * (width when dk is not set yet), the numbers in their first column. */
+void qkv_explain_worked_example(qkv_explain_input *in, int missing, int width);
+
 #define QKV_EXPLAIN_MAX_T 8        /* queries, keys */
 #define QKV_EXPLAIN_MAX_D 8        /* a head's width (of Q/K and of V) */
 #define QKV_EXPLAIN_MAX_HEADS 2
@@ -75,7 +83,7 @@ extern const char *const qkv_explain_loss_names[];   /* "dot", "mse"; NULL-termi
  * alibi, t5, p-rope, fire), in table order, as qkv_explain_schemes. */
 int qkv_explain_step_schemes(const char **names, qkv_pos_kind *kinds);
 
-typedef struct qkv_explain_input {
+struct qkv_explain_input {
     int tq, tk;                    /* 1..QKV_EXPLAIN_MAX_T */
     int heads;                     /* 1 or 2: Q/K and V columns split evenly into heads */
     int dk, dv;                    /* columns of Q and K, of V (all heads): heads * d_head */
@@ -91,15 +99,15 @@ typedef struct qkv_explain_input {
     float rope_base;               /* rope, p-rope */
     float prope;                   /* p-rope: the share p of pairs that turn, in (0, 1] */
     float alibi_slopes[QKV_EXPLAIN_MAX_HEADS];   /* alibi: per head; 0: the default */
-    int t5_buckets, t5_max_distance;             /* t5: 0 = 8 and 16 (every distance
-                                                  * up to 7 is its own bucket or shares a log one) */
+    int t5_buckets, t5_max_distance;             /* t5: 0 = 8 buckets and 16 (small, so that
+                                                  * 8 positions already reach the log-spaced buckets) */
     int fire_width;                /* fire: the MLP's hidden width; 0 = 4 */
     float fire_c, fire_l;          /* fire: c and L's initial values; 0 = 0.1 and 512 */
     qkv_explain_loss loss;
     int target_given;              /* 1: target holds C (dot) or Y (mse); 0: drawn from seed */
     float target[QKV_EXPLAIN_MAX_T * QKV_EXPLAIN_MAX_W];   /* [tq, dv] */
     unsigned long long seed;       /* the t5 table, fire's MLP, an undrawn target */
-} qkv_explain_input;
+};
 
 /* Zeroes in and sets the defaults: mask none, pos none, loss dot, seed 1, no sizes. */
 void qkv_explain_input_init(qkv_explain_input *in);
@@ -140,8 +148,19 @@ int qkv_explain_hidden(const qkv_explain_input *in, int i, int j);
 void qkv_explain_pos_opts(const qkv_explain_input *in, qkv_pos_opts *opts);
 
 /* One matrix of the step. Per-head matrices (head >= 0) are that head's [rows, cols];
- * head -1 marks a matrix of all heads (the inputs Q, K, V, O's loss target, dQ, dK,
- * dV in the input's layout, the position parameters). */
+ * head -1 marks a matrix of all heads or of none. In order (qkv_explain_find looks
+ * them up by name and head):
+ *   inputs     Q, K, V, and C (loss dot) or Y (loss mse): head -1, the input's layout
+ *   positions  alibi: slopes [1,H]; t5: bucket [Tq,Tk], table [buckets,H]; fire: u
+ *              [Tq,Tk], fc1.w, fc1.b, fc2.w, fc2.b, c, l_scale (all head -1)
+ *   forward    scale [1,1] and, with a mask, M [Tq,Tk] (head -1); per head: Qr, Kr
+ *              (rope, p-rope), S0, S, B (alibi, t5, fire), S' (with a bias or
+ *              mask), P, O; with two heads also O of all heads [Tq,dv]
+ *   backward   dO [Tq,dv] (head -1); per head: dO (two heads only), dO*O, D [Tq,1],
+ *              dV, dP, dS, dB (t5, fire), dQr, dKr (rope, p-rope), dQ, dK; with two
+ *              heads also dQ, dK, dV of all heads in the input's layout; t5: dtable;
+ *              fire: dfc1.w, dfc1.b, dfc2.w, dfc2.b, dc, dl_scale.
+ * With one head the all-heads O, dQ, dK and dV are head 0's (not repeated). */
 typedef struct qkv_explain_matrix {
     const char *section;           /* "inputs", "positions", "forward", "backward" (static) */
     const char *name;              /* "Q", "S0", "B", "M", "S'", "P", "O", "dO", "D", "dS", ... (static) */
@@ -159,7 +178,6 @@ typedef struct qkv_explain_result {
     double loss;                   /* L, accumulated in double */
     float fused_diff;              /* max |fused qkv_attention - composed| over O, dQ, dK, dV */
     char setup[512];               /* one line per fact: positions and their parameters, the loss */
-    void *storage;                 /* private: the values */
 } qkv_explain_result;
 
 /* Runs the step. 0 with *result filled (free with qkv_explain_result_free), or -1

@@ -49,8 +49,10 @@ int qkv_explain_parse_matrix(const char *what, const char *text, float *out, int
         size_t line_len = strcspn(p, ";\n");
         int n = 0;
         const char *q = p, *end = p + line_len;
-        for (;;) {
-            while (q < end && is_separator(*q)) q++;
+        for (int commas = n == 0;; commas = 0) {   /* a comma before the first number counts as one too many */
+            for (; q < end && is_separator(*q); q++)
+                if (*q == ',' && ++commas > 1)
+                    return qkv_set_error("%s: an empty number between commas (row %d)", what, row), -1;
             if (q == end) break;
             size_t len = 0;
             while (q + len < end && !is_separator(q[len])) len++;

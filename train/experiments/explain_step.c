@@ -28,26 +28,13 @@
 #include "core/ops/ops.h"
 #include "layers/mha.h"
 #include "train/experiments/explain.h"
+#include "train/experiments/explain_internal.h"
 
 #define FD_STEP 1e-3
 #define MAX_MATRICES 160
 
-typedef struct step {
-    const qkv_explain_input *in;
-    int H, d, dvh, symmetric;
-    float scale;
-    qkv_params params;           /* t5's table, fire's MLP */
-    qkv_positions pos;
-    qkv_tensor *q, *k, *v;       /* owned leaves [1,T,cols], requiring gradients */
-    qkv_tensor *target;          /* [1,Tq,dv] */
-    qkv_tensor *mask;            /* [Tq,Tk] of 0 and -inf, or NULL */
-    qkv_tensor *key_padding, *keep;   /* the same mask for the fused op */
-} step;
-
-/* The activations of one pass. */
-typedef struct pass {
-    qkv_tensor *qh, *kh, *vh, *qr, *kr, *bias, *s0, *s, *logits, *p, *oh, *o, *loss;
-} pass;
+typedef qkv_explain_state step;
+typedef qkv_explain_pass pass;
 
 /* ---- the problem ------------------------------------------------------------------- */
 
@@ -93,8 +80,7 @@ static void build_masks(step *st) {
     }
 }
 
-/* in must have passed qkv_explain_check_input. */
-static void build(step *st, const qkv_explain_input *in) {
+void qkv_explain_state_build(step *st, const qkv_explain_input *in) {
     memset(st, 0, sizeof *st);
     st->in = in;
     st->H = in->heads;
@@ -112,7 +98,7 @@ static void build(step *st, const qkv_explain_input *in) {
     build_masks(st);
 }
 
-static void release(step *st) {
+void qkv_explain_state_free(step *st) {
     qkv_tensor *all[] = {st->q, st->k, st->v, st->target, st->mask, st->key_padding, st->keep};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (all[i]) qkv_tensor_free(all[i]);
@@ -129,8 +115,7 @@ static qkv_tensor *rotate(qkv_tape *tape, const step *st, qkv_tensor *x, int off
     return qkv_rope(tape, x, &at);
 }
 
-/* The whole step on tape: composed of primitive ops, or with the fused op. */
-static void forward(qkv_tape *tape, const step *st, int fused, pass *f) {
+void qkv_explain_forward(qkv_tape *tape, const step *st, int fused, pass *f) {
     const qkv_explain_input *in = st->in;
     memset(f, 0, sizeof *f);
     f->qh = qkv_split_heads(tape, st->q, st->H);
@@ -146,7 +131,8 @@ static void forward(qkv_tape *tape, const step *st, int fused, pass *f) {
         opts.key_padding = st->key_padding;
         opts.keep = st->keep;
         opts.bias = f->bias;
-        f->oh = qkv_attention(tape, f->qr, f->kr, f->vh, &opts, NULL);
+        opts.weights = 1;
+        f->oh = qkv_attention(tape, f->qr, f->kr, f->vh, &opts, &f->p);
     } else {
         f->s0 = qkv_matmul(tape, f->qr, f->kr, 0, 1);
         f->s = qkv_scale(tape, f->s0, st->scale);
@@ -368,7 +354,7 @@ static float max_diff(const float *a, const float *b, size_t n) {
 static void fused_reference(step *st, float *saved, size_t *n) {
     qkv_tape *tape = qkv_tape_create(1);
     pass f;
-    forward(tape, st, 1, &f);
+    qkv_explain_forward(tape, st, 1, &f);
     qkv_backward(tape, f.loss);
     const qkv_tensor *parts[4] = {f.o, st->q, st->k, st->v};
     *n = 0;
@@ -397,7 +383,7 @@ int qkv_explain_step(const qkv_explain_input *in, qkv_explain_result *r) {
     memset(r, 0, sizeof *r);
     if (qkv_explain_check_input(in) != 0) return -1;
     step st;
-    build(&st, in);
+    qkv_explain_state_build(&st, in);
     r->matrices = calloc(MAX_MATRICES, sizeof *r->matrices);
     if (!r->matrices) qkv_fatal("explain: out of memory");
     r->heads = st.H;
@@ -411,7 +397,7 @@ int qkv_explain_step(const qkv_explain_input *in, qkv_explain_result *r) {
     qkv_tape *tape = qkv_tape_create(1), *ops = qkv_tape_create(1);
     qkv_tape_set_grad(ops, 0);
     pass f;
-    forward(tape, &st, 0, &f);
+    qkv_explain_forward(tape, &st, 0, &f);
     qkv_backward(tape, f.loss);
     r->loss = loss_of(&st, f.o);
     r->fused_diff = fused_difference(&st, &f, saved);
@@ -420,7 +406,7 @@ int qkv_explain_step(const qkv_explain_input *in, qkv_explain_result *r) {
     collect_backward(r, &st, &f, ops);
     qkv_tape_free(ops);
     qkv_tape_free(tape);
-    release(&st);
+    qkv_explain_state_free(&st);
     return 0;
 }
 
@@ -446,12 +432,12 @@ int qkv_explain_check(const qkv_explain_input *in, char which, int row, int col,
     if (row < 0 || row >= rows || col < 0 || col >= cols)
         return qkv_set_error("--check d%c:%d,%d: outside d%c's [%d,%d]", which, row, col, which, rows, cols), -1;
     step st;
-    build(&st, in);
+    qkv_explain_state_build(&st, in);
     qkv_tensor *x = which == 'q' ? st.q : which == 'k' ? st.k : st.v;
     size_t at = (size_t)row * cols + col;
     qkv_tape *tape = qkv_tape_create(1);
     pass f;
-    forward(tape, &st, 0, &f);
+    qkv_explain_forward(tape, &st, 0, &f);
     qkv_backward(tape, f.loss);
     *analytic = x->grad[at];
     qkv_tape_set_grad(tape, 0);
@@ -460,13 +446,13 @@ int qkv_explain_check(const qkv_explain_input *in, char which, int row, int col,
     for (int side = 0; side < 2; side++) {
         qkv_tape_reset(tape);
         x->data[at] = moved[side] = (float)(saved + (side ? -FD_STEP : FD_STEP));
-        forward(tape, &st, 0, &f);
+        qkv_explain_forward(tape, &st, 0, &f);
         loss[side] = loss_of(&st, f.o);
     }
     x->data[at] = saved;
     /* over the step the floats actually took, not the 2h asked for */
     *numeric = (loss[0] - loss[1]) / ((double)moved[0] - (double)moved[1]);
     qkv_tape_free(tape);
-    release(&st);
+    qkv_explain_state_free(&st);
     return 0;
 }
