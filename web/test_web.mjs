@@ -79,7 +79,11 @@ await context.route('**/*', r => {
   return r.continue();
 });
 fs.mkdirSync(shots, { recursive: true });
-const shot = name => page.screenshot({ path: path.join(shots, name + '.png'), fullPage: true });
+/* the whole page as PNG, and its first screen as a small JPEG (docs/img/web_*.jpg are such) */
+const shot = async name => {
+  await page.screenshot({ path: path.join(shots, name + '.png'), fullPage: true });
+  await page.screenshot({ path: path.join(shots, name + '.jpg'), type: 'jpeg', quality: 70 });
+};
 const msgOf = id => page.locator('#' + id).textContent();
 const shown = async (sel, name) => (await page.locator(`${sel} figure.heat[data-name="${name}"] pre.values`).first().textContent())
   .split('\n').map(l => l.trim().split(/\s+/).join(' '));
