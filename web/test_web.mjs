@@ -155,6 +155,12 @@ try {
 
   /* ---- (2) watch it learn: reversal to 100% in the worker ---- */
   await page.evaluate(() => qkv.show('learn'));
+  /* a model too big for the heap: refused with the estimate, as the command line refuses it */
+  await page.fill('#learn-flags', '--dim 4096 --layers 64 --heads 2 --ff 16384');
+  await page.click('#learn-start');
+  await page.waitForFunction(() => document.getElementById('learn-msg').textContent.length > 0);
+  check(/MiB|memory/.test(await msgOf('learn-msg')), 'a model too big for the page\'s heap is refused with its estimate', await msgOf('learn-msg'));
+  await page.fill('#learn-flags', '');
   const r = await page.evaluate(() => qkv.views.learn.start());
   check(r && r.ok, 'training starts in the worker', await msgOf('learn-msg'));
   await page.waitForFunction(() => qkv.views.learn.state().step >= 3);
