@@ -1,4 +1,4 @@
-/* mathfn.c — qkv's own exp, log, sin, cos and erf (mathfn.h). The constants are
+/* mathfn.c — qkv's own exp, exp2, log, sin, cos and erf (mathfn.h). The constants are
  * the doubles nearest the values named (1/n! exactly rounded), and the split
  * constants have trailing zero bits so that k times the first part is exact. */
 #include "core/mathfn.h"
@@ -26,15 +26,27 @@ static const double inv_fact[] = {
 /* exp(x) = 2^k e^r, x = k ln 2 + r, |r| <= ln2 / 2: e^r by Taylor to r^13
  * (truncation below 5e-18 relative), summed as 1 + (r + r^2 q) so the one
  * large term is exact. */
+static double exp_reduced(double r, double k) {
+    double q = inv_fact[13];
+    for (int n = 12; n >= 2; n--) q = q * r + inv_fact[n];
+    return ldexp(1.0 + (r + r * r * q), (int)k);
+}
+
 double qkv_math_exp(double x) {
     if (x != x) return x;
     if (x > 709.8) return INFINITY;
     if (x < -745.2) return 0.0;
     double k = floor(x * INV_LN2 + 0.5);
-    double r = (x - k * LN2_HI) - k * LN2_LO;
-    double q = inv_fact[13];
-    for (int n = 12; n >= 2; n--) q = q * r + inv_fact[n];
-    return ldexp(1.0 + (r + r * r * q), (int)k);
+    return exp_reduced((x - k * LN2_HI) - k * LN2_LO, k);
+}
+
+/* 2^y = 2^k e^(f ln 2), y = k + f, |f| <= 1/2 (f exact): 2^k exactly for integer y. */
+double qkv_math_exp2(double y) {
+    if (y != y) return y;
+    if (y > 1024.0) return INFINITY;
+    if (y < -1076.0) return 0.0;
+    double k = floor(y + 0.5), f = y - k;
+    return exp_reduced(f * LN2_HI + f * LN2_LO, k);
 }
 
 /* log(x) = k ln 2 + log(1 + f), x = 2^k (1 + f), sqrt(1/2) <= 1 + f < sqrt(2).

@@ -1,6 +1,8 @@
 /* mathfn.h — qkv's own elementary functions, so that a result does not depend on
  * the C library (glibc natively, musl in the WebAssembly build: their sin, log or
- * erf differ in the last bits, and a last bit moves a checkpoint).
+ * erf differ in the last bits, and a last bit moves a checkpoint). pow stays
+ * libm's: both compute it correctly rounded in practice, and an own one as good
+ * needs double-double arithmetic.
  *
  * Each is plain double arithmetic (no fused multiply-add, no table, nothing the
  * platform decides), within about 1 ulp of the exact value in double: range
@@ -22,6 +24,7 @@
 #define QKV_MATHFN_H
 
 double qkv_math_exp(double x);
+double qkv_math_exp2(double x);
 double qkv_math_log(double x);
 double qkv_math_sin(double x);
 double qkv_math_cos(double x);

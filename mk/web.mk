@@ -54,12 +54,15 @@ WEB_CLI_SRC := $(wildcard cli/*.c)
 WEB_CLI_OBJ := $(WEB_CLI_SRC:%.c=$(WEB_B)/obj/%.o)
 WEB_LIB     := $(WEB_B)/libqkv.a
 
+# The compiler and flags, in $(WEB_B)/.flags: rewritten (and so rebuilding
+# everything) only when they change; its recipe runs whenever a web object is
+# wanted, whatever the goal that wants it.
 WEB_BUILD_FLAGS := $(subst ",,$(subst ',,$(EMCC) $(WEB_CFLAGS)))
-ifneq ($(filter web web-lib web-api test-node test-web test-web-api $(WEB_B)/%,$(MAKECMDGOALS)),)
-$(shell mkdir -p $(WEB_B) && echo '$(WEB_BUILD_FLAGS)' | cmp -s - $(WEB_B)/.flags || echo '$(WEB_BUILD_FLAGS)' > $(WEB_B)/.flags)
-endif
+$(WEB_B)/.flags: web-flags-check
+	@mkdir -p $(WEB_B)
+	@echo '$(WEB_BUILD_FLAGS)' | cmp -s - $@ || echo '$(WEB_BUILD_FLAGS)' > $@
 
-.PHONY: web web-lib deps-web test-node
+.PHONY: web web-lib deps-web test-node web-flags-check
 deps-web:
 	@mk/deps.sh $(DEPS_WEB)
 

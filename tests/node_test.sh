@@ -32,9 +32,12 @@ check() { # check WHAT COMMAND...: counts; a failing COMMAND is reported
 same() {
     name=$1
     shift
-    ./qkv "$@" --threads 1 --quiet --save "$t/native-$name.safetensors" > /dev/null 2>&1
-    $web "$@" --threads 1 --quiet --save "$t/node-$name.safetensors" > /dev/null 2>&1
-    check "$name: the checkpoints differ" cmp -s "$t/native-$name.safetensors" "$t/node-$name.safetensors"
+    if ./qkv "$@" --threads 1 --quiet --save "$t/native-$name.safetensors" > "$t/native.txt" 2>&1 &&
+        $web "$@" --threads 1 --quiet --save "$t/node-$name.safetensors" > "$t/node.txt" 2>&1; then
+        check "$name: the checkpoints differ" cmp -s "$t/native-$name.safetensors" "$t/node-$name.safetensors"
+    else
+        check "$name: a run failed: $(tail -1 "$t/native.txt") $(tail -1 "$t/node.txt" 2> /dev/null)" false
+    fi
 }
 
 same reverse20 train reverse --steps 20 --eval-every 0
@@ -58,7 +61,7 @@ for act in $activations; do
     same "activation-$act" $tiny --activation "$act"
 done
 same points train points --steps 3 --eval-every 0 --batch 8 --test-size 16 --seed 5
-same spirals train spirals --steps 3 --eval-every 0 --batch 8 --test-size 16 --seed 5
+same spirals train spirals --steps 3 --hidden 8 --points 50 --seed 5
 
 # shellcheck disable=SC2086
 QKV_ISA=portable $web $tiny --pos rope --threads 1 --quiet --save "$t/node-portable.safetensors" > /dev/null 2>&1

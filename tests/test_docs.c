@@ -38,6 +38,8 @@ static const char *const foreign_names[] = {
     "--leak-check", "--oversubscribe", "--cflags", "--libs", "--bind-to", "--map-by", "--host", "--np",
     "--mca", "--allow-run-as-root", "--error-exitcode", "--suppressions", "--show-leak-kinds",
     "--track-origins", "--no-install-recommends", "--cpu-list",
+    /* node's and emscripten's */
+    "--no-experimental-fetch", "--cpu-prof", "--profiling-funcs",
     NULL,
 };
 
@@ -148,6 +150,7 @@ static void load_corpora(void) {
                                        "../bench", "../tests", "../python", "../mk", "../docs", "../web"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) add_sources(&sources, dirs[i]);
     add_file(&sources, "../Makefile");
+    add_file(&sources, "../mk/web.mk"); /* the Makefile's part for the WebAssembly build */
     add_file(&sources, "../qkv.h");
     add_file(&sources, "../qkv_internal.h");
     /* The top help lists the commands (and the train tasks, indented deeper); each

@@ -1,4 +1,4 @@
-/* test_mathfn.c — qkv's own exp, log, sin, cos and erf (core/mathfn.h) against
+/* test_mathfn.c — qkv's own exp, exp2, log, sin, cos and erf (core/mathfn.h) against
  * the C library's, over dense deterministic sweeps of the ranges qkv uses plus
  * special values: within 1 ulp in double, and after rounding to float the same
  * float as the C library's double function in every case swept (these are the
@@ -30,6 +30,7 @@ typedef struct sweep {
 START_TEST(double_functions_within_one_ulp_and_the_same_floats) {
     const sweep sweeps[] = {
         {"exp", qkv_math_exp, exp, -745.0, 709.0},     {"exp", qkv_math_exp, exp, -2.0, 2.0},
+        {"exp2", qkv_math_exp2, exp2, -1000.0, 1000.0}, {"exp2", qkv_math_exp2, exp2, -16.0, 0.0},
         {"log", qkv_math_log, log, 1e-300, 1e300},     {"log", qkv_math_log, log, 0.25, 4.0},
         {"log", qkv_math_log, log, 1e-9, 1.0},         {"sin", qkv_math_sin, sin, -5000.0, 5000.0},
         {"sin", qkv_math_sin, sin, -7.0, 7.0},         {"cos", qkv_math_cos, cos, -5000.0, 5000.0},
@@ -71,6 +72,8 @@ END_TEST
 
 START_TEST(special_values) {
     ck_assert(qkv_math_exp(INFINITY) == INFINITY && qkv_math_exp(-INFINITY) == 0.0 && isnan(qkv_math_exp(NAN)));
+    for (int k = -1074; k <= 1023; k++) ck_assert(qkv_math_exp2(k) == ldexp(1.0, k));
+    ck_assert(qkv_math_exp2(1025.0) == INFINITY && qkv_math_exp2(-1100.0) == 0.0 && isnan(qkv_math_exp2(NAN)));
     ck_assert(qkv_math_exp(0.0) == 1.0 && qkv_math_exp(800.0) == INFINITY && qkv_math_exp(-800.0) == 0.0);
     ck_assert(qkv_math_log(0.0) == -INFINITY && isnan(qkv_math_log(-1.0)) && qkv_math_log(INFINITY) == INFINITY);
     ck_assert(qkv_math_log(1.0) == 0.0 && qkv_math_log(5e-324) == log(5e-324));

@@ -85,9 +85,9 @@ void qkv_alibi_slopes(float *slopes, int n_heads) {
     QKV_CHECK(slopes != NULL, "alibi: slopes for %d heads: output is NULL", n_heads);
     int m = 1; /* the largest power of two <= n_heads */
     while (m <= n_heads / 2) m *= 2;
-    for (int k = 1; k <= m; k++) slopes[k - 1] = (float)exp2(-8.0 * k / m);
+    for (int k = 1; k <= m; k++) slopes[k - 1] = (float)qkv_math_exp2(-8.0 * k / m);
     /* The rest: slopes k = 1, 3, 5, ... of the 2m-head sequence 2^(-8k/(2m)). */
-    for (int j = 0; m + j < n_heads; j++) slopes[m + j] = (float)exp2(-8.0 * (2 * j + 1) / (2.0 * m));
+    for (int j = 0; m + j < n_heads; j++) slopes[m + j] = (float)qkv_math_exp2(-8.0 * (2 * j + 1) / (2.0 * m));
 }
 
 void qkv_alibi_bias(float *bias, const float *slopes, int H, int Tq, int Tk, int symmetric) {
