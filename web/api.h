@@ -145,9 +145,12 @@
  *   The buffer's bytes opened as `qkv attn NAME` opens the file: a hostile or
  *   foreign file gets its line ("qkv attn: NAME: header length ... runs past
  *   the end of the file (300 bytes)").
- * qkv_web_model_attention({"input":"3 1 4", "force":false})
+ * qkv_web_model_attention({"input":"3 1 4", "force":false, "grads":false})
  *   -> maps (below) of the opened model, as `qkv attn --input` draws them (an
- *      untrained length refused unless force; then "warning" says so).
+ *      untrained length refused unless force; then "warning" says so); with
+ *      grads, as `qkv attn --grads`: every row also has "dP", "dS" [heads, Tq,
+ *      Tk], "dQ", "dK", "dV" [heads, rows, head width] under the training loss
+ *      on the input and its target, and the answer "loss" and "target".
  *
  * maps = {"ok":true, "task":"reverse", "arch":"encoder", "pos":"learned",
  *         "step":60, "input":["3","1","4"], "output":["4","1","3"],

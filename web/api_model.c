@@ -155,7 +155,8 @@ const char *qkv_web_call_model_attention(const char *json) {
     const char *answer;
     if (!opened.open) answer = qkv_web_refuse("qkv web: model_attention: no model open (qkv_web_model_open first)");
     else if (qkv_web_find(&r, "input") == -1) answer = qkv_web_refuse("qkv attn: --input is required, e.g. --input \"3 1 4 1 5\"");
-    else answer = qkv_web_maps_answer(&r, &opened.model, opened.step, "qkv attn: ", NULL, 1);
+    else answer = qkv_web_maps_answer(&r, &opened.model, opened.step, "qkv attn: ", NULL,
+                                                 QKV_WEB_MAPS_FORCE | QKV_WEB_MAPS_GRADS);
     qkv_web_request_free(&r);
     return answer;
 }

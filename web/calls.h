@@ -35,9 +35,13 @@ void qkv_web_model_reset(void);   /* the model and the buffer */
 /* The maps of model on the request's "input" (absent: fallback, a typed text;
  * NULL: the symbols 0, 1, ... of the longest trained length), as `qkv attn`
  * draws them: its input checks and messages after prefix ("qkv attn: "); an
- * untrained length refused unless "force" (allowed is 0: always refused). step:
+ * untrained length refused unless "force" and QKV_WEB_MAPS_FORCE is allowed;
+ * with "grads" (QKV_WEB_MAPS_GRADS allowed) also every row's dP, dS, dQ, dK, dV
+ * under the training loss on the input and its target (`qkv attn --grads`; the
+ * model's parameter gradients are written: not for a model in training). step:
  * the model's. The whole answer, or a refusal. */
+enum { QKV_WEB_MAPS_FORCE = 1, QKV_WEB_MAPS_GRADS = 2 };
 const char *qkv_web_maps_answer(const qkv_web_request *r, qkv_seq_model *model, long step, const char *prefix,
-                                const char *fallback, int allow_force);
+                                const char *fallback, int allowed);
 
 #endif

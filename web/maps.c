@@ -40,12 +40,17 @@ static void write_symbols(qkv_json_out *o, const char *key, const int32_t *ids, 
 static const char *refuse(const char *prefix) { return qkv_web_refuse_error(prefix); }
 
 const char *qkv_web_maps_answer(const qkv_web_request *r, qkv_seq_model *model, long step, const char *prefix,
-                                const char *fallback, int allow_force) {
+                                const char *fallback, int allowed) {
     const qkv_seq_model_config *c = &model->config;
     char *typed = NULL;
-    int force = 0;
-    if (qkv_web_get_string(r, "input", &typed) != 0 || qkv_web_get_bool(r, "force", &force) != 0)
+    int force = 0, grads = 0, allow_force = allowed & QKV_WEB_MAPS_FORCE;
+    if (qkv_web_get_string(r, "input", &typed) != 0 || qkv_web_get_bool(r, "force", &force) != 0 ||
+        qkv_web_get_bool(r, "grads", &grads) != 0)
         return refuse(NULL);
+    if (grads && !(allowed & QKV_WEB_MAPS_GRADS)) {
+        free(typed);
+        return qkv_web_refuse("qkv web: \"grads\" are for an opened model (qkv_web_model_attention), not one in training");
+    }
     int most = qkv_seq_model_longest_input(c, QKV_WEB_MAPS_MAX_TOKENS), len = 0;
     int32_t *x = malloc((size_t)(most > 0 ? most : 1) * sizeof(int32_t));
     if (!x) qkv_fatal("web: out of memory");
@@ -66,9 +71,15 @@ const char *qkv_web_maps_answer(const qkv_web_request *r, qkv_seq_model *model, 
         free(x);
         return refuse(prefix);
     }
-    qkv_tape *tape = qkv_tape_create_inference(c->seed);
+    qkv_tape *tape = grads ? qkv_tape_create(c->seed) : qkv_tape_create_inference(c->seed), *ops = NULL;
     qkv_seq_attention maps;
-    qkv_seq_model_attention_maps(model, tape, x, len, &maps);
+    if (grads) {   /* as `qkv attn --grads`: the ops on a second tape without gradients */
+        ops = qkv_tape_create(c->seed);
+        qkv_tape_set_grad(ops, 0);
+        qkv_seq_model_attention_grads(model, tape, ops, x, len, &maps);
+    } else {
+        qkv_seq_model_attention_maps(model, tape, x, len, &maps);
+    }
     qkv_json_out *o = qkv_web_reply();
     qkv_web_text(o, "task", model->task.name);
     qkv_web_text(o, "arch", qkv_seq_arch_name(c->data.arch));
@@ -95,10 +106,23 @@ const char *qkv_web_maps_answer(const qkv_web_request *r, qkv_seq_model *model, 
         write_labels(o, "k_labels", row->k_ids, tk);
         qkv_web_key(o, "weights");
         qkv_web_tensor(o, NULL, 3, shape, w->data);
+        const qkv_tensor *g[5] = {row->dp, row->ds, row->dq, row->dk, row->dv};
+        static const char *const names[5] = {"dP", "dS", "dQ", "dK", "dV"};
+        for (int k = 0; grads && k < 5; k++) {   /* [1, H, rows, cols] */
+            int g_shape[3] = {g[k]->shape[1], g[k]->shape[2], g[k]->shape[3]};
+            qkv_web_key(o, names[k]);
+            qkv_web_tensor(o, NULL, 3, g_shape, g[k]->data);
+        }
         qkv_json_out_text(o, "}");
     }
     qkv_json_out_text(o, "]");
+    if (grads) {
+        qkv_web_key(o, "loss");
+        qkv_web_number(o, maps.loss);
+        write_symbols(o, "target", maps.target, len);
+    }
     qkv_seq_attention_free(&maps);
+    if (ops) qkv_tape_free(ops);
     qkv_tape_free(tape);
     free(x);
     return qkv_web_reply_end();

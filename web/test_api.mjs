@@ -180,6 +180,10 @@ function openBytes(bytes, name) {
   const maps = call('qkv_web_model_attention', { input: '3 1 4 1' });
   const caption = cli(['attn', 'r.safetensors', '--input', '3 1 4 1', '--out', 'a.png']).stdout.match(/input 3 1 4 1 -> ([\d ]+)/);
   expect(maps.ok && caption && maps.output.join(' ') === caption[1].trim(), `maps: ${maps.error} / ${caption}`);
+  const grads = call('qkv_web_model_attention', { input: '3 1 4 1', grads: true });
+  expect(grads.ok && grads.target.join(' ') === '1 4 1 3' && Number.isFinite(num(grads.loss)) &&
+    ['dP', 'dS', 'dQ', 'dK', 'dV'].every((k) => grads.rows.every((r) => r[k] && r[k].shape[0] === 4)),
+    `model_attention with grads (qkv attn --grads): ${grads.error}`);
   sameRefusal(call('qkv_web_model_attention', { input: '3 1 44 1' }), ['attn', 'r.safetensors', '--input', '3 1 44 1'], 'a symbol');
   sameRefusal(call('qkv_web_model_attention', { input: '3 1 4' }), ['attn', 'r.safetensors', '--input', '3 1 4'], 'an untrained length');
   fs.writeFileSync(path.join(tmp, 'cut.safetensors'), bytes.subarray(0, 300));
@@ -188,6 +192,10 @@ function openBytes(bytes, name) {
   flipped.write('{"x', 8);
   fs.writeFileSync(path.join(tmp, 'bad.safetensors'), flipped);
   sameRefusal(openBytes(flipped, 'bad.safetensors'), ['attn', 'bad.safetensors', '--input', '1'], 'a corrupted header');
+  expect(cli(['train', 'spirals', '--steps', '2', '--quiet', '--save', 'sp.safetensors']).status === 0, 'a spirals checkpoint');
+  sameRefusal(openBytes(fs.readFileSync(path.join(tmp, 'sp.safetensors')), 'sp.safetensors'),
+    ['attn', 'sp.safetensors', '--input', '1'], 'a foreign checkpoint');
+  expect(call('qkv_web_info', {}).ok, 'the module keeps working after the refusals');
 }
 M._qkv_web_reset();
 fs.rmSync(tmp, { recursive: true, force: true });
