@@ -57,8 +57,8 @@
       const buf = bytes instanceof ArrayBuffer ? bytes.slice(0) : new Uint8Array(bytes).buffer.slice(0);
       return post({ call: 'open', name: name || 'model.safetensors', bytes: buf }, [buf]);
     },
-    /* input "3 1 4", force -> maps of the opened model */
-    modelAttention: (input, force) => c('model_attention', { input, force: !!force }),
+    /* input "3 1 4", force, grads -> maps of the opened model (with grads: dP, dS, dQ, dK, dV per row) */
+    modelAttention: (input, force, grads) => c('model_attention', { input, force: !!force, grads: !!grads }),
     /* the views, for scripts: qkv.show('learn'), and each view's own calls */
     show: null,
     views: {},

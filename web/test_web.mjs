@@ -220,6 +220,11 @@ try {
   const title = a.out.split('\n')[0];
   check((await msgOf('open-output')).startsWith(title + ':'), 'the maps are titled as `qkv attn` titles them', title);
   check(await page.locator('#open-settings tr').count() > 3, 'the checkpoint\'s settings are shown');
+  await page.check('#open-grads');
+  await page.waitForSelector('#open-maps figure.heat[data-name^="dS"]');
+  check(/loss/.test(await msgOf('open-output')), 'the opened model\'s attention gradients under its training loss', await msgOf('open-output'));
+  await page.uncheck('#open-grads');
+  await page.waitForFunction(() => !document.querySelector('#open-maps figure.heat[data-name^="dS"]'));
   await shot('open');
   const bad = path.join(tmp, 'broken.safetensors');
   fs.writeFileSync(bad, fs.readFileSync(ckpt).subarray(0, 300));

@@ -57,6 +57,11 @@ qkv.views.learn = (() => {
       row.appendChild(h);
       qkvDraw.heatmap(row, { name: `${r.what.trim() || 'layer'} ${r.layer}`, shape: r.weights.shape, data: r.weights.data,
         rowLabels: r.q_labels, colLabels: r.k_labels, cellSize: 20 });
+      /* with gradients (an opened model, as qkv attn --grads draws them) */
+      for (const g of ['dP', 'dS', 'dQ', 'dK', 'dV']) if (r[g]) {
+        const [fig] = qkvDraw.heatmap(row, { name: g, shape: r[g].shape, data: r[g].data, cellSize: 12, slice: 'head' });
+        fig.dataset.name = `${g}.${r.layer}`;
+      }
       box.appendChild(row);
     }
   }

@@ -36,9 +36,10 @@ qkv.views.open = (() => {
     if (ev) ev.preventDefault();
     if (!model) { message('open a checkpoint first'); return null; }
     try {
-      const r = await qkv.modelAttention($('open-input').value, $('open-force').checked);
+      const r = await qkv.modelAttention($('open-input').value, $('open-force').checked, $('open-grads').checked);
       message('');
-      $('open-output').textContent = `${qkv.views.learn.caption(r)}: input ${r.input.join(' ')} → the model's output ${r.output.join(' ')}`;
+      $('open-output').textContent = `${qkv.views.learn.caption(r)}: input ${r.input.join(' ')} → the model's output ${r.output.join(' ')}` +
+        (r.target ? ` · target ${r.target.join(' ')}, loss ${qkvDraw.fmt(r.loss)}` : '');
       qkv.views.learn.drawMaps($('open-maps'), r);
       return r;
     } catch (e) { message(e.message); return null; }
@@ -55,6 +56,7 @@ qkv.views.open = (() => {
       if (f) openBytes(f, f.name);
     });
     $('open-form').addEventListener('submit', draw);
+    $('open-grads').addEventListener('change', () => { if (model) draw(); });
   }
   return { init, open: openBytes, draw, model: () => model };
 })();
