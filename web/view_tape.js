@@ -19,7 +19,7 @@ qkv.views.tape = (() => {
     const s = t.shape.length ? t.shape : [1];
     const rows = s.length === 1 ? 1 : s.length === 2 ? s[0] : s[1];
     const cols = s.length === 1 ? s[0] : s.length === 2 ? s[1] : s.slice(2).reduce((a, b) => a * b, 1);
-    const first = s.length > 2 ? `: the first of ${s[0]} examples, [${s.slice(1).join(',')}] as [${rows},${cols}]` : '';
+    const first = s.length > 2 ? `: the first of ${s[0]} examples${s.length > 3 ? `, [${s.slice(1).join(',')}] as [${rows},${cols}]` : ''}` : '';
     qkvDraw.heatmap(box, { name: title, shape: [rows, cols], data: t.data.slice(0, rows * cols), note: `[${t.shape.join(',')}]${first}`,
       cellSize: Math.max(5, Math.min(24, Math.floor(480 / Math.max(rows, cols)))) });
   }
