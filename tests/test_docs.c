@@ -100,15 +100,18 @@ static void add_sources(text *t, const char *dir) {
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         struct stat st;
         if (stat(path, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) add_sources(t, path);
+        if (S_ISDIR(st.st_mode)) {
+            if (strcmp(e->d_name, "node_modules") != 0) add_sources(t, path); /* the page's test's npm package */
+        }
         else if ((has_suffix(path, ".c") || has_suffix(path, ".h") || has_suffix(path, ".py") ||
-                  has_suffix(path, ".sh")) && !has_suffix(path, "/test_docs.c")) /* its planted names */
+                  has_suffix(path, ".sh") || has_suffix(path, ".mk") || has_suffix(path, ".js")) &&
+                 !has_suffix(path, "/test_docs.c")) /* its planted names */
             add_file(t, path);
     }
     closedir(d);
 }
 
-static text sources;   /* every .c, .h, .py, .sh of the tree, and the Makefile */
+static text sources;   /* every .c, .h, .py, .sh, .mk, .js of the tree, and the Makefile */
 static text help;      /* every --help ./qkv prints */
 static text commands;  /* the commands ./qkv lists, one per line */
 
@@ -153,7 +156,7 @@ static char **help_lines(size_t from, int *n) {
 static void load_corpora(void) {
     if (sources.s) return;
     static const char *const dirs[] = {"../core", "../layers", "../optim", "../data", "../train", "../cli",
-                                       "../bench", "../tests", "../python", "../mk", "../docs"};
+                                       "../bench", "../tests", "../python", "../mk", "../docs", "../web"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) add_sources(&sources, dirs[i]);
     add_file(&sources, "../Makefile");
     add_file(&sources, "../mk/web.mk"); /* the Makefile's part for the WebAssembly build */
