@@ -23,6 +23,7 @@ probe() {
         # fortunes-min has the folder too, with three files; the full set has these
         emscripten) command -v emcc >/dev/null 2>&1 ;;
         nodejs)     command -v node >/dev/null 2>&1 ;;
+        npm)        command -v npm >/dev/null 2>&1 ;;
         chromium)   command -v chromium >/dev/null 2>&1 ;;
         fortunes)   [ -e "${QKV_FORTUNES_DIR:-/usr/share/games/fortunes}/computers" ] ;;
         *)          dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed' ;;

@@ -14,7 +14,7 @@
 
 PAGE_SRC  := web/index.html $(wildcard web/*.css) $(filter-out web/test_web.mjs,$(wildcard web/*.js))
 PAGE_OUT  := $(PAGE_SRC:web/%=$(WEB_B)/%)
-DEPS_PAGE := nodejs chromium
+DEPS_PAGE := nodejs npm chromium
 PORT      ?= 8000
 
 .PHONY: serve test-web deps-page
