@@ -15,7 +15,13 @@
  * names the instruction-set path in use (core/kernels/isa.h) and the core's FMA peak for
  * its vectors, measured by a short probe (kernels.h: fma_peak); each GFLOP/s row,
  * and each train row (its GFLOP per step over its time), gives its fraction of
- * that peak (of threads x peak for all threads): the FLOP floor. The table
+ * that peak (of threads x peak for all threads): the FLOP floor. A busy machine
+ * is reported, not hidden (bench_load.h): the header gives the 1-minute load
+ * average and the probe's load; each row its load (the cores' worth of CPU
+ * other processes used while it ran) and the peak its fractions used, which is
+ * re-probed before each section, after a row whose load moved by more than
+ * QKV_BENCH_LOAD_CHANGE, and once more when a fraction comes out above 1 (the
+ * row then says why, bench_load.h: qkv_bench_settle_peak). The table
  * ends with the threads used and the peak resident memory; --json FILE also
  * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
  * times with the process's CPU clock instead of the wall clock.
@@ -41,7 +47,7 @@ static void print_header(int threads) {
     char all_label[32];
     snprintf(all_label, sizeof all_label, "%d threads", threads);
     printf("%-9s | %-30s | %-7s | %10s | %10s | %7s | %7s | %4s | %s\n", "section", "case", "unit", "1 thread",
-           all_label, "speedup", "RSS MB", "load", "of peak (1 / all threads) of GFLOP/s per core");
+           all_label, "speedup", "RSS MB", "load", "of peak (1 / all) of GFLOP/s/core");
 }
 
 /* ---- matmul --------------------------------------------------------------------- */
