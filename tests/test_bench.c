@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "cli/bench.h"
 
@@ -213,8 +215,8 @@ START_TEST(bench_json_carries_loads_and_peaks) {
 END_TEST
 
 /* A row whose fraction is above 1 whatever the probe reads (a made-up rate of a
- * million GFLOP/s): the peak is probed again and the row carries a note, never a
- * bare fraction above 1. (Three 0.2-s probes: the start, maybe one for a load
+ * million GFLOP/s): the peak is probed again and the row, and its printed line,
+ * carry a note: never a bare fraction above 1. (Three 0.2-s probes: the start, maybe one for a load
  * change, the one for the fraction.) */
 START_TEST(bench_row_above_one_is_noted) {
     qkv_bench_table *t = qkv_bench_begin(0, 0, 1);
@@ -222,7 +224,21 @@ START_TEST(bench_row_above_one_is_noted) {
     ck_assert_str_eq(t->probes[0].why, "start");
     qkv_bench_row *row = qkv_bench_add(t, "matmul", "made up", "GFLOP/s");
     row->one = row->all = 1e6;
+    scratch_dir_create();
+    const char *printed = scratch_file("row.txt");
+    fflush(stdout); /* the printed line into a file, to read back */
+    int saved = dup(1), out = open(printed, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(out, 0);
+    dup2(out, 1);
     qkv_bench_finish_row(t, row);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(out);
+    char *line = read_text(printed);
+    ck_assert_msg(strstr(line, "; above 1: the probe read "), "line: %s", line);
+    free(line);
+    scratch_dir_remove();
     ck_assert_str_eq(t->probes[t->n_probes - 1].why, "above 1");
     ck_assert_msg(strncmp(row->peak_note, "above 1: the probe read ", 24) == 0, "note: %s", row->peak_note);
     ck_assert(isnan(row->load)); /* a row of microseconds: too short to tell */
