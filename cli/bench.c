@@ -15,7 +15,13 @@
  * names the instruction-set path in use (core/kernels/isa.h) and the core's FMA peak for
  * its vectors, measured by a short probe (kernels.h: fma_peak); each GFLOP/s row,
  * and each train row (its GFLOP per step over its time), gives its fraction of
- * that peak (of threads x peak for all threads): the FLOP floor. The table
+ * that peak (of threads x peak for all threads): the FLOP floor. A busy machine
+ * is reported, not hidden (bench_load.h): the header gives the 1-minute load
+ * average and the probe's load; each row its load (the cores' worth of CPU
+ * other processes used while it ran) and the peak its fractions used, which is
+ * re-probed before each section, after a row whose load moved by more than
+ * QKV_BENCH_LOAD_CHANGE, and once more when a fraction comes out above 1 (the
+ * row then says why, bench_load.h: qkv_bench_settle_peak). The table
  * ends with the threads used and the peak resident memory; --json FILE also
  * writes it as JSON (atomically: a temporary file, fsync, rename); --clock cpu
  * times with the process's CPU clock instead of the wall clock.
@@ -40,8 +46,8 @@
 static void print_header(int threads) {
     char all_label[32];
     snprintf(all_label, sizeof all_label, "%d threads", threads);
-    printf("%-9s | %-30s | %-7s | %10s | %10s | %7s | %7s | %s\n", "section", "case", "unit", "1 thread",
-           all_label, "speedup", "RSS MB", "of peak");
+    printf("%-9s | %-30s | %-7s | %10s | %10s | %7s | %7s | %4s | %s\n", "section", "case", "unit", "1 thread",
+           all_label, "speedup", "RSS MB", "load", "of peak (1 / all) of GFLOP/s/core");
 }
 
 /* ---- matmul --------------------------------------------------------------------- */
@@ -75,7 +81,7 @@ static void bench_matmul(qkv_bench_table *t) {
         row->one = flops / qkv_bench_seconds(run_square_product, &p, 1, 0.06, BENCH_SAMPLES) * 1e-9;
         row->all = flops / qkv_bench_seconds(run_square_product, &p, t->threads, 0.06, BENCH_SAMPLES) * 1e-9;
         row->peak_rss_mb = qkv_bench_peak_rss_mb();
-        qkv_bench_print_row(row);
+        qkv_bench_finish_row(t, row);
         free(A);
         free(B);
         free(C);
@@ -122,7 +128,18 @@ static int write_json(const char *path, const qkv_bench_table *t) {
     append(&text, &len, &cap, "{\n  \"program\": \"qkv\",\n  \"threads\": %d,\n  \"samples\": %d,\n",
            t->threads, BENCH_SAMPLES);
     append(&text, &len, &cap, "  \"isa\": \"%s\",\n  \"fma_peak_gflops\": %.1f,\n", qkv_isa_name(),
-           t->peak_gflops);
+           t->probes[0].gflops);
+    append(&text, &len, &cap, "  ");
+    json_number(&text, &len, &cap, "load_average_1min_start", t->load_average_start, ",\n  ");
+    json_number(&text, &len, &cap, "load_average_1min_end", qkv_bench_load_average(), ",\n");
+    append(&text, &len, &cap, "  \"probes\": [\n");
+    for (int i = 0; i < t->n_probes; i++) {
+        append(&text, &len, &cap, "    {\"why\": \"%s\", ", t->probes[i].why);
+        json_number(&text, &len, &cap, "gflops", t->probes[i].gflops, ", ");
+        json_number(&text, &len, &cap, "load", t->probes[i].load, "");
+        append(&text, &len, &cap, "}%s\n", i + 1 < t->n_probes ? "," : "");
+    }
+    append(&text, &len, &cap, "  ],\n");
     append(&text, &len, &cap, "  \"peak_rss_mb\": %.1f,\n  \"rows\": [\n", qkv_bench_peak_rss_mb());
     for (int i = 0; i < t->n; i++) {
         const qkv_bench_row *r = &t->rows[i];
@@ -132,8 +149,12 @@ static int write_json(const char *path, const qkv_bench_table *t) {
         json_number(&text, &len, &cap, "all_threads", r->all, ", ");
         json_number(&text, &len, &cap, "peak_rss_mb", r->peak_rss_mb, ", ");
         if (r->gflop > 0) json_number(&text, &len, &cap, "gflop_per_call", r->gflop, ", ");
-        json_number(&text, &len, &cap, "peak_fraction_one", qkv_bench_peak_fraction(r, 0), ", ");
-        json_number(&text, &len, &cap, "peak_fraction_all", qkv_bench_peak_fraction(r, 1), "");
+        json_number(&text, &len, &cap, "load", r->load, ", ");
+        json_number(&text, &len, &cap, "peak_gflops", r->peak_gflops, ", ");
+        json_number(&text, &len, &cap, "probe_load", r->probe_load, ", ");
+        if (r->peak_note[0]) append(&text, &len, &cap, "\"peak_note\": \"%s\", ", r->peak_note);
+        json_number(&text, &len, &cap, "peak_fraction_one", qkv_bench_peak_fraction(t, r, 0), ", ");
+        json_number(&text, &len, &cap, "peak_fraction_all", qkv_bench_peak_fraction(t, r, 1), "");
         append(&text, &len, &cap, "}%s\n", i + 1 < t->n ? "," : "");
     }
     append(&text, &len, &cap, "  ]\n}\n");
@@ -148,20 +169,34 @@ const char *const qkv_bench_section_names[] = {"all", "matmul", "attention", "tr
 
 void qkv_bench_print_header(const qkv_bench_table *t) {
     const qkv_kernels *kern = qkv_kernels_active();
-    printf("qkv bench: path %s (%d-float vectors, %dx%d gemm tile), FMA peak %.1f GFLOP/s per core (probe)\n",
-           kern->name, kern->vector_width, kern->mr, kern->nr, t->peak_gflops);
+    char probe_load[32], average[32] = "load unknown (no /proc)";
+    qkv_bench_format_load(probe_load, sizeof probe_load, t->probe_load);
+    printf("qkv bench: path %s (%d-float vectors, %dx%d gemm tile), FMA peak %.1f GFLOP/s per core (probe, %s)\n",
+           kern->name, kern->vector_width, kern->mr, kern->nr, t->peak_gflops, probe_load);
+    if (isfinite(t->load_average_start))
+        snprintf(average, sizeof average, "load average %.2f (1 min)", t->load_average_start);
+    printf("qkv bench: %s; load: the cores' worth of CPU other processes used (/proc/stat less qkv's own); "
+           "the peak is re-probed before each section and when a row's load moves by more than %.1f\n",
+           average, QKV_BENCH_LOAD_CHANGE);
     const char *wait_policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
     printf("qkv bench: median of %d samples; 1 thread and %d threads; OMP_WAIT_POLICY=%s GOMP_SPINCOUNT=%s\n",
            BENCH_SAMPLES, t->threads, wait_policy ? wait_policy : "(unset)", spin ? spin : "(unset)");
     print_header(t->threads);
 }
 
-void qkv_bench_run_section(qkv_bench_table *t, const char *section) {
-    int all = strcmp(section, "all") == 0;
-    if (all || strcmp(section, "matmul") == 0) bench_matmul(t);
-    if (all || strcmp(section, "attention") == 0) qkv_bench_attention(t);
-    if (all || strcmp(section, "train") == 0) qkv_bench_train(t);
-    if (strcmp(section, "long") == 0) qkv_bench_long_attention(t);
+/* Each section but the first starts with a fresh probe of the peak: the load may
+ * have moved while the previous section ran. */
+static void section(qkv_bench_table *t, void (*run)(qkv_bench_table *t)) {
+    if (t->n > 0) qkv_bench_probe_peak(t, "section");
+    run(t);
+}
+
+void qkv_bench_run_section(qkv_bench_table *t, const char *name) {
+    int all = strcmp(name, "all") == 0;
+    if (all || strcmp(name, "matmul") == 0) section(t, bench_matmul);
+    if (all || strcmp(name, "attention") == 0) section(t, qkv_bench_attention);
+    if (all || strcmp(name, "train") == 0) section(t, qkv_bench_train);
+    if (strcmp(name, "long") == 0) section(t, qkv_bench_long_attention);
 }
 
 int qkv_bench_write_json(const char *path, const qkv_bench_table *t) { return write_json(path, t); }

@@ -91,7 +91,7 @@ void qkv_bench_attention(qkv_bench_table *t) {
             row->one = 1e3 * qkv_bench_seconds(run_attention, &p, 1, 0.1, BENCH_SAMPLES);
             row->all = 1e3 * qkv_bench_seconds(run_attention, &p, t->threads, 0.1, BENCH_SAMPLES);
             row->peak_rss_mb = qkv_bench_peak_rss_mb();
-            qkv_bench_print_row(row);
+            qkv_bench_finish_row(t, row);
             attention_problem_free(&p);
         }
 }
@@ -105,7 +105,7 @@ void qkv_bench_long_attention(qkv_bench_table *t) {
         qkv_bench_row *row = qkv_bench_add(t, "long", name, "ms");
         row->all = 1e3 * qkv_bench_seconds(run_attention, &p, t->threads, 0.0, 3);
         row->peak_rss_mb = qkv_bench_peak_rss_mb();
-        qkv_bench_print_row(row);
+        qkv_bench_finish_row(t, row);
         attention_problem_free(&p);
     }
 }
@@ -176,7 +176,7 @@ static void measure_step(qkv_bench_table *t, const char *name, const char *task)
     row->all = 1e3 * qkv_bench_seconds(run_train_step, &s, t->threads, 0.2, BENCH_SAMPLES);
     row->gflop = s.parallel.flops * 1e-9;
     row->peak_rss_mb = qkv_bench_peak_rss_mb();
-    qkv_bench_print_row(row);
+    qkv_bench_finish_row(t, row);
     train_step_free(&s);
 }
 

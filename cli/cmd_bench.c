@@ -4,6 +4,7 @@
  * section or flag prints one line and returns 2, before anything is measured.
  */
 #include "core/kernels/omp_shim.h"
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -80,7 +81,11 @@ int qkv_cmd_bench(int argc, char **argv) {
     qkv_bench_print_header(table);
     qkv_bench_run_section(table, section);
     qkv_set_threads(previous_threads);
-    printf("threads: %d   peak RSS: %.1f MB\n", table->threads, qkv_bench_peak_rss_mb());
+    char load[32] = "load unknown";
+    double average = qkv_bench_load_average();
+    if (isfinite(average)) snprintf(load, sizeof load, "load average %.2f", average);
+    printf("threads: %d   peak RSS: %.1f MB   probes of the peak: %d   %s\n", table->threads,
+           qkv_bench_peak_rss_mb(), table->n_probes, load);
     if (json_path && qkv_bench_write_json(json_path, table) != 0) {
         fprintf(stderr, "qkv bench: --json: %s\n", qkv_last_error());
         return 2;

@@ -276,7 +276,8 @@ START_TEST(lengthgen_and_bench_files_form_lines) {
     static const char *const lengthgen[] = {"train/experiments/lengthgen", "train/experiments/lengthgen_record",
                                             "train/experiments/lengthgen_report", "train/experiments/lengthgen_distance",
                                             "train/experiments/lengthgen_runs"};
-    static const char *const bench[] = {"cli/cmd_bench", "cli/bench", "cli/bench_models", "cli/bench_table"};
+    static const char *const bench[] = {"cli/cmd_bench", "cli/bench", "cli/bench_models", "cli/bench_table",
+                                        "cli/bench_load"};
     assert_line(lengthgen, ELEMENTS(lengthgen));
     assert_line(bench, ELEMENTS(bench));
 }
