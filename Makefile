@@ -310,7 +310,7 @@ bench-mpi:
 # allocation ASan cannot serve returns NULL, as malloc does, so the tests of
 # qkv's out-of-memory messages run here too.
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-SAN_ENV   := ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
+SAN_ENV   := ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1
 test-asan:
 	$(SAN_ENV) $(MAKE) B=build-asan BIN=build-asan/qkv OPT="$(SAN_FLAGS)" test
 
@@ -322,7 +322,7 @@ test-asan:
 # valgrind runs one thread at a time). Any invalid read or write, use of an
 # uninitialised value, or leak "definitely", "indirectly" or "possibly" lost fails
 # the run; tests/valgrind.supp holds libgomp's worker threads.
-VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible \
+VALGRIND := valgrind -q --num-callers=40 --error-exitcode=1 --leak-check=full --show-leak-kinds=definite,indirect,possible \
             --errors-for-leak-kinds=definite,indirect,possible --suppressions=$(CURDIR)/tests/valgrind.supp
 # The two runs are independent: `make -j2 test-valgrind` runs them side by side.
 test-valgrind: valgrind-train valgrind-suite

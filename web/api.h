@@ -35,8 +35,9 @@
  * GiB), the page's memory budget: a run too big for it is refused with the
  * session's estimate, or stopped while its model is made ({"ok":false, "error":
  * "qkv: making the task takes more memory than ...", "stopped":true}: what was
- * made by then stays allocated). Any library stop is such a refusal; the module
- * keeps working.
+ * made by then stays allocated, so the page's worker starts a fresh instance of
+ * the module after a stop: web/worker.js). Any library stop is such a refusal; the
+ * module keeps answering.
  *
  * One training session and one opened model live at a time; starting another
  * replaces the one before.

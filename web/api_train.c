@@ -29,6 +29,7 @@
 
 static struct {
     int active, done;
+    int run_begun;              /* qkv_task_run_begin called, qkv_task_run_end not yet */
     qkv_task_run run;
     qkv_session session;
     long step;                  /* steps taken */
@@ -61,7 +62,15 @@ void qkv_web_train_free(void) {
     memset(&train, 0, sizeof train);
 }
 
-void qkv_web_train_forget(void) { memset(&train, 0, sizeof train); }
+/* After a stop: the session is left as the stop found it (not closed: its state
+ * may be half made); the request's flags and the run's config are whole, so they
+ * are returned (a leak checker sees no lost block). */
+void qkv_web_train_forget(void) {
+    if (train.run_begun) qkv_task_run_end(&train.run);
+    free(train.probe);
+    qkv_web_argv_free(train.argc, train.argv);
+    memset(&train, 0, sizeof train);
+}
 
 /* "qkv train: unknown task 'x' (did you mean ...? known: ...)", as the command line says it. */
 static const qkv_task_kind *find_kind(const char *name) {
@@ -124,9 +133,14 @@ const char *qkv_web_call_train_start(const char *json) {
     char *task = NULL, *probe = NULL, **argv = NULL;
     int argc = 0, rc = -1;
     const qkv_task_kind *kind = NULL;
-    if (qkv_web_get_string(&r, "task", &task) == 0 && qkv_web_get_string(&r, "probe", &probe) == 0 &&
-        qkv_web_get_argv(&r, &argc, &argv) == 0 && (kind = find_kind(task)) != NULL) {
+    int got = qkv_web_get_string(&r, "task", &task) == 0 && qkv_web_get_string(&r, "probe", &probe) == 0 &&
+              qkv_web_get_argv(&r, &argc, &argv) == 0;
+    train.probe = probe;   /* held where a stop's qkv_web_train_forget finds them */
+    train.argc = argc;
+    train.argv = argv;
+    if (got && (kind = find_kind(task)) != NULL) {
         qkv_task_run_begin(&train.run, kind);
+        train.run_begun = 1;
         int read = qkv_task_run_read(&train.run, argc, argv);
         if (read > 0) qkv_set_error("qkv web: train_start: --help is the command line's");
         if (read < 0) {

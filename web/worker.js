@@ -9,11 +9,16 @@
  *               the module itself could not run (not loaded, a trap).
  * Calls run one at a time in arrival order; a long training is many short
  * qkv_web_train_step calls from the page, so every other call gets its turn.
+ * A stop inside the library ("stopped": true, e.g. a model too big for the heap
+ * refused while it was made) leaves what was made by then in the module's heap:
+ * the worker then starts a fresh instance of the module, whose heap is empty
+ * again, and drops the old one (its session and opened model were forgotten by
+ * the stop anyway).
  */
 'use strict';
 
 let module = null, loadError = null;
-const ready = (async () => {
+let ready = (async () => {
   try {
     importScripts('qkv_page.js');
     module = await createQkvPage(); /* eslint-disable-line no-undef */
@@ -21,6 +26,18 @@ const ready = (async () => {
     loadError = 'the WebAssembly module did not load: ' + (e && e.message || e);
   }
 })();
+
+/* A fresh instance after a stop (see above); until it is made, calls wait. */
+function restart() {
+  module = null;
+  ready = (async () => {
+    try {
+      module = await createQkvPage(); /* eslint-disable-line no-undef */
+    } catch (e) {
+      loadError = 'the WebAssembly module did not restart: ' + (e && e.message || e);
+    }
+  })();
+}
 
 function call(name, arg) {
   if (!/^qkv_web_[a-z_]+$/.test(name)) return { ok: false, error: `qkv web: no call named '${name}'` };
@@ -42,6 +59,7 @@ self.onmessage = async ev => {
   if (!module) { self.postMessage({ id: m.id, fault: loadError }); return; }
   try {
     const result = m.call === 'open' ? open(m.name, m.bytes) : call(m.call, m.arg);
+    if (result && result.stopped) restart();
     self.postMessage({ id: m.id, result });
   } catch (e) {
     self.postMessage({ id: m.id, fault: 'the WebAssembly module stopped: ' + (e && e.message || e) });
