@@ -48,6 +48,11 @@ static const char *pos_names[QKV_POS_COUNT + 1];
 static qkv_pos_kind pos_kinds[QKV_POS_COUNT];
 
 #define T attention_options
+/* The schemes' parameter rows, from train/experiments/explain.h's list. */
+#define POS_PARAM_ROW(scheme, scheme2, flag, M, kind, lo, hi, def, help) POS_PARAM_##kind(flag, M, lo, hi, help),
+#define POS_PARAM_INT(flag, M, lo, hi, help) QKV_INT_FIELD(flag, NULL, T, M, lo, hi, 0, help)
+#define POS_PARAM_FLOAT(flag, M, lo, hi, help) QKV_FLOAT_FIELD(flag, NULL, T, M, lo, hi, 0, help)
+#define POS_PARAM_LIST(flag, M, lo, hi, help) QKV_TEXT_FIELD(flag, NULL, T, M, NULL, help)
 static const qkv_field attention_fields[] = {
     QKV_TEXT_FIELD("--q", NULL, T, texts[0], NULL, "queries, rows split by ';': \"1,0; 0,1\" (up to 8 x 16)"),
     QKV_TEXT_FIELD("--k", NULL, T, texts[1], NULL, "keys, as many columns as --q (up to 8 rows)"),
@@ -64,14 +69,7 @@ static const qkv_field attention_fields[] = {
                      "sinusoidal: x + P[t]; rope: rotated q and k; alibi: -slope * distance on the scores; "
                      "t5, p-rope, fire (typed steps)"),
     QKV_FLOAT_FIELD("--scale", NULL, T, scale, 0, 1e6, 0, "the scores' scale (0: 1/sqrt(head width))"),
-    QKV_FLOAT_FIELD("--rope-base", NULL, T, rope_base, 0, 1e9, 0, "rope, p-rope: the base (0: 10000)"),
-    QKV_FLOAT_FIELD("--p-rope", NULL, T, prope, 0, 1, 0, "p-rope: the share of pairs that turn (0: 0.75)"),
-    QKV_TEXT_FIELD("--slopes", NULL, T, slopes, NULL, "alibi: one slope per head (default 1/2, 1/4)"),
-    QKV_INT_FIELD("--t5-buckets", NULL, T, t5_buckets, 0, QKV_T5_MAX_BUCKETS, 0, "t5: buckets (0: 8)"),
-    QKV_INT_FIELD("--t5-max-distance", NULL, T, t5_max_distance, 0, 1 << 20, 0, "t5: max distance (0: 16)"),
-    QKV_INT_FIELD("--fire-width", NULL, T, fire_width, 0, 64, 0, "fire: the MLP's hidden width (0: 4)"),
-    QKV_FLOAT_FIELD("--fire-c", NULL, T, fire_c, 0, 1e6, 0, "fire: c (0: 0.1)"),
-    QKV_FLOAT_FIELD("--fire-l", NULL, T, fire_l, 0, 1e9, 0, "fire: L (0: 512)"),
+    QKV_EXPLAIN_POS_PARAMS(POS_PARAM_ROW)
     QKV_CHOICE_FIELD("--loss", NULL, T, loss, qkv_explain_loss_names, QKV_EXPLAIN_LOSS_DOT,
                      "dot: L = sum O * C (dO = C); mse: L = 1/2 sum (O - Y)^2 (dO = O - Y)"),
     QKV_TEXT_FIELD("--target", NULL, T, texts[4], NULL, "C or Y, [Tq, dv] (default: drawn N(0,1) from --seed)"),

@@ -47,9 +47,17 @@
  *   -> {"ok":true, "version":"0.3.0", "tasks":["reverse",...], "masks":["none",
  *       "causal","padding","keep"], "schemes_qkv":["none","rope","alibi","t5",
  *       "p-rope","fire"], "schemes_tokens":[...with "learned","sinusoidal"],
+ *       "pos_params":{"none":[], "rope":[{"name":"rope_base", "flag":"--rope-base",
+ *         "label":"rope, p-rope: the base (0: 10000)", "default":"10000", "min":0,
+ *         "max":1000000000, "list":false}], ..., "alibi":[{"name":"slopes", ...,
+ *         "list":true}], ...} (for every scheme of schemes_tokens),
  *       "losses":["dot","mse"], "max_heap":1073741824,
  *       "limits":{"tokens":8, "width":8, "heads":2, "vocab":64}}
- *   The page builds its menus from these tables.
+ *   The page builds its menus and the schemes' parameter fields from these
+ *   tables; pos_params are train/experiments/explain.h's QKV_EXPLAIN_POS_PARAMS,
+ *   the rows `qkv explain attention`'s flags are (name: the flag without dashes,
+ *   the attention request's key; default: what absent or 0 means; min..max: the
+ *   flag's range; list: one positive number per head).
  *
  * qkv_web_attention(A)  one attention step, forward and backward: what
  *   `qkv explain attention` prints for the same flags (A's keys are its flags
@@ -66,9 +74,9 @@
  *     "mask": "none" | "causal" | "padding" | "keep", "key_length": N (padding:
  *       keys 0..N-1 real; default all but the last), "keep": rows [Tq][Tk] of 1/0,
  *     "pos": a name of info's schemes_qkv (typed) or schemes_tokens (tokens),
- *       with its parameters ("rope_base", "p_rope", "slopes": [one per head],
- *       "t5_buckets", "t5_max_distance", "fire_width", "fire_c", "fire_l";
- *       absent or 0: the default),
+ *       with its parameters as info's pos_params name them ("rope_base",
+ *       "p_rope", "slopes": [one per head], "t5_buckets", "t5_max_distance",
+ *       "fire_width", "fire_c", "fire_l"; absent or 0: the default),
  *     "scale": the scores' scale (absent or 0: 1/sqrt(d)),
  *     "loss": "dot" (L = sum O * C) | "mse" (L = 1/2 sum (O - Y)^2), "target":
  *       rows (C or Y; default drawn from "seed"), "seed": 1

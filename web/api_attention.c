@@ -80,6 +80,65 @@ static void write_names(qkv_json_out *o, const char *key, const char *const *nam
     qkv_json_out_text(o, "]");
 }
 
+/* A parameter row's request key: its flag without the dashes, '-' as '_'. */
+static void param_key(const char *flag, char *key, size_t size) {
+    snprintf(key, size, "%s", flag + 2);
+    for (char *c = key; *c; c++)
+        if (*c == '-') *c = '_';
+}
+
+/* "pos_params": {scheme: [{name, flag, label, default, min, max, list}, ...]} for
+ * every scheme of schemes_tokens, from explain.h's QKV_EXPLAIN_POS_PARAMS (the
+ * rows the command's flags are). */
+typedef struct pos_param {
+    qkv_pos_kind schemes[2];
+    const char *flag, *fallback, *help;
+    double lo, hi;
+    int list;
+} pos_param;
+#define POS_PARAM_IS_LIST_INT 0
+#define POS_PARAM_IS_LIST_FLOAT 0
+#define POS_PARAM_IS_LIST_LIST 1
+#define POS_PARAM_ROW(a, b, flag, M, kind, lo, hi, def, help) \
+    {{QKV_POS_##a, QKV_POS_##b}, flag, def, help, lo, hi, POS_PARAM_IS_LIST_##kind},
+static const pos_param pos_params[] = {QKV_EXPLAIN_POS_PARAMS(POS_PARAM_ROW)};
+#undef POS_PARAM_ROW
+#define N_POS_PARAMS ((int)(sizeof pos_params / sizeof *pos_params))
+
+static void write_pos_params(qkv_json_out *o) {
+    const char *names[QKV_POS_COUNT + 1];
+    qkv_pos_kind kinds[QKV_POS_COUNT];
+    int n = schemes(SCHEMES_TOKENS, names, kinds);
+    qkv_web_key(o, "pos_params");
+    qkv_json_out_text(o, "{");
+    for (int s = 0; s < n; s++) {
+        if (s) qkv_json_out_text(o, ",");
+        qkv_json_out_string(o, names[s]);
+        qkv_json_out_text(o, ":[");
+        for (int i = 0, first = 1; i < N_POS_PARAMS; i++) {
+            const pos_param *p = &pos_params[i];
+            if (p->schemes[0] != kinds[s] && p->schemes[1] != kinds[s]) continue;
+            char key[64];
+            param_key(p->flag, key, sizeof key);
+            qkv_json_out_text(o, first ? "{\"name\":" : ",{\"name\":");
+            first = 0;
+            qkv_json_out_string(o, key);
+            qkv_web_text(o, "flag", p->flag);
+            qkv_web_text(o, "label", p->help);
+            qkv_web_text(o, "default", p->fallback);
+            qkv_web_key(o, "min");
+            qkv_web_number(o, p->lo);
+            qkv_web_key(o, "max");
+            qkv_web_number(o, p->hi);
+            qkv_web_key(o, "list");
+            qkv_json_out_text(o, p->list ? "true" : "false");
+            qkv_json_out_text(o, "}");
+        }
+        qkv_json_out_text(o, "]");
+    }
+    qkv_json_out_text(o, "}");
+}
+
 const char *qkv_web_call_info(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "info", json) != 0) return qkv_web_refuse_error(NULL);
@@ -99,6 +158,7 @@ const char *qkv_web_call_info(const char *json) {
     schemes(SCHEMES_TOKENS, names, kinds);
     write_names(o, "schemes_tokens", names);
     write_names(o, "losses", qkv_explain_loss_names);
+    write_pos_params(o);
     qkv_web_key(o, "max_heap");
     qkv_web_int(o, (long long)QKV_WEB_MAX_HEAP);
     qkv_web_key(o, "limits");
@@ -157,6 +217,20 @@ static int read_slopes(const qkv_web_request *r, qkv_explain_input *in) {
     return 0;
 }
 
+/* The schemes' parameters, by explain.h's rows (integers in the row's range). */
+static int read_pos_params(const qkv_web_request *r, qkv_explain_input *in) {
+    char key[64];
+#define READ_INT(flag, M, lo, hi) (param_key(flag, key, sizeof key), get_int(r, key, lo, hi, &in->M))
+#define READ_FLOAT(flag, M, lo, hi) (param_key(flag, key, sizeof key), get_float(r, key, &in->M))
+#define READ_LIST(flag, M, lo, hi) read_slopes(r, in)
+#define READ_PARAM(a, b, flag, M, kind, lo, hi, def, help) || READ_##kind(flag, M, lo, hi)
+    return (0 QKV_EXPLAIN_POS_PARAMS(READ_PARAM)) ? -1 : 0;
+#undef READ_PARAM
+#undef READ_LIST
+#undef READ_FLOAT
+#undef READ_INT
+}
+
 /* The request as the step's input; tokens->tape set when the token path ran. */
 static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_tokens *tokens) {
     qkv_explain_input_init(in);
@@ -170,10 +244,7 @@ static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_t
     if (get_int(r, "heads", 1, QKV_EXPLAIN_MAX_HEADS, &in->heads) || choice(r, "mask", "--mask", qkv_explain_mask_names, &mask) ||
         choice(r, "pos", "--pos", pos_names, &pos) || choice(r, "loss", "--loss", qkv_explain_loss_names, &loss) ||
         qkv_web_get_int(r, "seed", 0, 1000000000000000LL, &seed) || get_float(r, "scale", &in->scale) ||
-        get_float(r, "rope_base", &in->rope_base) || get_float(r, "p_rope", &in->prope) ||
-        get_int(r, "t5_buckets", 0, QKV_T5_MAX_BUCKETS, &in->t5_buckets) ||
-        get_int(r, "t5_max_distance", 0, 1 << 20, &in->t5_max_distance) || get_int(r, "fire_width", 0, 64, &in->fire_width) ||
-        get_float(r, "fire_c", &in->fire_c) || get_float(r, "fire_l", &in->fire_l) || read_slopes(r, in))
+        read_pos_params(r, in))
         return -1;
     in->mask = mask;
     in->loss = (qkv_explain_loss)loss;
