@@ -62,7 +62,11 @@
  * qkv_web_attention(A)  one attention step, forward and backward: what
  *   `qkv explain attention` prints for the same flags (A's keys are its flags
  *   without the dashes, '-' as '_'), from train/experiments/explain.h's
- *   qkv_explain_step. Absent keys take the command's defaults.
+ *   qkv_explain_step. Absent keys take the command's defaults. The scalar keys
+ *   (a number, or its text; "slopes" also an array) are read by the command's
+ *   own flag rows (train/experiments/explain_fields.h), so a bad one gets the
+ *   command line's line ("qkv explain attention: --heads: expected an integer
+ *   in [1, 2], got '3'").
  *   A = {
  *     typed: "q", "k", "v": rows, as a string in the command line's syntax
  *       "1,0; 0,1" or as [[1,0],[0,1]] (up to 8 rows; heads * d columns, d <= 8),

@@ -2,9 +2,11 @@
  * qkv_web_attention_check: one attention step of typed Q, K, V or of tokens
  * (web/tokens.h), computed by train/experiments/explain.h's qkv_explain_step,
  * the same call `qkv explain attention` prints. The request's keys are the
- * command's flags without their dashes ("q", "key_length", "p_rope", ...);
- * typed matrices go through the command's parser (qkv_explain_input_set) and
- * its checks (qkv_explain_check_input), so a bad one gets the command line's line.
+ * command's flags without their dashes ("q", "key_length", "p_rope", ...): its
+ * scalars are read by the command's own flag rows (train/experiments/
+ * explain_fields.h) from their text, typed matrices go through the command's
+ * parser (qkv_explain_input_set), and the whole through its checks
+ * (qkv_explain_options_finish), so a bad value gets the command line's line.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "core/error.h"
 #include "core/version.h"
 #include "train/args.h"
+#include "train/experiments/explain_fields.h"
 #include "train/tasks/registry.h"
 #include "web/api.h"
 #include "web/calls.h"
@@ -51,19 +54,17 @@ static int choice(const qkv_web_request *r, const char *key, const char *flag, c
 
 /* The schemes, in the table's order: SCHEMES_INSIDE those acting inside
  * attention (the page's menu for typed Q, K, V); SCHEMES_TOKENS those and the
- * ones added to the embeddings; SCHEMES_FLAG what --pos of `qkv explain
- * attention` takes (the worked example's too), so that a typed step's --pos is
- * read as the command line reads it, with its list in the message. */
-enum { SCHEMES_INSIDE, SCHEMES_TOKENS, SCHEMES_FLAG };
+ * ones added to the embeddings. A typed step's --pos is read by the command's own
+ * row (explain_fields.h), with its list in the message. */
+enum { SCHEMES_INSIDE, SCHEMES_TOKENS };
 static int schemes(int which, const char **names, qkv_pos_kind *kinds) {
-    const char *inside[QKV_POS_COUNT + 1], *walk[QKV_POS_COUNT + 1];
-    qkv_pos_kind inside_kinds[QKV_POS_COUNT], walk_kinds[QKV_POS_COUNT];
-    int n_inside = qkv_explain_step_schemes(inside, inside_kinds), n_walk = qkv_explain_schemes(walk, walk_kinds), n = 0;
+    const char *inside[QKV_POS_COUNT + 1];
+    qkv_pos_kind inside_kinds[QKV_POS_COUNT];
+    int n_inside = qkv_explain_step_schemes(inside, inside_kinds), n = 0;
     for (int i = 0; i < QKV_POS_COUNT; i++) {
         qkv_pos_kind kind = qkv_pos_schemes[i].kind;
         int keep = which == SCHEMES_TOKENS && (kind == QKV_POS_LEARNED || kind == QKV_POS_SINUSOIDAL);
         for (int j = 0; j < n_inside; j++) keep |= inside_kinds[j] == kind;
-        for (int j = 0; j < n_walk && which == SCHEMES_FLAG; j++) keep |= walk_kinds[j] == kind;
         if (keep) kinds[n] = kind, names[n++] = qkv_pos_schemes[i].name;
     }
     names[n] = NULL;
@@ -181,13 +182,6 @@ static int set_matrix(const qkv_web_request *r, qkv_explain_input *in, const cha
     return rc;
 }
 
-static int get_float(const qkv_web_request *r, const char *key, float *out) {
-    double x = *out;
-    if (qkv_web_get_number(r, key, &x) != 0) return -1;
-    *out = (float)x;
-    return 0;
-}
-
 static int get_int(const qkv_web_request *r, const char *key, long long lo, long long hi, int *out) {
     long long x = *out;
     if (qkv_web_get_int(r, key, lo, hi, &x) != 0) return -1;
@@ -195,64 +189,91 @@ static int get_int(const qkv_web_request *r, const char *key, long long lo, long
     return 0;
 }
 
-/* "slopes": one positive number per head (alibi). */
-static int read_slopes(const qkv_web_request *r, qkv_explain_input *in) {
-    int i = qkv_web_find(r, "slopes");
+/* The value of key as the command line's text (into text, size bytes): a number's
+ * own digits, a string's, a flat array's numbers joined by ','. 1 when given, 0
+ * when absent, -1 with a one-line qkv_last_error(). */
+static int value_text(const qkv_web_request *r, const char *key, char *text, size_t size) {
+    int i = qkv_web_find(r, key);
     if (i == -1) return 0;
     const qkv_json_token *t = r->doc.tokens;
-    if (i < 0 || t[i].type != QKV_JSON_ARRAY || (int)t[i].count != in->heads) {
-        qkv_set_error("qkv web: attention: \"slopes\" must be %d positive numbers, one per head", in->heads);
-        return -1;
+    size_t used = 0;
+    text[0] = 0;
+    if (i >= 0 && t[i].type == QKV_JSON_STRING) {
+        char *value = NULL;
+        if (qkv_web_get_string(r, key, &value) != 0) return -1;
+        snprintf(text, size, "%s", value);
+        free(value);
+        return 1;
     }
-    for (uint32_t k = 0, j = (uint32_t)i + 1; k < t[i].count; k++, j = t[j].next) {
-        char *end = NULL, text[64];
-        snprintf(text, sizeof text, "%.*s", (int)(t[j].len < 63 ? t[j].len : 63), (const char *)r->doc.text + t[j].start);
-        double x = t[j].type == QKV_JSON_NUMBER ? strtod(text, &end) : 0;
-        if (!(x > 0)) {
-            qkv_set_error("qkv web: attention: \"slopes\" must be %d positive numbers, one per head", in->heads);
-            return -1;
-        }
-        in->alibi_slopes[k] = (float)x;
+    if (i >= 0 && t[i].type == QKV_JSON_NUMBER) {
+        snprintf(text, size, "%.*s", (int)t[i].len, (const char *)r->doc.text + t[i].start);
+        return 1;
     }
-    return 0;
+    if (i >= 0 && t[i].type == QKV_JSON_ARRAY) {
+        uint32_t k = 0, j = (uint32_t)i + 1;
+        for (; k < t[i].count && t[j].type == QKV_JSON_NUMBER && used + t[j].len + 2 < size; k++, j = t[j].next)
+            used += (size_t)snprintf(text + used, size - used, "%s%.*s", k ? "," : "", (int)t[j].len,
+                                     (const char *)r->doc.text + t[j].start);
+        if (k == t[i].count) return 1;
+    }
+    if (i == -2) return qkv_set_error("qkv web: attention: \"%s\" given twice", key), -1;
+    return qkv_set_error("qkv web: attention: \"%s\" must be a number, a string or an array of numbers", key), -1;
 }
 
-/* The schemes' parameters, by explain.h's rows (integers in the row's range). */
-static int read_pos_params(const qkv_web_request *r, qkv_explain_input *in) {
-    char key[64];
-#define READ_INT(flag, M, lo, hi) (param_key(flag, key, sizeof key), get_int(r, key, lo, hi, &in->M))
-#define READ_FLOAT(flag, M, lo, hi) (param_key(flag, key, sizeof key), get_float(r, key, &in->M))
-#define READ_LIST(flag, M, lo, hi) read_slopes(r, in)
-#define READ_PARAM(a, b, flag, M, kind, lo, hi, def, help) || READ_##kind(flag, M, lo, hi)
-    return (0 QKV_EXPLAIN_POS_PARAMS(READ_PARAM)) ? -1 : 0;
-#undef READ_PARAM
-#undef READ_LIST
-#undef READ_FLOAT
-#undef READ_INT
+/* The request's scalar keys read by the command's own flag rows
+ * (train/experiments/explain_fields.h: the same parser, so the same refusal);
+ * matrices and the command's --file, --check and --threads are not read here.
+ * With tokens, "pos" is read from schemes_tokens (with learned, sinusoidal). */
+static int read_options(const qkv_web_request *r, qkv_explain_options *o, int tokens, qkv_pos_kind *pos) {
+    qkv_explain_fields_ready();
+    qkv_fields_defaults(qkv_explain_fields, QKV_EXPLAIN_N_FIELDS, o);
+    qkv_arg args[QKV_EXPLAIN_N_FIELDS];
+    int n = qkv_args_from_fields(qkv_explain_fields, QKV_EXPLAIN_N_FIELDS, o, args);
+    for (int i = 0; i < n; i++) {
+        const qkv_arg *a = &args[i];
+        const void *at = a->target;
+        int skip = at == (void *)&o->file || at == (void *)&o->check || at == (void *)&o->threads ||
+                   (tokens && at == (void *)&o->pos);
+        for (int m = 0; m < QKV_EXPLAIN_N_MATRICES; m++) skip |= at == (void *)&o->texts[m];
+        if (skip) continue;
+        char key[64], text[512];
+        param_key(a->flag, key, sizeof key);
+        int given = value_text(r, key, text, sizeof text);
+        if (given < 0) return -1;
+        if (!given) continue;
+        char *argv[2] = {(char *)a->flag, text};
+        unsigned char seen[1];
+        if (qkv_args_read(COMMAND, 2, argv, a, 1, seen) != 0) {
+            char line[1100];
+            snprintf(line, sizeof line, "qkv %s", qkv_last_error());
+            return qkv_set_error("%s", line), -1;
+        }
+    }
+    const char *names[QKV_POS_COUNT + 1];
+    qkv_pos_kind kinds[QKV_POS_COUNT];
+    *pos = qkv_explain_pos_kinds[o->pos];
+    if (tokens) {
+        int index = 0;
+        schemes(SCHEMES_TOKENS, names, kinds);
+        if (choice(r, "pos", "--pos", names, &index) != 0) return -1;
+        *pos = kinds[index];
+    }
+    return 0;
 }
 
 /* The request as the step's input; tokens->tape set when the token path ran. */
 static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_tokens *tokens) {
     qkv_explain_input_init(in);
     memset(tokens, 0, sizeof *tokens);
-    long long seed = 1;
-    int mask = QKV_EXPLAIN_MASK_NONE, loss = QKV_EXPLAIN_LOSS_DOT, pos = 0, has_tokens = qkv_web_find(r, "tokens") >= 0;
-    const char *pos_names[QKV_POS_COUNT + 1];
-    qkv_pos_kind pos_kinds[QKV_POS_COUNT];
-    schemes(has_tokens ? SCHEMES_TOKENS : SCHEMES_FLAG, pos_names, pos_kinds);
-    in->heads = 1;
-    if (get_int(r, "heads", 1, QKV_EXPLAIN_MAX_HEADS, &in->heads) || choice(r, "mask", "--mask", qkv_explain_mask_names, &mask) ||
-        choice(r, "pos", "--pos", pos_names, &pos) || choice(r, "loss", "--loss", qkv_explain_loss_names, &loss) ||
-        qkv_web_get_int(r, "seed", 0, 1000000000000000LL, &seed) || get_float(r, "scale", &in->scale) ||
-        read_pos_params(r, in))
-        return -1;
-    in->mask = mask;
-    in->loss = (qkv_explain_loss)loss;
-    in->seed = (unsigned long long)seed;
-    in->pos = pos_kinds[pos];
+    qkv_explain_options o;
+    qkv_pos_kind pos;
+    int has_tokens = qkv_web_find(r, "tokens") >= 0;
+    if (read_options(r, &o, has_tokens, &pos) != 0) return -1;
+    qkv_explain_options_apply(&o, in);
+    in->pos = pos;
     int given[5] = {0};
     if (has_tokens) {
-        if (qkv_web_tokens_forward(tokens, r, pos_kinds[pos], in->seed, in) != 0) return -1;
+        if (qkv_web_tokens_forward(tokens, r, pos, in->seed, in) != 0) return -1;
     } else {
         for (int m = 0; m < 3; m++)
             if (set_matrix(r, in, qkv_explain_matrix_names[m], &given[m]) != 0) return -1;
@@ -264,10 +285,7 @@ static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_t
     if (set_matrix(r, in, "keep", &given[3]) || set_matrix(r, in, "target", &given[4])) return -1;
     if (in->mask == QKV_EXPLAIN_MASK_KEEP && !given[3])
         return qkv_set_error("qkv " COMMAND ": --mask keep needs --keep (rows of 1 and 0, [Tq,Tk])"), -1;
-    int key_length = 0;
-    if (get_int(r, "key_length", 0, QKV_EXPLAIN_MAX_T, &key_length) != 0) return -1;
-    in->key_length = key_length ? key_length : in->tk > 1 ? in->tk - 1 : 1;
-    return as_command(qkv_explain_check_input(in));
+    return as_command(qkv_explain_options_finish(&o, in));
 }
 
 static void write_result(qkv_json_out *o, const qkv_explain_result *res) {

@@ -131,6 +131,12 @@ for (const s of steps) {
     weights: { wq: t.weights[1].data.reduce((rows, x, i) => (i % 4 ? rows[rows.length - 1].push(x) : rows.push([x]), rows), []) } });
   expect(edited.ok && JSON.stringify(edited.matrices[0]) === JSON.stringify(t.matrices[0]), 'the returned weights, given back, give the same Q');
 }
+// the scalar fields go through the command's own flag rows (train/experiments/explain_fields.h)
+for (const [key, flag, value] of [['heads', '--heads', 3], ['t5_buckets', '--t5-buckets', 2000], ['scale', '--scale', -1],
+  ['fire_c', '--fire-c', 'x'], ['key_length', '--key-length', 9], ['seed', '--seed', 1.5]])
+  sameRefusal(call('qkv_web_attention', { q: '1', k: '1', v: '1', pos: key.startsWith('t5') ? 't5' : 'none', [key]: value }),
+    ['explain', 'attention', '--q', '1', '--k', '1', '--v', '1', '--pos', key.startsWith('t5') ? 't5' : 'none', flag, String(value)],
+    `"${key}": ${value}`);
 sameRefusal(call('qkv_web_attention', { q: '1,x', k: '1', v: '1' }), ['explain', 'attention', '--q', '1,x', '--k', '1', '--v', '1'], 'a bad matrix');
 sameRefusal(call('qkv_web_attention', { q: '1', k: '1', v: '1', pos: 'ropee' }),
   ['explain', 'attention', '--q', '1', '--k', '1', '--v', '1', '--pos', 'ropee'], 'an unknown scheme');
