@@ -17,7 +17,9 @@
  *   --check dq:I,J (or dk, dv) for one entry against finite differences.
  * It prints every matrix of the result (qkv_explain_result) in its order, the
  * D_i = rowsum(dO * O) step written out from the result's dO, O and dO*O, and the
- * fused op's agreement. Bad input: one line, exit 2.
+ * fused op's agreement. Bad input: one line, exit 2. The flag rows and the
+ * options -> input steps are train/experiments/explain_fields.h's, which the
+ * page's C API reads too (the same refusals).
  */
 #include <math.h>
 #include <stddef.h>
@@ -31,62 +33,16 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "train/experiments/explain.h"
+#include "train/experiments/explain_fields.h"
 #include "train/settings.h"
 
-typedef struct attention_options {
-    int mask, pos, threads, heads, key_length, loss;
-    const char *texts[QKV_EXPLAIN_N_MATRICES];   /* --q --k --v --keep --target, in qkv_explain_matrix_names order */
-    const char *file, *check, *slopes;
-    float scale, rope_base, prope, fire_c, fire_l;
-    int t5_buckets, t5_max_distance, fire_width;
-    unsigned long long seed;
-} attention_options;
-
-/* The --pos names: the worked example's schemes and those the step takes, in table
- * order, filled from the table before the flags are read. */
-static const char *pos_names[QKV_POS_COUNT + 1];
-static qkv_pos_kind pos_kinds[QKV_POS_COUNT];
-
-#define T attention_options
-static const qkv_field attention_fields[] = {
-    QKV_TEXT_FIELD("--q", NULL, T, texts[0], NULL, "queries, rows split by ';': \"1,0; 0,1\" (up to 8 x 16)"),
-    QKV_TEXT_FIELD("--k", NULL, T, texts[1], NULL, "keys, as many columns as --q (up to 8 rows)"),
-    QKV_TEXT_FIELD("--v", NULL, T, texts[2], NULL, "values, one row per key"),
-    QKV_TEXT_FIELD("--file", NULL, T, file, NULL, "a text file of lines \"q = 1,0; 0,1\" (q, k, v, keep, target)"),
-    QKV_SETTING_FIELD_IN(QKV_FIELD_INT, QKV_SETTING_HEADS, T, heads, 1, 1, QKV_EXPLAIN_MAX_HEADS),
-    QKV_CHOICE_FIELD("--mask", NULL, T, mask, qkv_explain_mask_names, QKV_EXPLAIN_MASK_NONE,
-                     "none: the worked example; causal: 3 queries at positions 0..2; padding: key 2 is padding "
-                     "(or --key-length); keep: --keep"),
-    QKV_INT_FIELD("--key-length", NULL, T, key_length, 0, QKV_EXPLAIN_MAX_T, 0,
-                  "padding: keys 0..N-1 are real (0: all but the last)"),
-    QKV_TEXT_FIELD("--keep", NULL, T, texts[3], NULL, "keep: [Tq,Tk] of 1 (may attend) and 0"),
-    QKV_CHOICE_FIELD("--pos", NULL, T, pos, pos_names, 0,
-                     "sinusoidal: x + P[t]; rope: rotated q and k; alibi: -slope * distance on the scores; "
-                     "t5, p-rope, fire (typed steps)"),
-    QKV_FLOAT_FIELD("--scale", NULL, T, scale, 0, 1e6, 0, "the scores' scale (0: 1/sqrt(head width))"),
-    QKV_FLOAT_FIELD("--rope-base", NULL, T, rope_base, 0, 1e9, 0, "rope, p-rope: the base (0: 10000)"),
-    QKV_FLOAT_FIELD("--p-rope", NULL, T, prope, 0, 1, 0, "p-rope: the share of pairs that turn (0: 0.75)"),
-    QKV_TEXT_FIELD("--slopes", NULL, T, slopes, NULL, "alibi: one slope per head (default 1/2, 1/4)"),
-    QKV_INT_FIELD("--t5-buckets", NULL, T, t5_buckets, 0, QKV_T5_MAX_BUCKETS, 0, "t5: buckets (0: 8)"),
-    QKV_INT_FIELD("--t5-max-distance", NULL, T, t5_max_distance, 0, 1 << 20, 0, "t5: max distance (0: 16)"),
-    QKV_INT_FIELD("--fire-width", NULL, T, fire_width, 0, 64, 0, "fire: the MLP's hidden width (0: 4)"),
-    QKV_FLOAT_FIELD("--fire-c", NULL, T, fire_c, 0, 1e6, 0, "fire: c (0: 0.1)"),
-    QKV_FLOAT_FIELD("--fire-l", NULL, T, fire_l, 0, 1e9, 0, "fire: L (0: 512)"),
-    QKV_CHOICE_FIELD("--loss", NULL, T, loss, qkv_explain_loss_names, QKV_EXPLAIN_LOSS_DOT,
-                     "dot: L = sum O * C (dO = C); mse: L = 1/2 sum (O - Y)^2 (dO = O - Y)"),
-    QKV_TEXT_FIELD("--target", NULL, T, texts[4], NULL, "C or Y, [Tq, dv] (default: drawn N(0,1) from --seed)"),
-    QKV_SEED_FIELD(T, seed, "draws t5's table, fire's MLP and an untyped --target"),
-    QKV_TEXT_FIELD("--check", NULL, T, check, NULL, "one entry against finite differences: dq:I,J, dk:I,J or dv:I,J"),
-    QKV_SETTING_FIELD(QKV_FIELD_INT, QKV_SETTING_THREADS, T, threads, 0),
-};
-#undef T
-#define N_FIELDS ((int)(sizeof attention_fields / sizeof *attention_fields))
+#define N_FIELDS QKV_EXPLAIN_N_FIELDS
 
 static int explain_attention(int argc, char **argv);
 static const qkv_command_spec attention = {
     "attention", "", 0,
     "one attention step, forward and backward: the worked example, or your Q, K and V",
-    attention_fields, N_FIELDS, NULL, NULL, explain_attention};
+    qkv_explain_fields, N_FIELDS, NULL, NULL, explain_attention};
 
 static int fail(const char *message) {
     fprintf(stderr, "qkv explain attention: %s\n", message);
@@ -95,20 +51,8 @@ static int fail(const char *message) {
 
 /* ---- inputs ---------------------------------------------------------------------- */
 
-static int parse_slopes(const char *text, qkv_explain_input *in) {
-    float slopes[QKV_EXPLAIN_MAX_HEADS];
-    int rows, cols;
-    if (qkv_explain_parse_matrix("--slopes", text, slopes, 1, QKV_EXPLAIN_MAX_HEADS, &rows, &cols) != 0) return -1;
-    if (cols != in->heads) return qkv_set_error("--slopes: %d slopes for %d heads", cols, in->heads), -1;
-    for (int h = 0; h < cols; h++) {
-        if (!(slopes[h] > 0)) return qkv_set_error("--slopes: %g is not a positive slope", (double)slopes[h]), -1;
-        in->alibi_slopes[h] = slopes[h];
-    }
-    return 0;
-}
-
 /* The matrices: the file's, each replaced by its flag when given; then the rest. */
-static int set_matrices(const attention_options *o, qkv_explain_input *in) {
+static int set_matrices(const qkv_explain_options *o, qkv_explain_input *in) {
     char *from_file[QKV_EXPLAIN_N_MATRICES] = {0};
     if (o->file && qkv_explain_read_file(o->file, from_file) != 0) return -1;
     const char *texts[QKV_EXPLAIN_N_MATRICES];
@@ -130,25 +74,11 @@ static int set_matrices(const attention_options *o, qkv_explain_input *in) {
     return rc;
 }
 
-static int make_input(const attention_options *o, qkv_explain_input *in) {
+static int make_input(const qkv_explain_options *o, qkv_explain_input *in) {
     qkv_explain_input_init(in);
-    in->heads = o->heads;
-    in->mask = o->mask;
-    in->pos = pos_kinds[o->pos];
-    in->scale = o->scale;
-    in->rope_base = o->rope_base;
-    in->prope = o->prope;
-    in->t5_buckets = o->t5_buckets;
-    in->t5_max_distance = o->t5_max_distance;
-    in->fire_width = o->fire_width;
-    in->fire_c = o->fire_c;
-    in->fire_l = o->fire_l;
-    in->loss = (qkv_explain_loss)o->loss;
-    in->seed = o->seed;
+    qkv_explain_options_apply(o, in);
     if (set_matrices(o, in) != 0) return -1;
-    in->key_length = o->key_length ? o->key_length : in->tk > 1 ? in->tk - 1 : 1;
-    if (o->slopes && parse_slopes(o->slopes, in) != 0) return -1;
-    return qkv_explain_check_input(in);
+    return qkv_explain_options_finish(o, in);
 }
 
 /* "dq:1,0" -> 'q', 1, 0. */
@@ -223,7 +153,7 @@ static void print_result(const qkv_explain_input *in, const qkv_explain_result *
            (double)r->fused_diff);
 }
 
-static int explain_step(const attention_options *o) {
+static int explain_step(const qkv_explain_options *o) {
     qkv_explain_input in;
     if (make_input(o, &in) != 0) return fail(qkv_last_error());
     char which = 0;
@@ -245,46 +175,33 @@ static int explain_step(const attention_options *o) {
 
 /* ---- the command ----------------------------------------------------------------- */
 
-/* The --pos names: schemes the worked example or the step explains. */
-static void fill_pos_names(void) {
-    const char *walk[QKV_POS_COUNT + 1], *step[QKV_POS_COUNT + 1];
-    int n_walk = qkv_explain_schemes(walk, NULL), n_step = qkv_explain_step_schemes(step, NULL), n = 0;
-    for (int i = 0; i < QKV_POS_COUNT; i++) {
-        int keep = 0;
-        for (int j = 0; j < n_walk; j++) keep |= strcmp(walk[j], qkv_pos_schemes[i].name) == 0;
-        for (int j = 0; j < n_step; j++) keep |= strcmp(step[j], qkv_pos_schemes[i].name) == 0;
-        if (keep) pos_kinds[n] = qkv_pos_schemes[i].kind, pos_names[n++] = qkv_pos_schemes[i].name;
-    }
-    pos_names[n] = NULL;
-}
-
 /* The worked example: only --mask (none, causal, padding), --pos (its schemes) and --threads given. */
-static int is_worked_example(const attention_options *o, const unsigned char *given) {
+static int is_worked_example(const qkv_explain_options *o, const unsigned char *given) {
     const char *walk[QKV_POS_COUNT + 1];
     qkv_pos_kind kinds[QKV_POS_COUNT];
     int n = qkv_explain_schemes(walk, kinds), known = 0;
-    for (int i = 0; i < n; i++) known |= kinds[i] == pos_kinds[o->pos];
+    for (int i = 0; i < n; i++) known |= kinds[i] == qkv_explain_pos_kinds[o->pos];
     if (!known || o->mask > QKV_EXPLAIN_MASK_PADDING) return 0;
     for (int i = 0; i < N_FIELDS; i++) {
-        size_t at = attention_fields[i].offset;
-        int walk_flag = at == offsetof(attention_options, mask) || at == offsetof(attention_options, pos) ||
-                        at == offsetof(attention_options, threads);
+        size_t at = qkv_explain_fields[i].offset;
+        int walk_flag = at == offsetof(qkv_explain_options, mask) || at == offsetof(qkv_explain_options, pos) ||
+                        at == offsetof(qkv_explain_options, threads);
         if (given[i] && !walk_flag) return 0;
     }
     return 1;
 }
 
 static int explain_attention(int argc, char **argv) {
-    fill_pos_names();
-    attention_options o;
-    qkv_fields_defaults(attention_fields, N_FIELDS, &o);
+    qkv_explain_fields_ready();
+    qkv_explain_options o;
+    qkv_fields_defaults(qkv_explain_fields, N_FIELDS, &o);
     qkv_arg args[QKV_MAX_COMMAND_FLAGS];
     unsigned char given[QKV_MAX_COMMAND_FLAGS] = {0};
-    int n = qkv_args_from_fields(attention_fields, N_FIELDS, &o, args);
+    int n = qkv_args_from_fields(qkv_explain_fields, N_FIELDS, &o, args);
     int parsed = qkv_command_parse_args(&attention, "explain attention", argc, argv, args, n, given);
     if (parsed != 0) return parsed > 0 ? 0 : 2;
     qkv_set_threads(o.threads);
-    if (is_worked_example(&o, given)) return qkv_explain_attention(o.mask, pos_kinds[o.pos]);
+    if (is_worked_example(&o, given)) return qkv_explain_attention(o.mask, qkv_explain_pos_kinds[o.pos]);
     return explain_step(&o);
 }
 

@@ -89,6 +89,17 @@ START_TEST(refusals_are_the_command_lines_lines) {
                      cli_line("explain attention --q 1,x --k 1 --v 1"));
     ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1\",\"k\":\"1\",\"v\":\"1\",\"mask\":\"casual\"}")),
                      cli_line("explain attention --q 1 --k 1 --v 1 --mask casual"));
+    /* the scalar flags, read by the command's own rows (explain_fields.h) */
+    ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1\",\"k\":\"1\",\"v\":\"1\",\"heads\":3}")),
+                     cli_line("explain attention --q 1 --k 1 --v 1 --heads 3"));
+    ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1\",\"k\":\"1\",\"v\":\"1\",\"pos\":\"t5\",\"t5_buckets\":2000}")),
+                     cli_line("explain attention --q 1 --k 1 --v 1 --pos t5 --t5-buckets 2000"));
+    ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1\",\"k\":\"1\",\"v\":\"1\",\"scale\":-1}")),
+                     cli_line("explain attention --q 1 --k 1 --v 1 --scale -1"));
+    ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1,0\",\"k\":\"1,0\",\"v\":\"1\",\"pos\":\"alibi\",\"slopes\":[0.5,0.25]}")),
+                     cli_line("explain attention --q 1,0 --k 1,0 --v 1 --pos alibi --slopes 0.5,0.25"));
+    ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1\",\"k\":\"1\",\"v\":\"1\",\"pos\":\"bogus\"}")),
+                     cli_line("explain attention --q 1 --k 1 --v 1 --pos bogus"));
     ck_assert_str_eq(error_of(qkv_web_train_start("{\"task\":\"reverse\",\"args\":[\"--steps\",\"x\"]}")),
                      cli_line("train reverse --steps x"));
     ck_assert_str_eq(error_of(qkv_web_train_start("{\"task\":\"revers\"}")), cli_line("train revers"));

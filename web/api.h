@@ -48,13 +48,26 @@
  *   -> {"ok":true, "version":"0.3.0", "tasks":["reverse",...], "masks":["none",
  *       "causal","padding","keep"], "schemes_qkv":["none","rope","alibi","t5",
  *       "p-rope","fire"], "schemes_tokens":[...with "learned","sinusoidal"],
+ *       "pos_params":{"none":[], "rope":[{"name":"rope_base", "flag":"--rope-base",
+ *         "label":"rope, p-rope: the base (0: 10000)", "default":"10000", "min":0,
+ *         "max":1000000000, "list":false}], ..., "alibi":[{"name":"slopes", ...,
+ *         "list":true}], ...} (for every scheme of schemes_tokens),
  *       "losses":["dot","mse"], "max_heap":1073741824,
  *       "limits":{"tokens":8, "width":8, "heads":2, "vocab":64}}
- *   The page builds its menus from these tables.
+ *   The page builds its menus and the schemes' parameter fields from these
+ *   tables; pos_params are train/experiments/explain.h's QKV_EXPLAIN_POS_PARAMS,
+ *   the rows `qkv explain attention`'s flags are (name: the flag without dashes,
+ *   the attention request's key; default: what absent or 0 means; min..max: the
+ *   flag's range; list: one positive number per head).
  *
  * qkv_web_attention(A)  one attention step, forward and backward: what
  *   `qkv explain attention` prints for the same flags (A's keys are its flags
- *   without the dashes, '-' as '_'), from train/experiments/explain.h.
+ *   without the dashes, '-' as '_'), from train/experiments/explain.h's
+ *   qkv_explain_step. Absent keys take the command's defaults. The scalar keys
+ *   (a number, or its text; "slopes" also an array) are read by the command's
+ *   own flag rows (train/experiments/explain_fields.h), so a bad one gets the
+ *   command line's line ("qkv explain attention: --heads: expected an integer
+ *   in [1, 2], got '3'").
  *   A = {
  *     typed: "q", "k", "v": rows, as a string in the command line's syntax
  *       "1,0; 0,1" or as [[1,0],[0,1]] (up to 8 rows; heads * d columns, d <= 8),
@@ -66,29 +79,41 @@
  *     "mask": "none" | "causal" | "padding" | "keep", "key_length": N (padding:
  *       keys 0..N-1 real; default all but the last), "keep": rows [Tq][Tk] of 1/0,
  *     "pos": a name of info's schemes_qkv (typed) or schemes_tokens (tokens),
- *       with "scale", "rope_base", "p_rope", "slopes": [one per head],
- *       "t5_buckets", "t5_max_distance", "fire_width", "fire_c", "fire_l",
+ *       with its parameters as info's pos_params name them ("rope_base",
+ *       "p_rope", "slopes": [one per head], "t5_buckets", "t5_max_distance",
+ *       "fire_width", "fire_c", "fire_l"; absent or 0: the default),
+ *     "scale": the scores' scale (absent or 0: 1/sqrt(d)),
  *     "loss": "dot" (L = sum O * C) | "mse" (L = 1/2 sum (O - Y)^2), "target":
  *       rows (C or Y; default drawn from "seed"), "seed": 1
  *   }
  *   -> {"ok":true, "mask":"causal", "tq":3, "tk":3, "heads":1, "d_head":2,
- *       "dv_head":2, "scale":0.707106769, "loss":1.23, "fused_diff":0,
- *       "setup":"one line per fact\n...",
+ *       "dv_head":2, "scale":0.707106769, "loss":1.23, "fused_diff":0 (max
+ *       |fused op - composed ops| over O, dQ, dK, dV), "setup":"one line per
+ *       fact\n...",
  *       "matrices":[{"section":"inputs"|"positions"|"forward"|"backward",
  *                    "formula":"P * (dP - D)", "head":0 (-1: all heads),
- *                    "tensor":{"name":"dS","shape":[3,3],"data":[...]}}, ...]
- *       (in the order the command line prints them: Q, K, V, C or Y, the
- *       position parameters, scale, S0 = Q K^T, S, B, M, S', P, O per head, then
- *       dO, dO*O, D = rowsum(dO * O), dV, dP, dS, dQ, dK per head, ...),
+ *                    "tensor":{"name":"dS","shape":[3,3],"data":[...]}}, ...],
  *       with tokens also "tokens":[3,1,4], "x":tensor X (embedded, positions
  *       added), "weights":[{"name":"embed"|"wq"|"wk"|"wv"|"pos", "shape", "data",
  *       "grad": dL/dW}]}
+ *   "matrices" come in the order the command line prints them, by section:
+ *     inputs     Q, K, V (all heads' columns), C (dot) or Y (mse);
+ *     positions  the scheme's own (alibi: slopes; t5: bucket, table; fire: u and
+ *                its network's parameters); absent for none, rope, p-rope;
+ *     forward    scale, M (the mask, -Infinity where hidden), then per head S0 =
+ *                Q K^T, S (scaled), B (bias, when the scheme has one), S', P, O,
+ *                and with two heads O of all heads;
+ *     backward   dO (all heads), then per head dO, dO*O, D = rowsum(dO * O), dV,
+ *                dP, dS, dB (when B), dQ, dK; with two heads dQ, dK, dV of all
+ *                heads; then the gradients of the scheme's parameters (dtable...).
  *
  * qkv_web_attention_check(A + {"tensor":"q"|"k"|"v", "row":I, "col":J})
  *   -> {"ok":true, "tensor":"q", "row":1, "col":0, "analytic":-0.2275973,
  *       "numeric":-0.2276966, "difference":9.9e-05, "h":0.001}
  *   The tape's dL/dX[I][J] and the central difference (L(x+h) - L(x-h)) / 2h
- *   (`qkv explain attention ... --check dq:I,J`).
+ *   (`qkv explain attention ... --check dq:I,J`); I and J index the all-heads
+ *   matrix (0..15 read, the step refuses an entry outside it). With tokens, X is
+ *   the projected Q, K or V.
  *
  * qkv_web_train_start({"task":"reverse", "args":["--steps","300","--pos","rope"]})
  *   ("flags":{"--steps":300,"--pos":"rope","--quiet":true} is the same as args),

@@ -35,9 +35,9 @@
   const qkv = {
     /* module tables: tasks, masks, schemes, losses, limits, heap budget */
     info: () => c('info'),
-    /* one attention step (api.h's A) -> inputs, forward, backward, loss */
+    /* one attention step (api.h's A) -> {mask, tq, tk, heads, d_head, dv_head, scale, loss, fused_diff, setup, matrices by section} */
     attention: a => c('attention', a),
-    /* A + {tensor, index} -> {analytic, numeric, eps} */
+    /* A + {tensor: 'q'|'k'|'v', row, col} -> {tensor, row, col, analytic, numeric, difference, h} */
     check: a => c('attention_check', a),
     /* {task, args | flags, probe} -> settings and memory of a new training session */
     trainStart: s => c('train_start', s),

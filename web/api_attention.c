@@ -2,9 +2,11 @@
  * qkv_web_attention_check: one attention step of typed Q, K, V or of tokens
  * (web/tokens.h), computed by train/experiments/explain.h's qkv_explain_step,
  * the same call `qkv explain attention` prints. The request's keys are the
- * command's flags without their dashes ("q", "key_length", "p_rope", ...);
- * typed matrices go through the command's parser (qkv_explain_input_set) and
- * its checks (qkv_explain_check_input), so a bad one gets the command line's line.
+ * command's flags without their dashes ("q", "key_length", "p_rope", ...): its
+ * scalars are read by the command's own flag rows (train/experiments/
+ * explain_fields.h) from their text, typed matrices go through the command's
+ * parser (qkv_explain_input_set), and the whole through its checks
+ * (qkv_explain_options_finish), so a bad value gets the command line's line.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "core/error.h"
 #include "core/version.h"
 #include "train/args.h"
+#include "train/experiments/explain_fields.h"
 #include "train/tasks/registry.h"
 #include "web/api.h"
 #include "web/calls.h"
@@ -51,19 +54,17 @@ static int choice(const qkv_web_request *r, const char *key, const char *flag, c
 
 /* The schemes, in the table's order: SCHEMES_INSIDE those acting inside
  * attention (the page's menu for typed Q, K, V); SCHEMES_TOKENS those and the
- * ones added to the embeddings; SCHEMES_FLAG what --pos of `qkv explain
- * attention` takes (the worked example's too), so that a typed step's --pos is
- * read as the command line reads it, with its list in the message. */
-enum { SCHEMES_INSIDE, SCHEMES_TOKENS, SCHEMES_FLAG };
+ * ones added to the embeddings. A typed step's --pos is read by the command's own
+ * row (explain_fields.h), with its list in the message. */
+enum { SCHEMES_INSIDE, SCHEMES_TOKENS };
 static int schemes(int which, const char **names, qkv_pos_kind *kinds) {
-    const char *inside[QKV_POS_COUNT + 1], *walk[QKV_POS_COUNT + 1];
-    qkv_pos_kind inside_kinds[QKV_POS_COUNT], walk_kinds[QKV_POS_COUNT];
-    int n_inside = qkv_explain_step_schemes(inside, inside_kinds), n_walk = qkv_explain_schemes(walk, walk_kinds), n = 0;
+    const char *inside[QKV_POS_COUNT + 1];
+    qkv_pos_kind inside_kinds[QKV_POS_COUNT];
+    int n_inside = qkv_explain_step_schemes(inside, inside_kinds), n = 0;
     for (int i = 0; i < QKV_POS_COUNT; i++) {
         qkv_pos_kind kind = qkv_pos_schemes[i].kind;
         int keep = which == SCHEMES_TOKENS && (kind == QKV_POS_LEARNED || kind == QKV_POS_SINUSOIDAL);
         for (int j = 0; j < n_inside; j++) keep |= inside_kinds[j] == kind;
-        for (int j = 0; j < n_walk && which == SCHEMES_FLAG; j++) keep |= walk_kinds[j] == kind;
         if (keep) kinds[n] = kind, names[n++] = qkv_pos_schemes[i].name;
     }
     names[n] = NULL;
@@ -78,6 +79,65 @@ static void write_names(qkv_json_out *o, const char *key, const char *const *nam
         qkv_json_out_string(o, names[i]);
     }
     qkv_json_out_text(o, "]");
+}
+
+/* A parameter row's request key: its flag without the dashes, '-' as '_'. */
+static void param_key(const char *flag, char *key, size_t size) {
+    snprintf(key, size, "%s", flag + 2);
+    for (char *c = key; *c; c++)
+        if (*c == '-') *c = '_';
+}
+
+/* "pos_params": {scheme: [{name, flag, label, default, min, max, list}, ...]} for
+ * every scheme of schemes_tokens, from explain.h's QKV_EXPLAIN_POS_PARAMS (the
+ * rows the command's flags are). */
+typedef struct pos_param {
+    qkv_pos_kind schemes[2];
+    const char *flag, *fallback, *help;
+    double lo, hi;
+    int list;
+} pos_param;
+#define POS_PARAM_IS_LIST_INT 0
+#define POS_PARAM_IS_LIST_FLOAT 0
+#define POS_PARAM_IS_LIST_LIST 1
+#define POS_PARAM_ROW(a, b, flag, M, kind, lo, hi, def, help) \
+    {{QKV_POS_##a, QKV_POS_##b}, flag, def, help, lo, hi, POS_PARAM_IS_LIST_##kind},
+static const pos_param pos_params[] = {QKV_EXPLAIN_POS_PARAMS(POS_PARAM_ROW)};
+#undef POS_PARAM_ROW
+#define N_POS_PARAMS ((int)(sizeof pos_params / sizeof *pos_params))
+
+static void write_pos_params(qkv_json_out *o) {
+    const char *names[QKV_POS_COUNT + 1];
+    qkv_pos_kind kinds[QKV_POS_COUNT];
+    int n = schemes(SCHEMES_TOKENS, names, kinds);
+    qkv_web_key(o, "pos_params");
+    qkv_json_out_text(o, "{");
+    for (int s = 0; s < n; s++) {
+        if (s) qkv_json_out_text(o, ",");
+        qkv_json_out_string(o, names[s]);
+        qkv_json_out_text(o, ":[");
+        for (int i = 0, first = 1; i < N_POS_PARAMS; i++) {
+            const pos_param *p = &pos_params[i];
+            if (p->schemes[0] != kinds[s] && p->schemes[1] != kinds[s]) continue;
+            char key[64];
+            param_key(p->flag, key, sizeof key);
+            qkv_json_out_text(o, first ? "{\"name\":" : ",{\"name\":");
+            first = 0;
+            qkv_json_out_string(o, key);
+            qkv_web_text(o, "flag", p->flag);
+            qkv_web_text(o, "label", p->help);
+            qkv_web_text(o, "default", p->fallback);
+            qkv_web_key(o, "min");
+            qkv_web_number(o, p->lo);
+            qkv_web_key(o, "max");
+            qkv_web_number(o, p->hi);
+            qkv_web_key(o, "list");
+            qkv_json_out_text(o, p->list ? "true" : "false");
+            qkv_json_out_text(o, "}");
+        }
+        qkv_json_out_text(o, "]");
+    }
+    qkv_json_out_text(o, "}");
 }
 
 const char *qkv_web_call_info(const char *json) {
@@ -99,6 +159,7 @@ const char *qkv_web_call_info(const char *json) {
     schemes(SCHEMES_TOKENS, names, kinds);
     write_names(o, "schemes_tokens", names);
     write_names(o, "losses", qkv_explain_loss_names);
+    write_pos_params(o);
     qkv_web_key(o, "max_heap");
     qkv_web_int(o, (long long)QKV_WEB_MAX_HEAP);
     qkv_web_key(o, "limits");
@@ -121,13 +182,6 @@ static int set_matrix(const qkv_web_request *r, qkv_explain_input *in, const cha
     return rc;
 }
 
-static int get_float(const qkv_web_request *r, const char *key, float *out) {
-    double x = *out;
-    if (qkv_web_get_number(r, key, &x) != 0) return -1;
-    *out = (float)x;
-    return 0;
-}
-
 static int get_int(const qkv_web_request *r, const char *key, long long lo, long long hi, int *out) {
     long long x = *out;
     if (qkv_web_get_int(r, key, lo, hi, &x) != 0) return -1;
@@ -135,24 +189,74 @@ static int get_int(const qkv_web_request *r, const char *key, long long lo, long
     return 0;
 }
 
-/* "slopes": one positive number per head (alibi). */
-static int read_slopes(const qkv_web_request *r, qkv_explain_input *in) {
-    int i = qkv_web_find(r, "slopes");
+/* The value of key as the command line's text (into text, size bytes): a number's
+ * own digits, a string's, a flat array's numbers joined by ','. 1 when given, 0
+ * when absent, -1 with a one-line qkv_last_error(). */
+static int value_text(const qkv_web_request *r, const char *key, char *text, size_t size) {
+    int i = qkv_web_find(r, key);
     if (i == -1) return 0;
     const qkv_json_token *t = r->doc.tokens;
-    if (i < 0 || t[i].type != QKV_JSON_ARRAY || (int)t[i].count != in->heads) {
-        qkv_set_error("qkv web: attention: \"slopes\" must be %d positive numbers, one per head", in->heads);
-        return -1;
+    size_t used = 0;
+    text[0] = 0;
+    if (i >= 0 && t[i].type == QKV_JSON_STRING) {
+        char *value = NULL;
+        if (qkv_web_get_string(r, key, &value) != 0) return -1;
+        snprintf(text, size, "%s", value);
+        free(value);
+        return 1;
     }
-    for (uint32_t k = 0, j = (uint32_t)i + 1; k < t[i].count; k++, j = t[j].next) {
-        char *end = NULL, text[64];
-        snprintf(text, sizeof text, "%.*s", (int)(t[j].len < 63 ? t[j].len : 63), (const char *)r->doc.text + t[j].start);
-        double x = t[j].type == QKV_JSON_NUMBER ? strtod(text, &end) : 0;
-        if (!(x > 0)) {
-            qkv_set_error("qkv web: attention: \"slopes\" must be %d positive numbers, one per head", in->heads);
-            return -1;
+    if (i >= 0 && t[i].type == QKV_JSON_NUMBER) {
+        snprintf(text, size, "%.*s", (int)t[i].len, (const char *)r->doc.text + t[i].start);
+        return 1;
+    }
+    if (i >= 0 && t[i].type == QKV_JSON_ARRAY) {
+        uint32_t k = 0, j = (uint32_t)i + 1;
+        for (; k < t[i].count && t[j].type == QKV_JSON_NUMBER && used + t[j].len + 2 < size; k++, j = t[j].next)
+            used += (size_t)snprintf(text + used, size - used, "%s%.*s", k ? "," : "", (int)t[j].len,
+                                     (const char *)r->doc.text + t[j].start);
+        if (k == t[i].count) return 1;
+    }
+    if (i == -2) return qkv_set_error("qkv web: attention: \"%s\" given twice", key), -1;
+    return qkv_set_error("qkv web: attention: \"%s\" must be a number, a string or an array of numbers", key), -1;
+}
+
+/* The request's scalar keys read by the command's own flag rows
+ * (train/experiments/explain_fields.h: the same parser, so the same refusal);
+ * matrices and the command's --file, --check and --threads are not read here.
+ * With tokens, "pos" is read from schemes_tokens (with learned, sinusoidal). */
+static int read_options(const qkv_web_request *r, qkv_explain_options *o, int tokens, qkv_pos_kind *pos) {
+    qkv_explain_fields_ready();
+    qkv_fields_defaults(qkv_explain_fields, QKV_EXPLAIN_N_FIELDS, o);
+    qkv_arg args[QKV_EXPLAIN_N_FIELDS];
+    int n = qkv_args_from_fields(qkv_explain_fields, QKV_EXPLAIN_N_FIELDS, o, args);
+    for (int i = 0; i < n; i++) {
+        const qkv_arg *a = &args[i];
+        const void *at = a->target;
+        int skip = at == (void *)&o->file || at == (void *)&o->check || at == (void *)&o->threads ||
+                   (tokens && at == (void *)&o->pos);
+        for (int m = 0; m < QKV_EXPLAIN_N_MATRICES; m++) skip |= at == (void *)&o->texts[m];
+        if (skip) continue;
+        char key[64], text[512];
+        param_key(a->flag, key, sizeof key);
+        int given = value_text(r, key, text, sizeof text);
+        if (given < 0) return -1;
+        if (!given) continue;
+        char *argv[2] = {(char *)a->flag, text};
+        unsigned char seen[1];
+        if (qkv_args_read(COMMAND, 2, argv, a, 1, seen) != 0) {
+            char line[1100];
+            snprintf(line, sizeof line, "qkv %s", qkv_last_error());
+            return qkv_set_error("%s", line), -1;
         }
-        in->alibi_slopes[k] = (float)x;
+    }
+    const char *names[QKV_POS_COUNT + 1];
+    qkv_pos_kind kinds[QKV_POS_COUNT];
+    *pos = qkv_explain_pos_kinds[o->pos];
+    if (tokens) {
+        int index = 0;
+        schemes(SCHEMES_TOKENS, names, kinds);
+        if (choice(r, "pos", "--pos", names, &index) != 0) return -1;
+        *pos = kinds[index];
     }
     return 0;
 }
@@ -161,27 +265,15 @@ static int read_slopes(const qkv_web_request *r, qkv_explain_input *in) {
 static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_tokens *tokens) {
     qkv_explain_input_init(in);
     memset(tokens, 0, sizeof *tokens);
-    long long seed = 1;
-    int mask = QKV_EXPLAIN_MASK_NONE, loss = QKV_EXPLAIN_LOSS_DOT, pos = 0, has_tokens = qkv_web_find(r, "tokens") >= 0;
-    const char *pos_names[QKV_POS_COUNT + 1];
-    qkv_pos_kind pos_kinds[QKV_POS_COUNT];
-    schemes(has_tokens ? SCHEMES_TOKENS : SCHEMES_FLAG, pos_names, pos_kinds);
-    in->heads = 1;
-    if (get_int(r, "heads", 1, QKV_EXPLAIN_MAX_HEADS, &in->heads) || choice(r, "mask", "--mask", qkv_explain_mask_names, &mask) ||
-        choice(r, "pos", "--pos", pos_names, &pos) || choice(r, "loss", "--loss", qkv_explain_loss_names, &loss) ||
-        qkv_web_get_int(r, "seed", 0, 1000000000000000LL, &seed) || get_float(r, "scale", &in->scale) ||
-        get_float(r, "rope_base", &in->rope_base) || get_float(r, "p_rope", &in->prope) ||
-        get_int(r, "t5_buckets", 0, QKV_T5_MAX_BUCKETS, &in->t5_buckets) ||
-        get_int(r, "t5_max_distance", 0, 1 << 20, &in->t5_max_distance) || get_int(r, "fire_width", 0, 64, &in->fire_width) ||
-        get_float(r, "fire_c", &in->fire_c) || get_float(r, "fire_l", &in->fire_l) || read_slopes(r, in))
-        return -1;
-    in->mask = mask;
-    in->loss = (qkv_explain_loss)loss;
-    in->seed = (unsigned long long)seed;
-    in->pos = pos_kinds[pos];
+    qkv_explain_options o;
+    qkv_pos_kind pos;
+    int has_tokens = qkv_web_find(r, "tokens") >= 0;
+    if (read_options(r, &o, has_tokens, &pos) != 0) return -1;
+    qkv_explain_options_apply(&o, in);
+    in->pos = pos;
     int given[5] = {0};
     if (has_tokens) {
-        if (qkv_web_tokens_forward(tokens, r, pos_kinds[pos], in->seed, in) != 0) return -1;
+        if (qkv_web_tokens_forward(tokens, r, pos, in->seed, in) != 0) return -1;
     } else {
         for (int m = 0; m < 3; m++)
             if (set_matrix(r, in, qkv_explain_matrix_names[m], &given[m]) != 0) return -1;
@@ -193,10 +285,7 @@ static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_t
     if (set_matrix(r, in, "keep", &given[3]) || set_matrix(r, in, "target", &given[4])) return -1;
     if (in->mask == QKV_EXPLAIN_MASK_KEEP && !given[3])
         return qkv_set_error("qkv " COMMAND ": --mask keep needs --keep (rows of 1 and 0, [Tq,Tk])"), -1;
-    int key_length = 0;
-    if (get_int(r, "key_length", 0, QKV_EXPLAIN_MAX_T, &key_length) != 0) return -1;
-    in->key_length = key_length ? key_length : in->tk > 1 ? in->tk - 1 : 1;
-    return as_command(qkv_explain_check_input(in));
+    return as_command(qkv_explain_options_finish(&o, in));
 }
 
 static void write_result(qkv_json_out *o, const qkv_explain_result *res) {

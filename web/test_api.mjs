@@ -58,6 +58,17 @@ expect(names.length >= 14, `api.h declares the calls (${names.length})`);
 for (const n of names) expect(typeof M['_' + n] === 'function', `${n} is exported`);
 const info = call('qkv_web_info', {});
 expect(info.ok && info.tasks.includes('reverse') && info.max_heap === 1073741824, 'info');
+{ // the schemes' parameters: the rows `qkv explain attention`'s flags are (one list, explain.h)
+  const help = cli(['explain', 'attention', '--help']).stdout;
+  const pp = info.pos_params;
+  expect(pp && info.schemes_tokens.every((s) => Array.isArray(pp[s])) && pp.none.length === 0 &&
+    ['rope', 'p-rope', 'alibi', 't5', 'fire'].every((s) => pp[s].length > 0), `info.pos_params ${JSON.stringify(pp)}`);
+  for (const p of Object.values(pp).flat())
+    expect(p.name === p.flag.slice(2).replaceAll('-', '_') && help.includes(`${p.flag} `) && help.includes(p.label) &&
+      p.default !== '' && num(p.min) <= num(p.max), `pos param ${JSON.stringify(p)} is a flag of explain attention's help`);
+  const t5 = call('qkv_web_attention', { q: '1,0', k: '1,0; 0,1', v: '1; 2', pos: 't5', t5_buckets: 4 });
+  expect(t5.ok && t5.matrices.find((m) => m.tensor.name === 'table').tensor.shape[0] === 4, `t5_buckets read: ${t5.error}`);
+}
 
 // ---- one attention step: the numbers `qkv explain attention` prints ----------------
 // Its printout: "  NAME [r,c]  formula" then r rows of %9.4f numbers.
@@ -120,6 +131,12 @@ for (const s of steps) {
     weights: { wq: t.weights[1].data.reduce((rows, x, i) => (i % 4 ? rows[rows.length - 1].push(x) : rows.push([x]), rows), []) } });
   expect(edited.ok && JSON.stringify(edited.matrices[0]) === JSON.stringify(t.matrices[0]), 'the returned weights, given back, give the same Q');
 }
+// the scalar fields go through the command's own flag rows (train/experiments/explain_fields.h)
+for (const [key, flag, value] of [['heads', '--heads', 3], ['t5_buckets', '--t5-buckets', 2000], ['scale', '--scale', -1],
+  ['fire_c', '--fire-c', 'x'], ['key_length', '--key-length', 9], ['seed', '--seed', 1.5]])
+  sameRefusal(call('qkv_web_attention', { q: '1', k: '1', v: '1', pos: key.startsWith('t5') ? 't5' : 'none', [key]: value }),
+    ['explain', 'attention', '--q', '1', '--k', '1', '--v', '1', '--pos', key.startsWith('t5') ? 't5' : 'none', flag, String(value)],
+    `"${key}": ${value}`);
 sameRefusal(call('qkv_web_attention', { q: '1,x', k: '1', v: '1' }), ['explain', 'attention', '--q', '1,x', '--k', '1', '--v', '1'], 'a bad matrix');
 sameRefusal(call('qkv_web_attention', { q: '1', k: '1', v: '1', pos: 'ropee' }),
   ['explain', 'attention', '--q', '1', '--k', '1', '--v', '1', '--pos', 'ropee'], 'an unknown scheme');

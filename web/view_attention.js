@@ -11,15 +11,10 @@
 qkv.views.attention = (() => {
   const $ = id => document.getElementById(id);
   const fmt = qkvDraw.fmt;
-  /* The request's fields of each scheme's parameters (explain.h: 0 or absent is
-   * the default, given here as the placeholder). */
-  const POS_PARAMS = {
-    rope: [['rope_base', '10000']],
-    'p-rope': [['rope_base', '10000'], ['p_rope', '0.75']],
-    alibi: [['slopes', '1/2, 1/4 per head', 'list']],
-    t5: [['t5_buckets', '8'], ['t5_max_distance', '16']],
-    fire: [['fire_width', '4'], ['fire_c', '0.1'], ['fire_l', '512']],
-  };
+  /* Each scheme's parameters come from the module (info.pos_params: the rows of
+   * train/experiments/explain.h's list, which the command line's flags are):
+   * {name, flag, label, default, min, max, list}; empty is the default, shown greyed. */
+  const posParams = pos => (info && info.pos_params[pos]) || [];
   const SECTIONS = ['inputs', 'positions', 'forward', 'backward'];
   let info = null, last = null, lastRequest = null, picked = null, weightsDirty = false;
 
@@ -41,10 +36,11 @@ qkv.views.attention = (() => {
     $('att-padding-l').classList.toggle('hidden', $('att-mask').value !== 'padding');
     $('att-keep-l').classList.toggle('hidden', $('att-mask').value !== 'keep');
     $('att-target-what').textContent = $('att-loss').value === 'mse' ? 'target Y, L = ½ Σ (O − Y)² ' : 'C, L = Σ O ∘ C ';
-    const box = $('att-pos-params'), params = POS_PARAMS[$('att-pos').value] || [];
+    const box = $('att-pos-params'), params = posParams($('att-pos').value);
     if (box.dataset.pos !== $('att-pos').value) {
       box.dataset.pos = $('att-pos').value;
-      box.innerHTML = params.map(([key, def]) => `<label>${key} <input data-key="${key}" placeholder="${def}" size="${Math.max(6, def.length)}"></label>`).join('');
+      box.innerHTML = params.map(p => `<label title="${p.flag}: ${p.label}${p.list ? '' : `, ${p.min}..${p.max}`}">${p.name} ` +
+        `<input data-key="${p.name}" placeholder="${p.default}" size="${Math.max(6, p.default.length)}"></label>`).join('');
     }
   }
 
@@ -64,9 +60,9 @@ qkv.views.attention = (() => {
     if (a.mask === 'padding') a.key_length = Number($('att-key-length').value);
     if (a.mask === 'keep') a.keep = rowsText($('att-keep').value);
     if ($('att-target').value.trim()) a.target = rowsText($('att-target').value);
-    for (const [key, , kind] of POS_PARAMS[a.pos] || []) {
-      const v = document.querySelector(`#att-pos-params input[data-key="${key}"]`).value.trim();
-      if (v) a[key] = kind === 'list' ? words(v) : Number.isFinite(Number(v)) ? Number(v) : v;
+    for (const p of posParams(a.pos)) {
+      const v = document.querySelector(`#att-pos-params input[data-key="${p.name}"]`).value.trim();
+      if (v) a[p.name] = p.list ? words(v) : Number.isFinite(Number(v)) ? Number(v) : v;
     }
     return a;
   }

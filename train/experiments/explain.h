@@ -109,6 +109,24 @@ struct qkv_explain_input {
     unsigned long long seed;       /* the t5 table, fire's MLP, an undrawn target */
 };
 
+/* The position schemes' parameters the step takes: the one list `qkv explain
+ * attention`'s flag rows (cli/cmd_explain.c), the web API's reader and the page's
+ * fields (web/: qkv_web_info's "pos_params") all expand. A row is
+ *   X(SCHEME, SCHEME2, "--flag", member, KIND, lo, hi, "default", "help")
+ * SCHEME, SCHEME2: the qkv_pos_kind suffixes it belongs to (twice when one);
+ * member: of qkv_explain_input and of the command's options (LIST: the command's
+ * text; the input's alibi_slopes); KIND: INT, FLOAT or LIST (one positive number per head); lo..hi: the
+ * range read (0: the default); "default": what 0 or absent means, as text. */
+#define QKV_EXPLAIN_POS_PARAMS(X)                                                                             \
+    X(ROPE, PROPE, "--rope-base", rope_base, FLOAT, 0, 1e9, "10000", "rope, p-rope: the base (0: 10000)")      \
+    X(PROPE, PROPE, "--p-rope", prope, FLOAT, 0, 1, "0.75", "p-rope: the share of pairs that turn (0: 0.75)")  \
+    X(ALIBI, ALIBI, "--slopes", slopes, LIST, 0, 1e9, "1/2, 1/4", "alibi: one slope per head (default 1/2, 1/4)") \
+    X(T5, T5, "--t5-buckets", t5_buckets, INT, 0, QKV_T5_MAX_BUCKETS, "8", "t5: buckets (0: 8)")               \
+    X(T5, T5, "--t5-max-distance", t5_max_distance, INT, 0, 1 << 20, "16", "t5: max distance (0: 16)")          \
+    X(FIRE, FIRE, "--fire-width", fire_width, INT, 0, 64, "4", "fire: the MLP's hidden width (0: 4)")           \
+    X(FIRE, FIRE, "--fire-c", fire_c, FLOAT, 0, 1e6, "0.1", "fire: c (0: 0.1)")                                \
+    X(FIRE, FIRE, "--fire-l", fire_l, FLOAT, 0, 1e9, "512", "fire: L (0: 512)")
+
 /* Zeroes in and sets the defaults: mask none, pos none, loss dot, seed 1, no sizes. */
 void qkv_explain_input_init(qkv_explain_input *in);
 
