@@ -103,6 +103,10 @@ START_TEST(maxreg_runs_and_refuses_bad_flags) {
     ck_assert_ptr_nonnull(strstr(line, "allowed: isab, sab, deepsets-max"));
     ck_assert_int_eq(run_qkv("train maxreg --compare --save /tmp/x.safetensors", line, sizeof line), 2);
     ck_assert_int_eq(run_qkv("train maxreg --min-size 5 --max-size 3", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train maxreg --seeds 5", line, sizeof line), 2);   /* not silently ignored */
+    ck_assert_ptr_nonnull(strstr(line, "train maxreg: --seeds applies to --compare only"));
+    ck_assert_int_eq(run_qkv("train maxreg --jobs 2", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "train maxreg: --jobs applies to --compare only"));
     ck_assert_int_eq(run_qkv("train points --points 0", line, sizeof line), 2);
     char args[512];
     snprintf(args, sizeof args, "train maxreg --compare --steps 3 --width 8 --heads 2 --test-size 16 --json %s",
