@@ -107,6 +107,19 @@ START_TEST(maxreg_runs_and_refuses_bad_flags) {
     ck_assert_ptr_nonnull(strstr(line, "train maxreg: --seeds applies to --compare only"));
     ck_assert_int_eq(run_qkv("train maxreg --jobs 2", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "train maxreg: --jobs applies to --compare only"));
+    /* the cosine's floor (the task's 0.1) has a flag, --lr-floor, a fraction of --lr in [0, 1] */
+    ck_assert_int_eq(run_qkv("train maxreg --lr-floor 1.5", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "--lr-floor: expected a number in [0, 1]"));
+    const char *floors[] = {"", " --lr-floor 0"}, *recorded[] = {"\"min_factor\": 0.1}", "\"min_factor\": 0}"};
+    for (int i = 0; i < 2; i++) {
+        char run[512];
+        snprintf(run, sizeof run, "train maxreg --steps 2 --width 8 --heads 2 --test-size 8 --quiet%s --json %s",
+                 floors[i], scratch_file("floor.json"));
+        ck_assert_int_eq(run_qkv(run, line, sizeof line), 0);
+        char *record = read_text(scratch_file("floor.json"));
+        ck_assert_msg(strstr(record, recorded[i]), "%s: no %s in %s", run, recorded[i], record);
+        free(record);
+    }
     ck_assert_int_eq(run_qkv("train points --points 0", line, sizeof line), 2);
     char args[512];
     snprintf(args, sizeof args, "train maxreg --compare --steps 3 --width 8 --heads 2 --test-size 16 --json %s",
