@@ -9,7 +9,11 @@
  * compared with the C library's double function rounded to float instead. */
 #include "tests/test_util.h"
 
+#include <glob.h>
 #include <math.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/mathfn.h"
 
@@ -84,6 +88,74 @@ START_TEST(special_values) {
 }
 END_TEST
 
+/* ---- no C library math in the library ----------------------------------------------- */
+
+/* The C library functions whose last bits differ between C libraries (docs/wasm.md,
+ * "Math functions"), double and float forms; pow and sqrt (correctly rounded) aside. */
+#define LIBM_CALL "(^|[^_A-Za-z0-9.>])((exp|exp2|expm1|log|log1p|log2|sin|cos|tan|erf|erfc|tanh|sinh|cosh|atan|atan2)f?)[ \t]*\\("
+
+/* The first such call in a source text, comments and string literals blanked
+ * (its text in call, the line's number returned), or 0. */
+static int first_libm_call(const char *source, char *call, size_t len) {
+    char *text = strdup(source);
+    for (char *c = text; *c; c++) {   /* blank comments and literals, keeping newlines */
+        char *end = NULL;
+        if (c[0] == '/' && c[1] == '*') end = strstr(c + 2, "*/"), end = end ? end + 2 : c + strlen(c);
+        else if (c[0] == '/' && c[1] == '/') end = c + strcspn(c, "\n");
+        else if (*c == '"' || *c == '\'') {
+            end = c + 1;
+            while (*end && *end != *c && *end != '\n') end += end[0] == '\\' && end[1] ? 2 : 1;
+            if (*end == *c) end++;
+        }
+        if (!end) continue;
+        for (char *b = c; b < end; b++)
+            if (*b != '\n') *b = ' ';
+        c = end - 1;
+    }
+    regex_t re;
+    ck_assert(regcomp(&re, LIBM_CALL, REG_EXTENDED | REG_NEWLINE) == 0);
+    regmatch_t m[3];
+    int line = 0;
+    if (regexec(&re, text, 3, m, 0) == 0) {
+        line = 1;
+        for (const char *c = text; c < text + m[2].rm_so; c++) line += *c == '\n';
+        snprintf(call, len, "%.*s", (int)(m[2].rm_eo - m[2].rm_so), text + m[2].rm_so);
+    }
+    regfree(&re);
+    free(text);
+    return line;
+}
+
+/* Every call in the library (core, layers, data, optim, train) whose result may
+ * reach a tensor or a printed number goes through core/mathfn.h, not the C
+ * library's exp, log, sin, cos, erf, tanh... (their bits differ under WebAssembly). */
+START_TEST(the_library_calls_no_libm_math) {
+    char call[32];
+    ck_assert_int_eq(first_libm_call("float k = logf(2.0f);", call, sizeof call), 1);   /* the scan can fail */
+    ck_assert_str_eq(call, "logf");
+    ck_assert_int_eq(first_libm_call("/* exp(x) */ f(\"sin(t)\", '(');\n x = a->log(1) + qkv_math_exp(y);\n"
+                                     "y = tanh (x);", call, sizeof call), 3);
+    ck_assert_str_eq(call, "tanh");
+    static const char *const globs[] = {"../core/*.[ch]", "../core/*/*.[ch]", "../layers/*.[ch]", "../layers/*/*.[ch]",
+                                        "../data/*.[ch]", "../data/*/*.[ch]", "../optim/*.[ch]", "../train/*.[ch]",
+                                        "../train/*/*.[ch]", NULL};
+    glob_t files;
+    for (int g = 0; globs[g]; g++) glob(globs[g], g ? GLOB_APPEND : 0, NULL, &files);
+    ck_assert_int_gt((int)files.gl_pathc, 100);
+    for (size_t f = 0; f < files.gl_pathc; f++) {
+        if (strstr(files.gl_pathv[f], "core/mathfn.")) continue;   /* the functions themselves */
+        size_t len;
+        char *source = (char *)read_file_bytes(files.gl_pathv[f], &len);
+        source[len] = '\0';
+        int line = first_libm_call(source, call, sizeof call);
+        ck_assert_msg(!line, "%s:%d calls the C library's %s: use core/mathfn.h's qkv_math_*", files.gl_pathv[f], line,
+                      call);
+        free(source);
+    }
+    globfree(&files);
+}
+END_TEST
+
 Suite *suite_mathfn(void) {
     Suite *s = suite_create("mathfn");
     TCase *tc = tcase_create("sweeps");
@@ -91,6 +163,7 @@ Suite *suite_mathfn(void) {
     tcase_add_test(tc, double_functions_within_one_ulp_and_the_same_floats);
     tcase_add_test(tc, float_functions_are_the_correctly_rounded_floats);
     tcase_add_test(tc, special_values);
+    tcase_add_test(tc, the_library_calls_no_libm_math);
     suite_add_tcase(s, tc);
     return s;
 }

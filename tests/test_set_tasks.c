@@ -95,7 +95,7 @@ START_TEST(points_resume_is_bitwise_exact) {
 END_TEST
 
 START_TEST(maxreg_runs_and_refuses_bad_flags) {
-    char line[512];
+    char line[512], args[512];
     ck_assert_int_eq(run_qkv("train maxreg --steps 5 --width 8 --heads 2 --quiet", line, sizeof line), 0);
     ck_assert_int_eq(run_qkv("train maxreg --steps 5 --width 8 --heads 3", line, sizeof line), 2);
     ck_assert_ptr_nonnull(strstr(line, "--heads 3 does not divide --width 8"));
@@ -103,8 +103,31 @@ START_TEST(maxreg_runs_and_refuses_bad_flags) {
     ck_assert_ptr_nonnull(strstr(line, "allowed: isab, sab, deepsets-max"));
     ck_assert_int_eq(run_qkv("train maxreg --compare --save /tmp/x.safetensors", line, sizeof line), 2);
     ck_assert_int_eq(run_qkv("train maxreg --min-size 5 --max-size 3", line, sizeof line), 2);
+    ck_assert_int_eq(run_qkv("train maxreg --seeds 5", line, sizeof line), 2);   /* not silently ignored */
+    ck_assert_ptr_nonnull(strstr(line, "train maxreg: --seeds applies to --compare only"));
+    ck_assert_int_eq(run_qkv("train maxreg --jobs 2", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "train maxreg: --jobs applies to --compare only"));
+    /* the cosine's floor (the task's 0.1) has a flag, --lr-floor, a fraction of --lr in [0, 1] */
+    ck_assert_int_eq(run_qkv("train maxreg --lr-floor 1.5", line, sizeof line), 2);
+    ck_assert_ptr_nonnull(strstr(line, "--lr-floor: expected a number in [0, 1]"));
+    const char *floors[] = {"", " --lr-floor 0"}, *recorded[] = {"\"min_factor\": 0.1}", "\"min_factor\": 0}"};
+    for (int i = 0; i < 2; i++) {
+        char run[512];
+        snprintf(run, sizeof run,
+                 "train maxreg --steps 2 --width 8 --heads 2 --test-size 8 --quiet%s --json %s --save %s", floors[i],
+                 scratch_file("floor.json"), scratch_file("floor.safetensors"));
+        ck_assert_int_eq(run_qkv(run, line, sizeof line), 0);
+        char *record = read_text(scratch_file("floor.json"));
+        ck_assert_msg(strstr(record, recorded[i]), "%s: no %s in %s", run, recorded[i], record);
+        free(record);
+    }
+    /* a setting as every other: on --resume a changed floor is named */
+    snprintf(args, sizeof args,
+             "train maxreg --steps 3 --width 8 --heads 2 --test-size 8 --quiet --lr-floor 0.5 --resume %s",
+             scratch_file("floor.safetensors"));
+    ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);
+    ck_assert_msg(strstr(line, "--lr-floor 0.5 (the checkpoint's run: 0)"), "%s", line);
     ck_assert_int_eq(run_qkv("train points --points 0", line, sizeof line), 2);
-    char args[512];
     snprintf(args, sizeof args, "train maxreg --compare --steps 3 --width 8 --heads 2 --test-size 16 --json %s",
              scratch_file("compare.json"));
     ck_assert_int_eq(run_qkv(args, line, sizeof line), 0);

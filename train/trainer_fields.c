@@ -57,7 +57,9 @@ const qkv_field qkv_trainer_fields[] = {
     OPTIONAL_SETTING(NULL, "beta2", QKV_FIELD_FLOAT, optim.beta2, 0, 1, "Adam(W): beta2 (0: 0.999)"),
     OPTIONAL_SETTING(NULL, "eps", QKV_FIELD_FLOAT, optim.eps, 0, 1, "Adam(W): eps (0: 1e-8)"),
     OPTIONAL_SETTING(NULL, "decay_all", QKV_FIELD_INT, optim.decay_all, 0, 1, "weight decay on every parameter"),
-    OPTIONAL_SETTING(NULL, "min_factor", QKV_FIELD_FLOAT, schedule.min_factor, 0, 1, "cosine: the lr's floor"),
+    /* A flag, the row in its old place: the order a checkpoint writes its keys in stays. */
+    OPTIONAL_SETTING("--lr-floor", "min_factor", QKV_FIELD_FLOAT, schedule.min_factor, 0, 1,
+                     "cosine: the lr's floor, a fraction of --lr (0: decays to 0)"),
     /* Members that are no settings. */
     QKV_MEMBER_FIELD(QKV_FIELD_TEXT, T, target_key, "the task's: the metric --target reads"),
     QKV_MEMBER_FIELD(QKV_FIELD_INT, T, lower_is_better, "the task's: whether the target metric is an error"),

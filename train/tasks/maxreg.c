@@ -128,6 +128,12 @@ static int maxreg_check(void *config, qkv_trainer_config *trainer) {
         return qkv_set_error("--min-size %d exceeds --max-size %d", c->data.min_size, c->data.max_size), -1;
     if (trainer && c->compare && (trainer->save_path || trainer->resume_path || trainer->csv_path))
         return qkv_set_error("--compare trains four models: --save, --resume and --csv do not apply"), -1;
+    if (trainer && !c->compare) {   /* --compare's flags: refused, not ignored (a value off its default) */
+        C d;
+        qkv_maxreg_task_default_config(&d);
+        if (c->seeds != d.seeds) return qkv_set_error("--seeds applies to --compare only"), -1;
+        if (c->jobs != d.jobs) return qkv_set_error("--jobs applies to --compare only"), -1;
+    }
     return 0;
 }
 
