@@ -324,18 +324,23 @@ static float random_float(int lo, int span) {
 }
 static int same_float(float x, float y) { return memcmp(&x, &y, sizeof x) == 0 || (x != x && y != y); }
 
-/* 2M cases of four kinds: any floats (products that overflow float, underflow to
+/* 2M cases of five kinds: any floats (products that overflow float, underflow to
  * subnormals, and exact zeros); c near -a*b (cancellation); a*b just below half
  * an ulp of c, so the double sum rounds onto the midpoint between two floats
  * (where rounding twice goes wrong: the naive (float)(a*b + c) must disagree
- * somewhere, or the cases test nothing); and zeros, infinities, NaN and subnormals. The scalar
- * routine and the 4-lane one agree with fmaf in every case. */
+ * somewhere, or the cases test nothing); zeros, infinities, NaN and subnormals; and
+ * sums near and below the smallest normal float. The scalar routine and the 4-lane
+ * one agree with fmaf in every case. Their fast path returns the naive result
+ * unless qkv_fma_needs_odd(s) holds for the double sum s: every case where the
+ * naive result is wrong must be one it flags (the proof in exact_fma.h, checked),
+ * and both kinds must occur (the WebAssembly SIMD form is compared byte for byte
+ * with the native build by tests/node_test.sh). */
 START_TEST(exact_fma_is_fmaf) {
-    long naive_wrong = 0;
+    long naive_wrong = 0, flagged = 0;
     const uint32_t special[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 1, 0x80000001u, 0x00800000u};
     for (long i = 0; i < 2000000; i++) {
         float a, b, c;
-        switch (i % 4) {
+        switch (i % 5) {
         case 0: a = random_float(1, 253); b = random_float(1, 253); c = random_float(0, 255); break;
         case 1:
             a = random_float(100, 56), b = random_float(100, 56);
@@ -349,6 +354,18 @@ START_TEST(exact_fma_is_fmaf) {
             b = 1.0f - ldexpf(1.0f, -k);
             break;
         }
+        case 3: /* sums around 2^-126 and below: products of 2^-174 .. 2^-114, c subnormal or
+                 * small; or a * b = 2^-150 (1 - 2^-2k) and c subnormal, so the double sum lands
+                 * on a midpoint between subnormal floats (whose low bits do not show it) */
+            if (fma_next() & 1) {
+                a = random_float(50, 30), b = random_float(50, 30), c = random_float(0, 4);
+            } else {
+                int k = 16 + (int)(fma_next() % 8);
+                a = ldexpf(1.0f + ldexpf(1.0f, -k), -75) * (fma_next() & 1 ? -1.0f : 1.0f);
+                b = ldexpf(1.0f - ldexpf(1.0f, -k), -75);
+                c = float_bits(fma_next() & 0x807fffffu);
+            }
+            break;
         default:
             a = float_bits(special[fma_next() % 8]), b = random_float(0, 255), c = random_float(0, 255);
             if (fma_next() & 1) b = float_bits(special[fma_next() % 8]);
@@ -361,9 +378,17 @@ START_TEST(exact_fma_is_fmaf) {
         const float want4[4] = {want, fmaf(b, a, c), fmaf(c, a, b), fmaf(-a, b, -c)};
         for (int l = 0; l < 4; l++)
             if (!same_float(v[l], want4[l])) ck_abort_msg("exact fma, 4 lanes: lane %d %a, fmaf %a", l, v[l], want4[l]);
-        naive_wrong += !same_float((float)((double)a * b + c), want);
+        double s = (double)a * b + c;
+        int odd = qkv_fma_needs_odd(s);
+        if (!same_float((float)s, want)) {
+            naive_wrong++;
+            if (!odd) ck_abort_msg("fast path wrong: (float)(%a * %a + %a) = %a, fmaf %a", a, b, c, (float)s, want);
+        }
+        flagged += odd;
     }
     ck_assert_int_gt(naive_wrong, 0);
+    ck_assert_int_gt(flagged, naive_wrong - 1);
+    ck_assert_int_lt(flagged, 1000000); /* the fast path is the common one */
 }
 END_TEST
 

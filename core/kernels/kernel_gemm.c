@@ -167,10 +167,12 @@ static void pack_b(int trans_b, const float *B, int ldb, int j0, int nc, int p0,
  * b(k, j) = b[k * ldb + j] for every j < nv * QKV_VW (packed panels, or B in
  * place). nv is NV for a full tile, fewer for a narrow panel (attention heads of
  * 16 columns on 16-float vectors); inlined with constant nv and, for packed
- * panels, constant strides. */
-QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
-                             const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
-                             int rows, int cols, int start) {
+ * panels, constant strides. With try, the multiply-adds are vf_fma_try: if any
+ * flagged a lane it returns 0 with C untouched (the caller redoes the tile). */
+QKV_INLINE int micro_kernel_run(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
+                                const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
+                                int rows, int cols, int start, int try) {
+    qkv_vodd odd = {0};
     qkv_vf acc[MR][NV];
     float tile[MR][NR] __attribute__((aligned(64)));
     int full = rows == MR && cols == nv * QKV_VW;
@@ -195,18 +197,30 @@ QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_r
         for (int v = 0; v < nv; v++) bv[v] = vf_load(b + v * QKV_VW);
         for (int r = 0; r < MR; r++) {
             qkv_vf av = vf_splat(a[r * a_row]);
-            for (int v = 0; v < nv; v++) acc[r][v] = vf_fma(av, bv[v], acc[r][v]);
+            for (int v = 0; v < nv; v++)
+                acc[r][v] = try ? vf_fma_try(av, bv[v], acc[r][v], &odd) : vf_fma(av, bv[v], acc[r][v]);
         }
     }
+    if (try && vodd_any(odd)) return 0; /* C untouched: redone exactly */
     if (full) {
         for (int r = 0; r < MR; r++)
             for (int v = 0; v < nv; v++) vf_store(c + (size_t)r * ldc + v * QKV_VW, acc[r][v]);
-        return;
+        return 1;
     }
     for (int r = 0; r < MR; r++) /* vector stores (a memcpy here became a libc call) */
         for (int v = 0; v < nv; v++) vf_store(&tile[r][v * QKV_VW], acc[r][v]);
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < cols; j++) c[(size_t)r * ldc + j] = tile[r][j];
+    return 1;
+}
+
+/* The tile, with the cheap multiply-add first where there is one (QKV_FMA_TRY),
+ * and with vf_fma if that flagged a lane. */
+QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
+                             const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
+                             int rows, int cols, int start) {
+    if (!QKV_FMA_TRY || !micro_kernel_run(nv, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start, 1))
+        micro_kernel_run(nv, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start, 0);
 }
 
 /* The tile for a panel of nv vectors (1 .. NV): one constant nv per case. */

@@ -72,14 +72,33 @@ QKV_INLINE qkv_vf vf_fma(qkv_vf a, qkv_vf b, qkv_vf c) {
     return (qkv_vf)_mm_fmadd_ps((__m128)a, (__m128)b, (__m128)c);
 #elif QKV_VW == 4 && defined(__ARM_NEON) && defined(__aarch64__)
     return (qkv_vf)vfmaq_f32((float32x4_t)c, (float32x4_t)a, (float32x4_t)b);
+#elif QKV_VW == 4 && defined(__wasm_simd128__)
+    return qkv_fma_exact4_simd(a, b, c); /* f64x2 pairs */
 #elif QKV_VW == 4 && defined(__wasm__)
-    return qkv_fma_exact4(a, b, c); /* f64x2 pairs with -msimd128, scalar doubles without */
+    return qkv_fma_exact4(a, b, c); /* scalar doubles */
 #else
     qkv_vf r; /* FMA instructions where the target has them, libm's fmaf elsewhere */
     for (int l = 0; l < QKV_VW; l++) r[l] = fmaf(a[l], b[l], c[l]);
     return r;
 #endif
 }
+
+/* vf_fma_try: a * b + c, possibly rounded twice; it ors nonzero into the lanes of
+ * *odd where the result may differ from vf_fma's, and a caller that finds none set
+ * (vodd_any) after a run of them has vf_fma's results; otherwise it redoes the run
+ * with vf_fma. Worth it only where vf_fma is slow (QKV_FMA_TRY: WebAssembly SIMD,
+ * whose exact multiply-add is TwoSum plus round to odd, exact_fma.h). */
+#if QKV_VW == 4 && defined(__wasm_simd128__)
+#define QKV_FMA_TRY 1
+typedef v128_t qkv_vodd;
+QKV_INLINE qkv_vf vf_fma_try(qkv_vf a, qkv_vf b, qkv_vf c, qkv_vodd *odd) { return qkv_fma_try4(a, b, c, odd); }
+QKV_INLINE int vodd_any(qkv_vodd o) { return wasm_v128_any_true(o); }
+#else
+#define QKV_FMA_TRY 0
+typedef int qkv_vodd;
+QKV_INLINE qkv_vf vf_fma_try(qkv_vf a, qkv_vf b, qkv_vf c, qkv_vodd *odd) { (void)odd; return vf_fma(a, b, c); }
+QKV_INLINE int vodd_any(qkv_vodd o) { return o != 0; }
+#endif
 
 /* Partial sums of a reduction along a row: element j goes to partial j % QKV_LANES,
  * which is QKV_LANES / QKV_VW vectors; vf_lanes_* combine them in one fixed tree. */
