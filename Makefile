@@ -112,8 +112,10 @@ CLI_SRC  := $(filter-out cli/main.c,$(wildcard cli/*.c)) \
             $(foreach d,$(CHECK_DIRS),$(wildcard $(d)/*.c))
 # The page's C API (web/api.h), compiled natively too so that the tests call it
 # (tests/test_web_api.c); the page's own module is web/api.mk's.
+# Their native objects go to $(B)/web-native/, since $(B)/web/ (build/web/) is
+# the site `make web` builds and a static host serves as it is.
 CLI_SRC  += $(wildcard web/*.c)
-CLI_OBJ  := $(CLI_SRC:%.c=$(B)/%.o)
+CLI_OBJ  := $(patsubst $(B)/web/%,$(B)/web-native/%,$(CLI_SRC:%.c=$(B)/%.o))
 CLI_LIB  := $(B)/libqkv_cli.a
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o) $(TEST_KERNEL_OBJ)
@@ -138,6 +140,10 @@ deps-test: deps-build
 deps: deps-test
 
 $(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(STB_CFLAGS) $(DEFS) -MMD -MP -c $< -o $@
+
+$(B)/web-native/%.o: web/%.c
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$<)$(CC) $(CFLAGS) $(STB_CFLAGS) $(DEFS) -MMD -MP -c $< -o $@
 
