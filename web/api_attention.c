@@ -224,6 +224,10 @@ static int value_text(const qkv_web_request *r, const char *key, char *text, siz
  * (train/experiments/explain_fields.h: the same parser, so the same refusal);
  * matrices and the command's --file, --check and --threads are not read here.
  * With tokens, "pos" is read from schemes_tokens (with learned, sinusoidal). */
+/* A text setting (--slopes) keeps a pointer to its value until read_input has
+ * finished the options: the values live here, one per row, not in a loop's frame. */
+static char option_texts[QKV_EXPLAIN_N_FIELDS][512];
+
 static int read_options(const qkv_web_request *r, qkv_explain_options *o, int tokens, qkv_pos_kind *pos) {
     qkv_explain_fields_ready();
     qkv_fields_defaults(qkv_explain_fields, QKV_EXPLAIN_N_FIELDS, o);
@@ -236,9 +240,9 @@ static int read_options(const qkv_web_request *r, qkv_explain_options *o, int to
                    (tokens && at == (void *)&o->pos);
         for (int m = 0; m < QKV_EXPLAIN_N_MATRICES; m++) skip |= at == (void *)&o->texts[m];
         if (skip) continue;
-        char key[64], text[512];
+        char key[64], *text = option_texts[i];
         param_key(a->flag, key, sizeof key);
-        int given = value_text(r, key, text, sizeof text);
+        int given = value_text(r, key, text, sizeof option_texts[i]);
         if (given < 0) return -1;
         if (!given) continue;
         char *argv[2] = {(char *)a->flag, text};
