@@ -1,7 +1,6 @@
 /* args.c — see args.h. */
 #include "cli/args.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +32,12 @@ static void print_help(const char *command, const qkv_command_spec *spec, const 
     }
 }
 
-/* Prints "qkv <message>" as one printable line (qkv_set_error escapes control
- * characters and raw bytes a flag's value may carry) and returns -1. */
-static int arg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int arg_fail(const char *fmt, ...) {
-    char message[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    qkv_set_error("%s", message);
+/* rc after printing the recorded message as "qkv <message>" (arg_fail: qkv_args_fail's, printed). */
+static int printed(int rc) {
     fprintf(stderr, "qkv %s\n", qkv_last_error());
-    return -1;
+    return rc;
 }
+#define arg_fail(...) printed(qkv_args_fail(__VA_ARGS__))
 
 int qkv_args_parse(const char *command, int argc, char **argv, const qkv_arg *args, int n_args) {
     unsigned char given[n_args > 0 ? n_args : 1];

@@ -12,8 +12,7 @@
 
 /* Records the one-line message (qkv_set_error escapes control characters and raw
  * bytes a flag's value may carry) and returns -1. */
-static int arg_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int arg_fail(const char *fmt, ...) {
+int qkv_args_fail(const char *fmt, ...) {
     char message[512];
     va_list ap;
     va_start(ap, fmt);
@@ -38,7 +37,7 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
         for (int i = 0; arg->choices[i]; i++)
             snprintf(allowed + strlen(allowed), sizeof allowed - strlen(allowed), "%s%s", i ? ", " : "",
                      arg->choices[i]);
-        return arg_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
+        return qkv_args_fail("%s: %s: unknown value '%s' (%sallowed: %s)", command, arg->flag, text,
                         qkv_suggest_among(text, arg->choices, hint, sizeof hint), allowed);
     }
     /* core/number.h: the one number syntax (no blank, '+', leading zero, hex, inf, nan) */
@@ -49,7 +48,7 @@ static int parse_value(const char *command, const qkv_arg *arg, const char *text
                             !((double)whole >= arg->min && (double)whole <= arg->max)
                       : qkv_parse_float(text, arg->min, arg->max, &real) != 0;
     if (bad) {
-        return arg_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
+        return qkv_args_fail("%s: %s: expected %s in [%g, %g], got '%s'", command, arg->flag,
                         integer ? "an integer" : "a number", arg->min, arg->max, text);
     }
     switch (arg->kind) {
@@ -74,16 +73,16 @@ int qkv_args_read(const char *command, int argc, char **argv, const qkv_arg *arg
             char hint[96];
             qkv_suggestion near = qkv_suggestion_begin(argv[i]);
             for (int j = 0; j < n_args; j++) qkv_suggestion_consider(&near, args[j].flag);
-            return arg_fail("%s: unknown flag '%s' (%stry --help)", command, argv[i],
+            return qkv_args_fail("%s: unknown flag '%s' (%stry --help)", command, argv[i],
                             qkv_suggestion_hint(&near, hint, sizeof hint));
         }
-        if (seen[arg - args]++) return arg_fail("%s: %s given twice", command, arg->flag);
+        if (seen[arg - args]++) return qkv_args_fail("%s: %s given twice", command, arg->flag);
         if (arg->kind == QKV_ARG_FLAG) {
             *(int *)arg->target = 1;
             continue;
         }
         if (i + 1 >= argc) {
-            return arg_fail("%s: %s needs a value", command, arg->flag);
+            return qkv_args_fail("%s: %s needs a value", command, arg->flag);
         }
         if (parse_value(command, arg, argv[++i]) != 0) return -1;
     }

@@ -40,6 +40,10 @@ typedef struct qkv_arg {
 #define QKV_ARG_STRING_ROW(flag, target, help) {flag, QKV_ARG_STRING, target, 0, 0, help, NULL}
 #define QKV_ARG_CHOICE_ROW(flag, target, choices, help) {flag, QKV_ARG_CHOICE, target, 0, 0, help, choices}
 
+/* Records a flag's one-line message for qkv_last_error() (qkv_set_error escapes
+ * control characters and raw bytes a flag's value may carry); returns -1. */
+int qkv_args_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The flag rows of a field table (train/fields.h), targets in config: one per
  * field with a flag, in table order, written to args; returns how many. */
 int qkv_args_from_fields(const qkv_field *fields, int n, void *config, qkv_arg *args);

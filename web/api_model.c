@@ -82,18 +82,6 @@ static int write_file(const char *path, const unsigned char *bytes, size_t n) {
     return ok ? 0 : -1;
 }
 
-static void write_kv(qkv_json_out *o, const char *key, const qkv_config_kv *kv) {
-    qkv_web_key(o, key);
-    qkv_json_out_text(o, "{");
-    for (int i = 0; kv && i < kv->n; i++) {
-        if (i) qkv_json_out_text(o, ",");
-        qkv_json_out_string(o, kv->key[i]);
-        qkv_json_out_text(o, ":");
-        qkv_json_out_string(o, kv->value[i]);
-    }
-    qkv_json_out_text(o, "}");
-}
-
 const char *qkv_web_call_model_open(const char *json) {
     qkv_web_request r;
     if (qkv_web_request_parse(&r, "model_open", json) != 0) return qkv_web_refuse_error(NULL);
@@ -132,8 +120,8 @@ const char *qkv_web_call_model_open(const char *json) {
         qkv_web_text(o, "task", opened.model.task.name);
         qkv_web_key(o, "step");
         qkv_web_int(o, opened.step);
-        write_kv(o, "settings", ckpt.config);
-        write_kv(o, "training", ckpt.settings);
+        qkv_web_settings(o, "settings", ckpt.config);
+        qkv_web_settings(o, "training", ckpt.settings);
         qkv_web_key(o, "vocab");
         qkv_web_int(o, c->data.vocab);
         qkv_web_key(o, "trained");

@@ -102,18 +102,6 @@ static int names_a_file(const qkv_task_run *r) {
     return 0;
 }
 
-static void write_description(qkv_json_out *o, const char *key, const qkv_config_kv *kv) {
-    qkv_web_key(o, key);
-    qkv_json_out_text(o, "{");
-    for (int i = 0; kv && i < kv->n; i++) {
-        if (i) qkv_json_out_text(o, ",");
-        qkv_json_out_string(o, kv->key[i]);
-        qkv_json_out_text(o, ":");
-        qkv_json_out_string(o, kv->value[i]);
-    }
-    qkv_json_out_text(o, "}");
-}
-
 static void write_metrics(qkv_json_out *o, const qkv_metrics *m) {
     qkv_web_key(o, "metrics");
     qkv_json_out_text(o, "{");
@@ -183,7 +171,7 @@ const char *qkv_web_call_train_start(const char *json) {
     qkv_web_int(o, train.session.config.steps);
     qkv_web_key(o, "eval_every");
     qkv_web_int(o, train.session.config.eval_every);
-    write_description(o, "settings", train.session.description);
+    qkv_web_settings(o, "settings", train.session.description);
     qkv_web_key(o, "memory");
     char memory[160];
     snprintf(memory, sizeof memory, "{\"bytes\":%zu,\"budget\":%zu}", train.session.memory.total,

@@ -278,6 +278,18 @@ void qkv_web_text(qkv_json_out *o, const char *key, const char *s) {
     else qkv_json_out_text(o, "null");
 }
 
+void qkv_web_settings(qkv_json_out *o, const char *key, const qkv_config_kv *kv) {
+    qkv_web_key(o, key);
+    qkv_json_out_text(o, "{");
+    for (int i = 0; kv && i < kv->n; i++) {
+        if (i) qkv_json_out_text(o, ",");
+        qkv_json_out_string(o, kv->key[i]);
+        qkv_json_out_text(o, ":");
+        qkv_json_out_string(o, kv->value[i]);
+    }
+    qkv_json_out_text(o, "}");
+}
+
 void qkv_web_floats(qkv_json_out *o, const float *x, size_t n) {
     qkv_json_out_text(o, "[");
     for (size_t i = 0; i < n; i++) {

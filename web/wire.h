@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/io/json.h"
+#include "train/task.h"
 
 /* A request: the parsed object and the name of the call for messages. */
 typedef struct qkv_web_request {
@@ -68,6 +69,8 @@ void qkv_web_key(qkv_json_out *o, const char *key);
 void qkv_web_number(qkv_json_out *o, double x);
 void qkv_web_int(qkv_json_out *o, long long x);
 void qkv_web_text(qkv_json_out *o, const char *key, const char *s);   /* ,"key":"s" (NULL: null) */
+/* ,"key":{"k0":"v0",...}: a run's or a checkpoint's settings as text (NULL: {}) */
+void qkv_web_settings(qkv_json_out *o, const char *key, const qkv_config_kv *kv);
 void qkv_web_floats(qkv_json_out *o, const float *x, size_t n);     /* [x0,x1,...] */
 void qkv_web_ints(qkv_json_out *o, const int *x, int n);
 /* {"name":..,"shape":[..],"data":[..]} (name NULL: left out). */
