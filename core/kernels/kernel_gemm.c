@@ -41,6 +41,7 @@
 #include "core/kernels/kernels.h"
 #include "core/kernels/parallel.h"
 #include "core/kernels/simd.h"
+#include "core/kernels/transpose.h"
 
 #define NC_MAX 2048      /* columns of B per packed block (256 x 2048 floats = 2 MB) */
 
@@ -150,10 +151,7 @@ static void pack_b(int trans_b, const float *B, int ldb, int j0, int nc, int p0,
                 for (int c = cols; c < NR; c++) dst[k * NR + c] = 0.0f;
             }
         } else {
-            for (int c = 0; c < cols; c++) {
-                const float *src = B + (size_t)(c0 + c) * ldb + p0;
-                for (int k = 0; k < kc; k++) dst[k * NR + c] = src[k];
-            }
+            qkv_transpose(B + (size_t)c0 * ldb + p0, (size_t)ldb, dst, NR, cols, kc);
             for (int c = cols; c < NR; c++)
                 for (int k = 0; k < kc; k++) dst[k * NR + c] = 0.0f;
         }
@@ -407,8 +405,7 @@ static void block_product_in_place(const qkv_gemm_args *g) {
     size_t ldb = (size_t)g->ldb;
     float b_t[g->trans_b ? N * K : 1];
     if (g->trans_b) { /* op(B) = B^T: make it K x N, row-major */
-        for (int j = 0; j < N; j++)
-            for (int k = 0; k < K; k++) b_t[k * N + j] = g->B[(size_t)j * g->ldb + k];
+        qkv_transpose(g->B, (size_t)g->ldb, b_t, (size_t)N, N, K);
         B = b_t;
         ldb = (size_t)N;
     }
