@@ -396,9 +396,12 @@ static void block_product_in_place(const qkv_gemm_args *g) {
     }
     a_view a = view_a(g->trans_a, g->A, g->lda);
     float a_scaled[g->alpha != 1.0f ? M * K : 1];
-    if (g->alpha != 1.0f) { /* alpha op(A), row-major M x K */
-        for (int i = 0; i < M; i++)
-            for (int k = 0; k < K; k++) a_scaled[i * K + k] = g->alpha * a.A[i * a.row + k * a.col];
+    if (g->alpha != 1.0f) { /* alpha op(A), row-major M x K: op(A) copied (transposed), then scaled */
+        if (g->trans_a) qkv_transpose(g->A, (size_t)g->lda, a_scaled, (size_t)K, K, M);
+        for (int i = 0; i < M; i++) {
+            const float *src = g->trans_a ? a_scaled + (size_t)i * K : g->A + (size_t)i * g->lda;
+            for (int k = 0; k < K; k++) a_scaled[i * K + k] = g->alpha * src[k];
+        }
         a = (a_view){a_scaled, (size_t)K, 1};
     }
     const float *B = g->B;
