@@ -130,9 +130,10 @@ START_TEST(gemm_primes_and_tile_edges) {
 }
 END_TEST
 
-/* qkv_block_product against the reference: every transpose, beta 0 and 1, padded
- * leading dims, sizes around its 6 x 16 and 6 x 8 tiles, and a transposed B too
- * large for its buffer (handed to qkv_gemm). C's padding stays untouched. */
+/* qkv_block_product against the reference and, bit for bit, against qkv_gemm
+ * (block_product.h's promise): every transpose, beta 0 and 1, padded leading dims,
+ * sizes around its 6 x 16, 6 x 8 and one-vector 16-row tiles, and a transposed B
+ * too large for its buffer (handed to qkv_gemm). C's padding stays untouched. */
 static void check_block_product(int ta, int tb, int M, int N, int K, float alpha, float beta, int pad,
                                 qkv_rng *rng) {
     int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
@@ -145,7 +146,13 @@ static void check_block_product(int ta, int tb, int M, int N, int K, float alpha
     for (size_t i = 0; i < c_size; i++)
         if (i % ldc >= (size_t)N) C[i] = SENTINEL;
     memcpy(expect, C, c_size * sizeof(float));
+    float *by_gemm = malloc(c_size * sizeof(float));
+    memcpy(by_gemm, C, c_size * sizeof(float));
     qkv_block_product(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    qkv_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, by_gemm, ldc);
+    ck_assert_msg(memcmp(C, by_gemm, c_size * sizeof(float)) == 0,
+                  "block_product ta %d tb %d %dx%dx%d beta %g: not bitwise qkv_gemm's", ta, tb, M, N, K, (double)beta);
+    free(by_gemm);
     qkv_gemm_reference(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, expect, ldc);
     for (size_t i = 0; i < c_size; i++) {
         double tol = i % ldc >= (size_t)N ? 0.0 : 1e-5 * (K + 1) * (1.0 + fabs((double)expect[i]));

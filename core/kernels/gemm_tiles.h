@@ -6,6 +6,7 @@
  *   MR x NR  the tile of C held in registers: MR * NV vectors of QKV_VW floats
  *   KC       the K block: an NR x KC panel of B stays in L1
  *   MC_MAX   rows of packed A per block, in L2
+ *   TALL_MR  rows of the block products' tile for a one-vector panel
  */
 #ifndef QKV_GEMM_TILES_H
 #define QKV_GEMM_TILES_H
@@ -25,5 +26,12 @@
 #endif
 #define NR (NV * QKV_VW)
 #define KC 256
+
+/* Rows of a block product's tile (block_product.h) for a panel of one vector:
+ * as many accumulators as the MR x NR tile holds, at most 16 rows. A 16 x 16
+ * attention block on 16-float vectors is then one tile, not three of 6 rows with
+ * the last one padded. (Taller tiles of two or more vectors were slower: 12 x 2
+ * issues a broadcast per two multiply-adds.) */
+#define TALL_MR (MR * NV < 16 ? MR * NV : 16)
 
 #endif

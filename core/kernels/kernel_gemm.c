@@ -110,26 +110,31 @@ static a_view view_a(int trans, const float *A, int lda) {
     return trans ? (a_view){A, 1, (size_t)lda} : (a_view){A, (size_t)lda, 1};
 }
 
-/* Rows [i0, i0+mc) and columns [p0, p0+kc) of alpha * op(A) into MR-row panels:
- * panel p holds, for each k, the MR values of rows i0+p*MR.., zero past row mc. */
-static void pack_a(a_view a, float alpha, int i0, int mc, int p0, int kc, float *restrict dst) {
-    for (int r0 = 0; r0 < mc; r0 += MR, dst += MR * kc) {
-        int rows = min_int(MR, mc - r0);
+/* Rows [i0, i0+mc) and columns [p0, p0+kc) of alpha * op(A) into mr-row panels:
+ * panel p holds, for each k, the mr values of rows i0+p*mr.., zero past row mc. */
+static void pack_rows(a_view a, float alpha, int i0, int mc, int p0, int kc, int mr, float *restrict dst) {
+    for (int r0 = 0; r0 < mc; r0 += mr, dst += (size_t)mr * kc) {
+        int rows = min_int(mr, mc - r0);
         const float *base = a.A + (size_t)(i0 + r0) * a.row + (size_t)p0 * a.col;
         if (a.col == 1) {
             for (int r = 0; r < rows; r++) {
                 const float *src = base + (size_t)r * a.row;
-                for (int k = 0; k < kc; k++) dst[k * MR + r] = alpha * src[k];
+                for (int k = 0; k < kc; k++) dst[k * mr + r] = alpha * src[k];
             }
         } else {
             for (int k = 0; k < kc; k++) {
                 const float *src = base + (size_t)k * a.col;
-                for (int r = 0; r < rows; r++) dst[k * MR + r] = alpha * src[r];
+                for (int r = 0; r < rows; r++) dst[k * mr + r] = alpha * src[r];
             }
         }
-        for (int r = rows; r < MR; r++)
-            for (int k = 0; k < kc; k++) dst[k * MR + r] = 0.0f;
+        for (int r = rows; r < mr; r++)
+            for (int k = 0; k < kc; k++) dst[k * mr + r] = 0.0f;
     }
+}
+
+/* The gemm's panels: MR rows. */
+static void pack_a(a_view a, float alpha, int i0, int mc, int p0, int kc, float *restrict dst) {
+    pack_rows(a, alpha, i0, mc, p0, kc, MR, dst);
 }
 
 /* NR-column panels [first, last) of op(B) rows [p0, p0+kc), columns from j0:
@@ -161,39 +166,39 @@ static void pack_b(int trans_b, const float *B, int ldb, int j0, int nc, int p0,
 /* ---- the micro-kernel ------------------------------------------------------------ */
 
 /* C[0:rows, 0:cols] = (start ? C : 0) + sum over k of a(r, k) b(k, :), one fma
- * chain per element, with a(r, k) = a[r * a_row + k * a_k] for every r < MR and
+ * chain per element, with a(r, k) = a[r * a_row + k * a_k] for every r < mr and
  * b(k, j) = b[k * ldb + j] for every j < nv * QKV_VW (packed panels, or B in
  * place). nv is NV for a full tile, fewer for a narrow panel (attention heads of
  * 16 columns on 16-float vectors); inlined with constant nv and, for packed
  * panels, constant strides. With try, the multiply-adds are vf_fma_try: if any
  * flagged a lane it returns 0 with C untouched (the caller redoes the tile). */
-QKV_INLINE int micro_kernel_run(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
+QKV_INLINE int micro_kernel_run(int mr, int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
                                 const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
                                 int rows, int cols, int start, int try) {
     qkv_vodd odd = {0};
-    qkv_vf acc[MR][NV];
-    float tile[MR][NR] __attribute__((aligned(64)));
-    int full = rows == MR && cols == nv * QKV_VW;
+    qkv_vf acc[TALL_MR][NV]; /* fixed sizes (mr <= TALL_MR, nv <= NV): a variable-length */
+    float tile[TALL_MR][NR] __attribute__((aligned(64))); /* array kept them out of registers */
+    int full = rows == mr && cols == nv * QKV_VW;
     if (!start) {
-        for (int r = 0; r < MR; r++)
+        for (int r = 0; r < mr; r++)
             for (int v = 0; v < nv; v++) acc[r][v] = vf_zero();
         for (int r = 0; r < rows; r++) __builtin_prefetch(c + (size_t)r * ldc + cols - 1, 1, 3);
     } else if (full) {
-        for (int r = 0; r < MR; r++)
+        for (int r = 0; r < mr; r++)
             for (int v = 0; v < nv; v++) acc[r][v] = vf_load(c + (size_t)r * ldc + v * QKV_VW);
     } else { /* vector stores of zero, not a memset call */
-        for (int r = 0; r < MR; r++)
+        for (int r = 0; r < mr; r++)
             for (int v = 0; v < nv; v++) vf_store(&tile[r][v * QKV_VW], vf_zero());
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < cols; j++) tile[r][j] = c[(size_t)r * ldc + j];
-        for (int r = 0; r < MR; r++)
+        for (int r = 0; r < mr; r++)
             for (int v = 0; v < nv; v++) acc[r][v] = vf_load(&tile[r][v * QKV_VW]);
     }
     #pragma GCC unroll 4
     for (int k = 0; k < kc; k++, a += a_k, b += ldb) {
         qkv_vf bv[NV];
         for (int v = 0; v < nv; v++) bv[v] = vf_load(b + v * QKV_VW);
-        for (int r = 0; r < MR; r++) {
+        for (int r = 0; r < mr; r++) {
             qkv_vf av = vf_splat(a[r * a_row]);
             for (int v = 0; v < nv; v++)
                 acc[r][v] = try ? vf_fma_try(av, bv[v], acc[r][v], &odd) : vf_fma(av, bv[v], acc[r][v]);
@@ -201,11 +206,11 @@ QKV_INLINE int micro_kernel_run(int nv, int kc, const float *restrict a, size_t 
     }
     if (try && vodd_any(odd)) return 0; /* C untouched: redone exactly */
     if (full) {
-        for (int r = 0; r < MR; r++)
+        for (int r = 0; r < mr; r++)
             for (int v = 0; v < nv; v++) vf_store(c + (size_t)r * ldc + v * QKV_VW, acc[r][v]);
         return 1;
     }
-    for (int r = 0; r < MR; r++) /* vector stores (a memcpy here became a libc call) */
+    for (int r = 0; r < mr; r++) /* vector stores (a memcpy here became a libc call) */
         for (int v = 0; v < nv; v++) vf_store(&tile[r][v * QKV_VW], acc[r][v]);
     for (int r = 0; r < rows; r++)
         for (int j = 0; j < cols; j++) c[(size_t)r * ldc + j] = tile[r][j];
@@ -214,11 +219,11 @@ QKV_INLINE int micro_kernel_run(int nv, int kc, const float *restrict a, size_t 
 
 /* The tile, with the cheap multiply-add first where there is one (QKV_FMA_TRY),
  * and with vf_fma if that flagged a lane. */
-QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
+QKV_INLINE void micro_kernel(int mr, int nv, int kc, const float *restrict a, size_t a_row, size_t a_k,
                              const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
                              int rows, int cols, int start) {
-    if (!QKV_FMA_TRY || !micro_kernel_run(nv, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start, 1))
-        micro_kernel_run(nv, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start, 0);
+    if (!QKV_FMA_TRY || !micro_kernel_run(mr, nv, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start, 1))
+        micro_kernel_run(mr, nv, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start, 0);
 }
 
 /* The tile for a panel of nv vectors (1 .. NV): one constant nv per case. */
@@ -242,18 +247,25 @@ QKV_INLINE void micro_kernel(int nv, int kc, const float *restrict a, size_t a_r
 /* A from packed MR-row panels, B from packed NR-column panels. */
 static void kernel_packed(int nv, int kc, const float *a, const float *b, float *c, size_t ldc,
                           int rows, int cols, int start) {
-#define PACKED(n) micro_kernel(n, kc, a, 1, MR, b, NR, c, ldc, rows, cols, start)
+#define PACKED(n) micro_kernel(MR, n, kc, a, 1, MR, b, NR, c, ldc, rows, cols, start)
     NV_CASES(PACKED)
 #undef PACKED
 }
 
-/* A and B with any strides (read in place). */
-static void kernel_general(int nv, int kc, const float *a, size_t a_row, size_t a_k,
+/* A and B with any strides (read in place). Inlined into each caller: called
+ * through one shared copy, the block products of 16 to 32 columns ran 10-30% slower. */
+QKV_INLINE void kernel_general(int nv, int kc, const float *a, size_t a_row, size_t a_k,
                            const float *b, size_t ldb, float *c, size_t ldc, int rows, int cols,
                            int start) {
-#define GENERAL(n) micro_kernel(n, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start)
+#define GENERAL(n) micro_kernel(MR, n, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start)
     NV_CASES(GENERAL)
 #undef GENERAL
+}
+
+/* A and B with any strides, one vector of columns, TALL_MR rows (block products). */
+QKV_INLINE void kernel_tall(int kc, const float *a, size_t a_row, size_t a_k, const float *b, size_t ldb,
+                        float *c, size_t ldc, int rows, int cols, int start) {
+    micro_kernel(TALL_MR, 1, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start);
 }
 
 /* Vectors of a panel of cols columns (cols <= NR). */
@@ -412,10 +424,9 @@ static void block_product_in_place(const qkv_gemm_args *g) {
         B = b_t;
         ldb = (size_t)N;
     }
-    float a_edge[MR * K] __attribute__((aligned(64)));
+    float a_edge[TALL_MR * K] __attribute__((aligned(64))); /* TALL_MR >= MR */
     float b_edge[NR * K] __attribute__((aligned(64)));
-    int start = g->beta != 0.0f;
-    if (M % MR) pack_a(a, 1.0f, M - M % MR, M % MR, 0, K, a_edge);
+    int start = g->beta != 0.0f, edge_mr = 0; /* the tile height a_edge is packed for */
     for (int j = 0; j < N;) {
         /* a full NR panel, else the fewest vectors that cover the rest: in place when
          * whole, else copied with zeros past N */
@@ -429,12 +440,21 @@ static void block_product_in_place(const qkv_gemm_args *g) {
             b_ld = (size_t)width;
         }
         float *c = g->C + j;
-        for (int i = 0; i < M; i += MR) {
-            int rows = min_int(MR, M - i);
-            const float *a_tile = rows == MR ? a.A + (size_t)i * a.row : a_edge;
-            size_t t_row = rows == MR ? a.row : 1, t_k = rows == MR ? a.col : MR;
-            kernel_general(nv, K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc,
-                           (size_t)g->ldc, rows, cols, start);
+        int mr = nv == 1 ? TALL_MR : MR;
+        if (M % mr && edge_mr != mr) { /* the partial last rows, zero below */
+            pack_rows(a, 1.0f, M - M % mr, M % mr, 0, K, mr, a_edge);
+            edge_mr = mr;
+        }
+        for (int i = 0; i < M; i += mr) {
+            int rows = min_int(mr, M - i);
+            const float *a_tile = rows == mr ? a.A + (size_t)i * a.row : a_edge;
+            size_t t_row = rows == mr ? a.row : 1, t_k = rows == mr ? a.col : (size_t)mr;
+            if (nv == 1)
+                kernel_tall(K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc, (size_t)g->ldc, rows,
+                            cols, start);
+            else
+                kernel_general(nv, K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc,
+                               (size_t)g->ldc, rows, cols, start);
         }
         j += cols;
     }
