@@ -19,6 +19,10 @@
  *     dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i.
  * dS over all rows is materialized only when the bias needs a gradient (the bias
  * is then [.., Tq, Tk] itself); weights are materialized only when asked for.
+ * Short keys (Tk <= BLOCK_K, one key block, and at most KEEP_P_MAX scores): the
+ * forward's P~ = exp(S - m) is final, and it is kept for backward, which then
+ * scales it by 1/l instead of recomputing S and the exponentials: the same bits,
+ * a block product and an exp pass less per head (the reversal and text steps).
  *
  * Block products go through qkv_block_product (block_product.h), a register-
  * tiled kernel that reads the blocks in place, and the row loops (max, exp, sum,
@@ -57,6 +61,8 @@
  * tests/test_attention.c checks the result is the same bits as 64 x 64 blocks. */
 #define BLOCK_AREA (BLOCK_Q * BLOCK_K)
 #define BLOCK_MAX 512
+/* The most scores a node keeps P~ for (16 MB): a batch of short sequences. */
+#define KEEP_P_MAX ((size_t)1 << 22)
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 static int max_int(int a, int b) { return a > b ? a : b; }
@@ -65,7 +71,8 @@ static int max_int(int a, int b) { return a > b ? a : b; }
  * (its key block is BLOCK_K, or Tk when shorter) and the backward's. */
 typedef struct block_shape { int fq, bq, bk; } block_shape;
 
-/* Test hook (tests/test_attention.c): 1 forces 64 x 64 blocks everywhere. */
+/* Test hook (tests/test_attention.c): 1 forces 64 x 64 blocks everywhere, and
+ * the backward's recomputation of P (no P~ kept). */
 int qkv__attention_square_blocks = 0;
 
 typedef struct attn_dims {
@@ -331,7 +338,7 @@ typedef struct fwd_scratch {
 /* out rows [i0, i0+nq) of head (b,h), and their m and 1/l (row_max, row_inv_sum:
  * the block's slice of the saved statistics). */
 static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq, float *out,
-                                float *max_so_far, float *row_inv_sum, fwd_scratch *w) {
+                                float *max_so_far, float *row_inv_sum, float *kept, fwd_scratch *w) {
     const attn_dims *d = &c->d;
     const qkv_kernels *kern = c->kern;
     float *o = out + row_offset(d, b, h, d->Tq, i0, d->dv);
@@ -360,10 +367,14 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
             if (rescale != 1.0f) kern->row_scale(o + (size_t)r * ldo, d->dv, rescale);
             max_so_far[r] = m;
         }
+        if (kept) /* one key block (Tk <= BLOCK_K): these rows of P~ are final */
+            for (int r = 0; r < nq; r++) memcpy(kept + (size_t)r * d->Tk, w->s + r * lds, (size_t)blk.nk * sizeof(float));
         qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, lds,
                           c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv), 1.0f, o,
                           ldo);
     }
+    if (kept && (d->Tk == 0 || block_is_masked(c, &(attn_block){b, h, i0, nq, 0, d->Tk})))
+        memset(kept, 0, (size_t)nq * d->Tk * sizeof(float)); /* no block ran: P~ = 0 */
     for (int r = 0; r < nq; r++) {
         float inv = w->sum[r] > 0.0 ? (float)(1.0 / w->sum[r]) : 0.0f;
         row_inv_sum[r] = inv;
@@ -390,7 +401,7 @@ static void *thread_slots(qkv_tape *tape, size_t bytes_each, size_t *stride) {
 static size_t thread_slot(int parallel) { return parallel ? (size_t)omp_get_thread_num() : 0; }
 
 static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, float *row_max,
-                              float *row_inv_sum) {
+                              float *row_inv_sum, float *kept) {
     const attn_dims *d = &c->d;
     const int fq = block_shape_of(d).fq, n_qb = n_query_blocks(d, fq);
     size_t n_tasks = n_heads(d) * (size_t)n_qb, slot;
@@ -401,7 +412,8 @@ static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, flo
         int i0 = (int)(t % n_qb) * fq, nq = d->Tq - i0 < fq ? d->Tq - i0 : fq;
         size_t row = head * d->Tq + i0;
         forward_query_block(c, (int)(head / d->H), (int)(head % d->H), i0, nq, out, row_max + row,
-                            row_inv_sum + row, (fwd_scratch *)(scratch + slot * thread_slot(parallel)));
+                            row_inv_sum + row, kept ? kept + row * d->Tk : NULL,
+                            (fwd_scratch *)(scratch + slot * thread_slot(parallel)));
     });
 }
 
@@ -483,6 +495,7 @@ static void bias_grad(const bias_view *bv, const float *dscores, const attn_dims
 /* Where the backward writes (NULL: that input needs no gradient). */
 typedef struct attn_grads {
     const float *out, *dout, *row_max, *row_inv_sum;
+    const float *kept;             /* the forward's P~, or NULL: recompute it */
     float *dq, *dk, *dv, *dscores; /* dscores: all of dS [B,H,Tq,Tk], for the bias */
 } attn_grads;
 
@@ -500,7 +513,14 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     const size_t o_at = row_offset(d, b, h, d->Tq, blk->i0, d->dv), v_at = row_offset(d, b, h, d->Tk, blk->j0, d->dv);
     const int ldk = row_stride(d, d->dk), ldv = row_stride(d, d->dv);
     const float *dout = g->dout + o_at;
-    block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, ldp);
+    if (g->kept) /* P = P~ / l, P~ as the forward made it */
+        for (int r = 0; r < blk->nq; r++) {
+            float *row = w->p + (size_t)r * ldp;
+            memcpy(row, g->kept + (qrow + r) * d->Tk + blk->j0, (size_t)blk->nk * sizeof(float));
+            if (g->row_max[qrow + r] != -INFINITY) c->kern->row_scale(row, blk->nk, g->row_inv_sum[qrow + r]);
+        }
+    else
+        block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, ldp);
     if (g->dv) /* dV_j += P^T dO_i */
         qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, ldp, dout, ldv, 1.0f,
                           g->dv + v_at, ldv);
@@ -559,6 +579,7 @@ static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, 
 typedef struct attn_saved {
     attn_masks masks;     /* pointers to the caller's masks: copied into the arena */
     float *row_max, *row_inv_sum;
+    float *kept;          /* P~ [B,H,Tq,Tk] for short keys (see the file comment), or NULL */
 } attn_saved;
 
 /* out = P V with P = softmax(scale Q K^T + bias)  =>
@@ -575,7 +596,7 @@ static void attention_backward(qkv_node *node) {
                         qkv_kernels_active()};
     const attn_dims *d = &c.d;
     /* Gradient buffers are allocated from the arena here, before the threads. */
-    attn_grads g = {node->out->data, node->out->grad, saved->row_max, saved->row_inv_sum,
+    attn_grads g = {node->out->data, node->out->grad, saved->row_max, saved->row_inv_sum, saved->kept,
                     q->requires_grad ? qkv_tensor_grad(q) : NULL,
                     k->requires_grad ? qkv_tensor_grad(k) : NULL,
                     v->requires_grad ? qkv_tensor_grad(v) : NULL, NULL};
@@ -626,7 +647,11 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
     saved->row_inv_sum = saved->row_max + rows;
     qkv_tensor *out = d.heads_last ? qkv_tape_tensor(tape, 4, (const int[]){d.B, d.Tq, d.H, d.dv})
                                    : qkv_tape_tensor(tape, 4, (const int[]){d.B, d.H, d.Tq, d.dv});
-    attention_forward(tape, &c, out->data, saved->row_max, saved->row_inv_sum);
+    int records = tape->grad_enabled && (q->requires_grad || k->requires_grad || v->requires_grad ||
+                                         (opts->bias && opts->bias->requires_grad));
+    saved->kept = records && !qkv__attention_square_blocks && d.Tk <= BLOCK_K && n_scores(&d) <= KEEP_P_MAX
+                      ? qkv_tape_alloc(tape, n_scores(&d) * sizeof(float)) : NULL;
+    attention_forward(tape, &c, out->data, saved->row_max, saved->row_inv_sum, saved->kept);
     if (opts->weights)
         *weights_out = attention_weights(tape, &c, saved->row_max, saved->row_inv_sum, opts->weights);
 
