@@ -49,6 +49,10 @@ LDLIBS       += -fopenmp -lm $(STB_LIBS)
 # the tests need check and, for the text task's default corpus, fortunes.
 DEPS_BUILD := pkg-config libstb-dev
 DEPS_TEST  := $(DEPS_BUILD) check fortunes
+# Only the side-by-side measurements (never qkv itself): PyTorch for test-torch and
+# bench-compare, OpenBLAS for bench-compare's blas_bench.
+DEPS_TORCH := python3-torch python3-numpy
+DEPS_BENCH := $(DEPS_TORCH) libopenblas-dev
 
 # The version is written once, in core/version.h (which qkv.h includes); the shared
 # library's soname carries the major number (libqkv.so.$(VERSION_MAJOR)).
@@ -128,7 +132,7 @@ endif
 SONAME   := libqkv.so.$(VERSION_MAJOR)
 
 .PHONY: all test test-asan test-valgrind valgrind-build valgrind-train valgrind-suite fuzz fuzz-ci fuzz-build demo deps \
-        bench bench-compare gradcheck example tutorial clean deps-build deps-test test-mpi bench-mpi \
+        bench bench-compare gradcheck example tutorial clean deps-build deps-test deps-torch deps-bench test-mpi bench-mpi \
         install uninstall test-install test-deps test-cross test-objects test-torch results
 all: $(LIB) $(SHLIB) $(BIN)
 
@@ -138,6 +142,10 @@ deps-build:
 deps-test: deps-build
 	@mk/deps.sh $(DEPS_TEST)
 deps: deps-test
+deps-torch:
+	@mk/deps.sh $(DEPS_TORCH)
+deps-bench:
+	@mk/deps.sh $(DEPS_BENCH)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -204,7 +212,7 @@ tutorial: build/tutorial
 $(B)/qkv_probe: python/qkv_probe.c $(LIB)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-test-torch: $(BIN) $(B)/qkv_probe
+test-torch: $(BIN) $(B)/qkv_probe | deps-torch
 	/usr/bin/python3 python/test_qkv_torch.py
 
 test: $(B)/run_tests $(BIN) $(B)/example $(B)/tutorial | deps-test
@@ -394,11 +402,11 @@ bench: all
 # Side by side with PyTorch and OpenBLAS (bench/compare.sh). OpenBLAS is linked
 # only into this measuring program, never into qkv; the program links libqkv.a
 # too, to check that qkv_gemm and cblas_sgemm compute the same product.
-build/blas_bench: bench/blas_bench.c qkv.h qkv_internal.h build/libqkv.a
+build/blas_bench: bench/blas_bench.c qkv.h qkv_internal.h build/libqkv.a | deps-bench
 	@mkdir -p build
 	$(CC) -O2 -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -I. -o $@ $< build/libqkv.a -lopenblas $(LDLIBS)
 
-bench-compare: all build/blas_bench
+bench-compare: all build/blas_bench | deps-bench
 	bench/compare.sh
 
 clean:
