@@ -261,6 +261,7 @@ def from_torch(module, path, meta=None, names=None):
     if names is None:
         names = getattr(module, "qkv_names", None) or qkv_names_of(state)
     meta = {k: v for k, v in meta.items() if not k.startswith("optim.")}
+    meta["optim.kind"], meta["optim.step"] = "none", "0"  # no optimizer state: what qkv reads as such
     tensors = torch_to_qkv_state(state, names)
     for k, v in (("format", "qkv-checkpoint-1"), ("step", "0"), ("rng.seed", "1"), ("rng.counter", "0")):
         meta.setdefault(k, v)
