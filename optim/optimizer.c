@@ -17,6 +17,7 @@
 
 #include "core/alloc.h"
 #include "core/error.h"
+#include "core/kernels/multiversion.h"
 #include "core/kernels/parallel.h"
 
 #define ADAM_DEFAULT_BETA1 0.9f
@@ -129,8 +130,9 @@ void qkv_optimizer_free(qkv_optimizer *opt) {
 
 /* SGD on n elements: d = g + wd p; v = mu v + d; p -= lr (nesterov ? d + mu v : v).
  * v is NULL without momentum: p -= lr d. */
-static void sgd_update(float *p, const float *g, float *v, size_t n, float lr, float wd, float mu,
-                       int nesterov) {
+static inline __attribute__((always_inline)) void sgd_update_body(float *restrict p, const float *restrict g,
+                                                                  float *restrict v, size_t n, float lr,
+                                                                  float wd, float mu, int nesterov) {
     for (size_t j = 0; j < n; j++) {
         float d = g[j] + wd * p[j];
         if (v) {
@@ -140,6 +142,10 @@ static void sgd_update(float *p, const float *g, float *v, size_t n, float lr, f
         p[j] -= lr * d;
     }
 }
+/* Compiled for each vector width (multiversion.h): square root and division are
+ * correctly rounded at every width, so every path gives the same bits. */
+QKV_MULTIVERSION(sgd_update, (float *restrict p, const float *restrict g, float *restrict v, size_t n, float lr,
+                              float wd, float mu, int nesterov), (p, g, v, n, lr, wd, mu, nesterov))
 
 /* One step's constants for Adam(W), shared by every parameter. */
 typedef struct adam_step {
@@ -152,16 +158,24 @@ typedef struct adam_step {
  * otherwise), l2 = wd for Adam's coupled decay (0 otherwise).
  *   p *= keep; d = g + l2 p; m = b1 m + (1-b1) d; s = b2 s + (1-b2) d^2;
  *   p -= step_size m / (sqrt(s) / sqrt_bc2 + eps) */
-static void adam_update(float *p, const float *g, float *m, float *s, size_t n, const adam_step *a,
-                        float keep, float l2) {
+static inline __attribute__((always_inline)) void adam_update_body(float *restrict p, const float *restrict g,
+                                                                   float *restrict m, float *restrict s,
+                                                                   size_t n, const adam_step *a, float keep,
+                                                                   float l2) {
+    const float beta1 = a->beta1, beta2 = a->beta2, c1 = a->one_minus_beta1, c2 = a->one_minus_beta2;
+    const float step_size = a->step_size, sqrt_bc2 = a->sqrt_bc2, eps = a->eps;
     for (size_t j = 0; j < n; j++) {
         float pj = p[j] * keep;
         float d = g[j] + l2 * pj;
-        m[j] = a->beta1 * m[j] + a->one_minus_beta1 * d;
-        s[j] = a->beta2 * s[j] + a->one_minus_beta2 * d * d;
-        p[j] = pj - a->step_size * m[j] / (sqrtf(s[j]) / a->sqrt_bc2 + a->eps);
+        float mj = beta1 * m[j] + c1 * d, sj = beta2 * s[j] + c2 * d * d;
+        m[j] = mj;
+        s[j] = sj;
+        p[j] = pj - step_size * mj / (sqrtf(sj) / sqrt_bc2 + eps);
     }
 }
+QKV_MULTIVERSION(adam_update, (float *restrict p, const float *restrict g, float *restrict m, float *restrict s,
+                               size_t n, const adam_step *a, float keep, float l2),
+                 (p, g, m, s, n, a, keep, l2))
 
 static adam_step adam_constants(const qkv_optimizer_config *c, long t, float lr) {
     double bc1 = 1.0 - pow((double)c->beta1, (double)t), bc2 = 1.0 - pow((double)c->beta2, (double)t);
