@@ -88,6 +88,10 @@ qkv_tensor *qkv_image_decode(const char *name, const unsigned char *bytes, size_
     if (width < 1 || height < 1 || width > QKV_IMAGE_MAX_SIDE || height > QKV_IMAGE_MAX_SIDE)
         return qkv_file_fail(name, "image of %dx%d pixels (at most %d per side)", width, height, QKV_IMAGE_MAX_SIDE),
                NULL;
+    if ((double)width * height > (double)len * QKV_IMAGE_MAX_PIXELS_PER_BYTE)
+        return qkv_file_fail(name, "image of %dx%d pixels cannot be in %zu bytes (at most %d pixels a byte): "
+                             "the file is cut short or not an image", width, height, len,
+                             QKV_IMAGE_MAX_PIXELS_PER_BYTE), NULL;
     int w = 0, h = 0, c = 0;
     unsigned char *pixels = stbi_load_from_memory(bytes, (int)len, &w, &h, &c, channels);
     if (!pixels) return qkv_file_fail(name, "cannot decode image: %s", stb_reason()), NULL;

@@ -9,8 +9,15 @@
  * Only these four: stb's other readers (GIF, PSD, PIC, PGM/PPM, HDR) are refused
  * by signature, "x.gif: GIF data; qkv reads PNG, JPEG, BMP and TGA images".
  *
- * Limits, checked before decoding: at most QKV_IMAGE_MAX_BYTES of file and
- * QKV_IMAGE_MAX_SIDE pixels per side (stb's header parse, stbi_info_from_memory).
+ * Limits, checked before decoding: at most QKV_IMAGE_MAX_BYTES of file,
+ * QKV_IMAGE_MAX_SIDE pixels per side (stb's header parse, stbi_info_from_memory),
+ * and at most QKV_IMAGE_MAX_PIXELS_PER_BYTE pixels per byte of file. The last is
+ * the densest a real file packs: deflate expands at most 1032:1, over 1-bit
+ * pixels of a PNG about 8256 pixels a byte; run-length TGA and BMP stay under
+ * 128 and JPEG under 256 (a progressive JPEG's runs of empty blocks could go
+ * further, and such a file is refused). Without it a few bytes could ask for
+ * gigabytes: stb makes the whole image before it finds the data missing, and a
+ * 34-byte run-length TGA header for 8192 x 8192 RGBA cost 1 GB and 3 s.
  *
  * Errors are input errors: NULL / -1 with qkv_last_error() = one line naming the
  * file, and for undecodable bytes stb's reason, e.g.
@@ -26,6 +33,7 @@
 
 #define QKV_IMAGE_MAX_BYTES ((size_t)64 << 20)
 #define QKV_IMAGE_MAX_SIDE 8192
+#define QKV_IMAGE_MAX_PIXELS_PER_BYTE 8256
 
 /* The float an 8-bit value loads as; generators use it too, so that their pixels
  * survive a PNG round trip bit for bit. */

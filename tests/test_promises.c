@@ -132,6 +132,26 @@ START_TEST(a_png_of_no_or_too_many_pixels_says_its_size) {
 }
 END_TEST
 
+/* A run-length TGA header for 8192 x 8192 RGBA and one pixel: stb would make the
+ * whole 1 GB image out of nothing before any size check of a caller. */
+START_TEST(a_few_bytes_cannot_ask_for_a_huge_image) {
+    static const unsigned char tga[] = {0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x20, 0x00, 0x20, 32, 8,
+                                        0xff, 0, 0, 0, 0};
+    ck_assert_ptr_null(qkv_image_decode("runs.tga", tga, sizeof tga, 0));
+    expect_last_error("runs.tga", "image of 8192x8192 pixels cannot be in 23 bytes (at most 8256 pixels a byte)");
+    /* a real run-length file, 64 x 64 of one color in 32 runs of 128 (23 pixels a byte), decodes */
+    unsigned char runs[18 + 32 * 5] = {0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 64, 0, 32, 8};
+    for (int r = 0; r < 32; r++) memcpy(runs + 18 + 5 * r, "\xff\x10\x20\x30\xff", 5); /* BGRA */
+    qkv_tensor *t = qkv_image_decode("solid.tga", runs, sizeof runs, 0);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->shape[0], 4);
+    ck_assert_int_eq(t->shape[1], 64);
+    ck_assert_int_eq(t->shape[2], 64);
+    ck_assert(t->data[0] == qkv_image_unit(0x30) && t->data[64 * 64 * 2 + 4095] == qkv_image_unit(0x10));
+    qkv_tensor_free(t);
+}
+END_TEST
+
 static void make_dir(const char *path) { ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s", path); }
 
 START_TEST(data_that_cannot_teach_is_refused) {
@@ -270,6 +290,7 @@ Suite *suite_promises(void) {
     tcase_add_test(tc, outputs_in_proc_are_refused_before_training);
     tcase_add_test(tc, a_proc_file_as_data_is_named_a_special_file);
     tcase_add_test(tc, a_png_of_no_or_too_many_pixels_says_its_size);
+    tcase_add_test(tc, a_few_bytes_cannot_ask_for_a_huge_image);
     tcase_add_test(tc, data_that_cannot_teach_is_refused);
     tcase_add_test(tc, the_outputs_of_a_failed_run_are_all_or_nothing);
     tcase_add_test(tc, a_dangling_symlink_in_a_data_directory_is_skipped);
