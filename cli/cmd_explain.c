@@ -62,14 +62,10 @@ static int set_matrices(const qkv_explain_options *o, qkv_explain_input *in) {
     for (int i = 0; i < 3 && rc == 0; i++)   /* q, k, v */
         if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
                                                  texts[i]);
-    if (rc == 0)   /* an even head for rope, two pairs for p-rope */
-        qkv_explain_worked_example(in, (texts[0] ? 0 : 1) | (texts[1] ? 0 : 2) | (texts[2] ? 0 : 4),
-                                   in->pos == QKV_POS_PROPE ? 4 : in->pos == QKV_POS_ROPE ? 2 : 1);
+    if (rc == 0) qkv_explain_fill_missing(in, (texts[0] ? 1 : 0) | (texts[1] ? 2 : 0) | (texts[2] ? 4 : 0));
     for (int i = 3; i < QKV_EXPLAIN_N_MATRICES && rc == 0; i++)
         if (texts[i]) rc = qkv_explain_input_set(in, qkv_explain_matrix_names[i], o->texts[i] ? flags[i] : o->file,
                                                  texts[i]);
-    if (rc == 0 && in->mask == QKV_EXPLAIN_MASK_KEEP && !texts[3])
-        rc = (qkv_set_error("--mask keep needs --keep (rows of 1 and 0, [Tq,Tk])"), -1);
     for (int i = 0; i < QKV_EXPLAIN_N_MATRICES; i++) free(from_file[i]);
     return rc;
 }

@@ -76,6 +76,14 @@ START_TEST(attention_step_gives_the_libraries_numbers) {
                                             "\"tensor\":\"k\",\"row\":2,\"col\":1}");
     ck_assert_msg(ok(c), "%.300s", c);
     ck_assert_close(number_after(c, "analytic"), number_after(c, "numeric"), 1e-2);
+    /* K and V left out are the worked example's, as on the command line: the same P */
+    const char *q_only = qkv_web_attention("{\"q\":[[1]],\"scale\":1}");
+    ck_assert_msg(ok(q_only), "%.300s", q_only);
+    const char *q_only_p = strstr(strstr(q_only, "\"name\":\"P\""), "\"data\":[") + 8;
+    for (int i = 0; i < 3; i++, q_only_p++) {
+        double weight = strtod(q_only_p, (char **)&q_only_p);
+        ck_assert_close(weight, (i + 1) / 6.0, 1e-6);
+    }
     /* tokens: embedded and projected, every weight with its gradient */
     const char *t = qkv_web_attention("{\"tokens\":\"3 1 4\",\"pos\":\"learned\",\"heads\":2,\"width\":4}");
     ck_assert_msg(ok(t), "%.300s", t);
@@ -100,6 +108,8 @@ START_TEST(refusals_are_the_command_lines_lines) {
                      cli_line("explain attention --q 1,0 --k 1,0 --v 1 --pos alibi --slopes 0.5,0.25"));
     ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1\",\"k\":\"1\",\"v\":\"1\",\"pos\":\"bogus\"}")),
                      cli_line("explain attention --q 1 --k 1 --v 1 --pos bogus"));
+    ck_assert_str_eq(error_of(qkv_web_attention("{\"q\":\"1\",\"k\":\"1\",\"v\":\"1\",\"mask\":\"keep\"}")),
+                     cli_line("explain attention --q 1 --k 1 --v 1 --mask keep"));
     ck_assert_str_eq(error_of(qkv_web_train_start("{\"task\":\"reverse\",\"args\":[\"--steps\",\"x\"]}")),
                      cli_line("train reverse --steps x"));
     ck_assert_str_eq(error_of(qkv_web_train_start("{\"task\":\"revers\"}")), cli_line("train revers"));

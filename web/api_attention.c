@@ -281,14 +281,9 @@ static int read_input(const qkv_web_request *r, qkv_explain_input *in, qkv_web_t
     } else {
         for (int m = 0; m < 3; m++)
             if (set_matrix(r, in, qkv_explain_matrix_names[m], &given[m]) != 0) return -1;
-        if (!given[0] || !given[1] || !given[2]) {
-            qkv_set_error("qkv web: attention: give \"q\", \"k\" and \"v\" (rows), or \"tokens\"");
-            return -1;
-        }
+        qkv_explain_fill_missing(in, given[0] | given[1] << 1 | given[2] << 2); /* as the command line */
     }
     if (set_matrix(r, in, "keep", &given[3]) || set_matrix(r, in, "target", &given[4])) return -1;
-    if (in->mask == QKV_EXPLAIN_MASK_KEEP && !given[3])
-        return qkv_set_error("qkv " COMMAND ": --mask keep needs --keep (rows of 1 and 0, [Tq,Tk])"), -1;
     return as_command(qkv_explain_options_finish(&o, in));
 }
 

@@ -152,6 +152,12 @@ try {
   await page.click('#att-form button[type=submit]');
   await page.waitForFunction(() => document.getElementById('att-msg').textContent === '');
   check(true, 'after bad input the page computes again');
+  /* K and V left empty: the worked example's, as `qkv explain attention --q 1` */
+  await page.fill('#att-q', '1'); await page.fill('#att-k', ''); await page.fill('#att-v', '');
+  await page.selectOption('#att-pos', 'none');
+  await page.click('#att-form button[type=submit]');
+  await page.waitForFunction(() => qkv.views.attention.last().tk === 3 && qkv.views.attention.last().tq === 1);
+  check(await msgOf('att-msg') === '', 'empty K and V boxes: the worked example fills them, no message');
 
   /* ---- (2) watch it learn: reversal to 100% in the worker ---- */
   await page.evaluate(() => qkv.show('learn'));

@@ -55,10 +55,11 @@ qkv.views.attention = (() => {
         document.querySelectorAll('#att-weights textarea').forEach(t => { a.weights[t.dataset.name] = rowsText(t.value); });
       }
     } else {
-      a.q = rowsText($('att-q').value); a.k = rowsText($('att-k').value); a.v = rowsText($('att-v').value);
+      /* a box left empty is left out: the worked example's Q, K or V, as on the command line */
+      for (const m of ['q', 'k', 'v']) if (rowsText($('att-' + m).value)) a[m] = rowsText($('att-' + m).value);
     }
     if (a.mask === 'padding') a.key_length = Number($('att-key-length').value);
-    if (a.mask === 'keep') a.keep = rowsText($('att-keep').value);
+    if (a.mask === 'keep' && rowsText($('att-keep').value)) a.keep = rowsText($('att-keep').value);
     if ($('att-target').value.trim()) a.target = rowsText($('att-target').value);
     for (const p of posParams(a.pos)) {
       const v = document.querySelector(`#att-pos-params input[data-key="${p.name}"]`).value.trim();

@@ -221,6 +221,10 @@ void qkv_explain_worked_example(qkv_explain_input *in, int missing, int width) {
     }
 }
 
+void qkv_explain_fill_missing(qkv_explain_input *in, int given) {
+    qkv_explain_worked_example(in, 7 & ~given, in->pos == QKV_POS_PROPE ? 4 : in->pos == QKV_POS_ROPE ? 2 : 1);
+}
+
 /* The worked example as a step's input: c = [1, 2] in every row of C; key 2 is
  * padding; sinusoidal added to the leaves here (a step has no such scheme); ALiBi's
  * slope is a step's default for one head, 1/2: the steepest of an eight-head model's

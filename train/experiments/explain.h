@@ -70,6 +70,10 @@ typedef struct qkv_explain_input qkv_explain_input;
  * keys [0], [log 2], [log 3]; values [1,0], [0,2], [2,2]. Q and K are in->dk wide
  * (width when dk is not set yet), the numbers in their first column. */
 void qkv_explain_worked_example(qkv_explain_input *in, int missing, int width);
+/* The worked example's Q, K and V for those the user left out (given: bits 1, 2,
+ * 4 for q, k, v), as wide as in's position scheme needs (an even head for rope,
+ * two pairs for p-rope): the command line and the page fill them alike. */
+void qkv_explain_fill_missing(qkv_explain_input *in, int given);
 
 #define QKV_EXPLAIN_MAX_T 8        /* queries, keys */
 #define QKV_EXPLAIN_MAX_D 8        /* a head's width (of Q/K and of V) */
@@ -92,6 +96,7 @@ struct qkv_explain_input {
     float v[QKV_EXPLAIN_MAX_T * QKV_EXPLAIN_MAX_W];   /* [tk, dv] */
     int mask;                      /* QKV_EXPLAIN_MASK_* */
     int key_length;                /* padding: keys 0..key_length-1 are real (1..tk) */
+    int keep_given;                /* 1: keep was set (qkv_explain_input_set); --mask keep needs it */
     float keep[QKV_EXPLAIN_MAX_T * QKV_EXPLAIN_MAX_T];   /* keep: [tq, tk], nonzero = may attend */
     qkv_pos_kind pos;              /* one of qkv_explain_step_schemes */
     float scale;                   /* 0: 1/sqrt(d_head) */

@@ -126,6 +126,8 @@ static int check_sizes(const qkv_explain_input *in) {
 
 static int check_mask(const qkv_explain_input *in) {
     if (in->mask < 0 || in->mask >= QKV_EXPLAIN_MASK_COUNT) return qkv_set_error("--mask %d: unknown", in->mask), -1;
+    if (in->mask == QKV_EXPLAIN_MASK_KEEP && !in->keep_given)
+        return qkv_set_error("--mask keep needs --keep (rows of 1 and 0, [Tq,Tk])"), -1;
     if (in->mask == QKV_EXPLAIN_MASK_PADDING && (in->key_length < 1 || in->key_length > in->tk))
         return qkv_set_error("--key-length %d: expected 1..%d (the number of keys)", in->key_length, in->tk), -1;
     for (int i = 0; i < in->tq; i++) {
@@ -209,6 +211,7 @@ int qkv_explain_input_set(qkv_explain_input *in, const char *name, const char *w
         if (expect_size(what, rows, cols, in->tq, keep ? in->tk : in->dv)) return -1;
         into = keep ? in->keep : in->target;
         in->target_given |= !keep;
+        in->keep_given |= keep;
     } else {
         return qkv_set_error("%s: no matrix named '%s' (q, k, v, keep, target)", what, name), -1;
     }
