@@ -159,7 +159,7 @@ static void maxreg_banner(const qkv_task *task, const qkv_trainer_config *traine
 
 static int maxreg_run(const void *config, const qkv_trainer_config *trainer) {
     const qkv_maxreg_task_config *c = config;
-    return c->compare ? qkv_maxreg_compare(c, *trainer) : 1;
+    return c->compare ? qkv_maxreg_compare(&qkv_task_kind_maxreg, c, *trainer) : 1;
 }
 
 const qkv_task_kind qkv_task_kind_maxreg = {

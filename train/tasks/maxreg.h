@@ -33,11 +33,16 @@ void qkv_maxreg_task_default_config(qkv_maxreg_task_config *config);
 void qkv_maxreg_task_init(qkv_maxreg_task *t, const qkv_maxreg_task_config *config);
 void qkv_maxreg_task_free(qkv_maxreg_task *t);
 
+struct qkv_task_kind; /* train/tasks/registry.h */
+
 /* --compare (maxreg_compare.c): trains mean, sum and max pooling and SAB+PMA with
- * base's seeds and trainer's recipe, prints the table over seeds and its verdict
- * on the paper's ordering, and writes trainer.json_path's record. 0, or -1 with
+ * base's seeds and trainer's recipe, each run's task made and freed by kind (the
+ * maxreg kind of train/tasks/registry.h, passed by maxreg.c so that the two files
+ * do not call each other), prints the table over seeds and its verdict on the
+ * paper's ordering, and writes trainer.json_path's record. 0, or -1 with
  * qkv_last_error(). */
-int qkv_maxreg_compare(const qkv_maxreg_task_config *base, qkv_trainer_config trainer);
+int qkv_maxreg_compare(const struct qkv_task_kind *kind, const qkv_maxreg_task_config *base,
+                       qkv_trainer_config trainer);
 /* The table's first line: the recipe (steps, batch, optimizer, lr, schedule),
  * the held-out sets and the seeds, as --compare prints it. */
 void qkv_maxreg_compare_recipe(const qkv_maxreg_task_config *c, const qkv_trainer_config *t, char *out, size_t len);

@@ -35,6 +35,7 @@
 #include "train/session.h"
 #include "train/stats.h"
 #include "train/tasks/maxreg.h"
+#include "train/tasks/registry.h"
 
 /* The paper's test MAE, and the ordering it shows: SAB+PMA's mean MAE at most
  * `bound` times this model's (issue: half of sum pooling's, a third of mean
@@ -58,6 +59,7 @@ enum { HOLDS, MEANS_ONLY, FAILS };
 
 /* Every run's record: [model * seeds + seed_index]; zeros until its run finished. */
 typedef struct compare_runs {
+    const qkv_task_kind *kind; /* maxreg's, which makes and frees each run's task */
     int seeds, n_runs;
     double *mae, *seconds, *done;
     double mean[N_MODELS], half[N_MODELS];
@@ -69,16 +71,16 @@ static int train_run(const qkv_maxreg_task_config *base, qkv_trainer_config trai
     config.model.kind = models[r / runs->seeds].kind;
     config.seed = base->seed + (unsigned long long)(r % runs->seeds);
     trainer.seed = config.seed;
-    qkv_maxreg_task task;
     qkv_train_result result = {0};
-    qkv_maxreg_task_init(&task, &config);
+    qkv_task *task = runs->kind->create(&config, 0);
+    int rc = task ? 0 : -1;
     qkv_session session;
-    int rc = qkv_session_prepare(&session, &(qkv_session_spec){.config = trainer, .task = &task.task});
+    if (rc == 0) rc = qkv_session_prepare(&session, &(qkv_session_spec){.config = trainer, .task = task});
     if (rc == 0) {
         rc = qkv_train(&session, &result);
         qkv_session_close(&session);
     }
-    qkv_maxreg_task_free(&task);
+    if (task) runs->kind->destroy(task);
     const double *test_mae = rc == 0 ? qkv_metrics_get(&result.metrics, "test_mae") : NULL;
     if (rc == 0 && !test_mae) rc = -1, qkv_set_error("maxreg --compare: the run reported no test_mae");
     if (rc != 0) return -1;
@@ -204,11 +206,11 @@ static int write_json(const char *path, const compare_runs *runs) {
     return rc;
 }
 
-int qkv_maxreg_compare(const qkv_maxreg_task_config *base, qkv_trainer_config trainer) {
+int qkv_maxreg_compare(const qkv_task_kind *kind, const qkv_maxreg_task_config *base, qkv_trainer_config trainer) {
     const char *json_path = trainer.json_path;
     trainer.json_path = NULL;
     trainer.quiet = 1;
-    compare_runs runs = {.seeds = base->seeds > 0 ? base->seeds : 1};
+    compare_runs runs = {.kind = kind, .seeds = base->seeds > 0 ? base->seeds : 1};
     runs.n_runs = N_MODELS * runs.seeds;
     runs.mae = calloc((size_t)runs.n_runs * 3, sizeof(double));
     if (!runs.mae) return qkv_set_error("maxreg --compare: out of memory"), -1;
