@@ -12,12 +12,12 @@
  * Limits, checked before decoding: at most QKV_IMAGE_MAX_BYTES of file,
  * QKV_IMAGE_MAX_SIDE pixels per side (stb's header parse, stbi_info_from_memory),
  * and at most QKV_IMAGE_MAX_PIXELS_PER_BYTE pixels per byte of file. The last is
- * the densest a real file packs: deflate expands at most 1032:1, over 1-bit
- * pixels of a PNG about 8256 pixels a byte; run-length TGA and BMP stay under
- * 128 and JPEG under 256 (a progressive JPEG's runs of empty blocks could go
- * further, and such a file is refused). Without it a few bytes could ask for
+ * the densest a PNG packs: deflate expands at most 1032:1, over 1-bit pixels
+ * about 8256 pixels a byte (a run-length TGA or BMP packs at most 128 or 255
+ * pixels in 2 bytes; a progressive JPEG's runs of empty blocks could go beyond
+ * the limit, and such a file is refused). Without it a few bytes could ask for
  * gigabytes: stb makes the whole image before it finds the data missing, and a
- * 34-byte run-length TGA header for 8192 x 8192 RGBA cost 1 GB and 3 s.
+ * 23-byte run-length TGA for 8192 x 8192 RGBA cost 1 GB and 2.7 s.
  *
  * Errors are input errors: NULL / -1 with qkv_last_error() = one line naming the
  * file, and for undecodable bytes stb's reason, e.g.
