@@ -21,6 +21,8 @@ qkv.views.attention = (() => {
   const mode = () => document.querySelector('input[name=att-mode]:checked').value;
   /* textarea rows -> the command line's matrix text "1 0; 0 1" */
   const rowsText = text => text.trim().split(/\n+/).map(l => l.trim()).filter(Boolean).join('; ');
+  /* A matrix box's rows into a[name], or nothing when the box is empty (left out). */
+  const putRows = (a, name, id) => { const t = rowsText($(id).value); if (t) a[name] = t; };
   const words = text => text.trim().split(/[\s,;]+/).filter(Boolean).map(w => (Number.isFinite(Number(w)) ? Number(w) : w));
 
   function fill(select, names, keep) {
@@ -56,11 +58,11 @@ qkv.views.attention = (() => {
       }
     } else {
       /* a box left empty is left out: the worked example's Q, K or V, as on the command line */
-      for (const m of ['q', 'k', 'v']) if (rowsText($('att-' + m).value)) a[m] = rowsText($('att-' + m).value);
+      for (const m of ['q', 'k', 'v']) putRows(a, m, 'att-' + m);
     }
     if (a.mask === 'padding') a.key_length = Number($('att-key-length').value);
-    if (a.mask === 'keep' && rowsText($('att-keep').value)) a.keep = rowsText($('att-keep').value);
-    if ($('att-target').value.trim()) a.target = rowsText($('att-target').value);
+    if (a.mask === 'keep') putRows(a, 'keep', 'att-keep');
+    putRows(a, 'target', 'att-target');
     for (const p of posParams(a.pos)) {
       const v = document.querySelector(`#att-pos-params input[data-key="${p.name}"]`).value.trim();
       if (v) a[p.name] = p.list ? words(v) : Number.isFinite(Number(v)) ? Number(v) : v;
