@@ -226,7 +226,7 @@ static inline size_t thread_slot(int parallel) { return parallel ? (size_t)omp_g
 typedef struct attn_saved {
     attn_masks masks;     /* pointers to the caller's masks: copied into the arena */
     float *row_max, *row_inv_sum;
-    float *kept;          /* P~ [B,H,Tq,Tk] for short keys (see the file comment), or NULL */
+    float *kept;          /* P~ [B,H,Tq,Tk] for short keys (ops_attention.c's file comment), or NULL */
 } attn_saved;
 
 /* The node's backward (attention_backward.c), recorded by qkv_attention. */

@@ -26,19 +26,11 @@
  * fixed order, and the kernels depend on the shapes only, so results are bitwise
  * independent of the thread count and the instruction set.
  */
-#include <math.h>
-#include "core/kernels/omp_shim.h"
-#include <stdint.h>
-#include <string.h>
-
 #include "core/cancel.h"
-#include "core/ops/attention_blocks.h"
-#include "core/ops/attention_grads.h"
 #include "core/error.h"
 #include "core/kernels/fastmath.h"
-#include "core/kernels/block_product.h"
-#include "core/kernels/kernels.h"
-#include "core/kernels/parallel.h"
+#include "core/ops/attention_blocks.h"
+#include "core/ops/attention_grads.h"
 
 #define OP "attention"
 
