@@ -79,7 +79,9 @@ START_TEST(attention_step_gives_the_libraries_numbers) {
     /* K and V left out are the worked example's, as on the command line: the same P */
     const char *q_only = qkv_web_attention("{\"q\":[[1]],\"scale\":1}");
     ck_assert_msg(ok(q_only), "%.300s", q_only);
-    const char *q_only_p = strstr(strstr(q_only, "\"name\":\"P\""), "\"data\":[") + 8;
+    const char *q_only_p = strstr(q_only, "\"name\":\"P\"");
+    ck_assert_ptr_nonnull(q_only_p);
+    q_only_p = strstr(q_only_p, "\"data\":[") + 8;
     for (int i = 0; i < 3; i++, q_only_p++) {
         double weight = strtod(q_only_p, (char **)&q_only_p);
         ck_assert_close(weight, (i + 1) / 6.0, 1e-6);
