@@ -625,6 +625,84 @@ START_TEST(attention_heads_last_matches_heads_first) {
 }
 END_TEST
 
+/* Gradients into buffers no one has written yet: the first products assign
+ * (attention_backward.c), and the forward's first key block assigns the output.
+ * q, k and v as activations of the tape (one a reshaped view, as the heads of a
+ * layer are) must give bitwise the gradients that parameters, whose buffers add,
+ * get: one block or several a head, causal (a head's blocks partly skipped),
+ * padding that empties a whole sequence, both layouts. And q = k = v, one
+ * buffer for three gradients, the sum of the three taken apart. */
+static void activation_grads(problem *p, qkv_attention_opts opts, int as_activations, float *grads[3]) {
+    qkv_tape *tape = qkv_tape_create(1);
+    problem_zero_grad(p);
+    qkv_tensor *in[3] = {p->q, p->k, p->v};
+    if (as_activations)
+        for (int t = 0; t < 3; t++) {
+            qkv_tensor *x = in[t];
+            int flat[3] = {x->shape[0], x->shape[1], x->shape[2] * x->shape[3]};
+            qkv_tensor *a = qkv_scale(tape, qkv_reshape(tape, x, 3, flat), 1.0f);
+            in[t] = qkv_reshape(tape, a, 4, x->shape);
+        }
+    qkv_tensor *out = qkv_attention(tape, in[0], in[1], in[2], &opts, NULL);
+    backward_random(tape, out, 7);
+    for (int t = 0; t < 3; t++) grads[t] = copy_floats((&p->q)[t]->grad, (&p->q)[t]->size);
+    qkv_tape_free(tape);
+}
+
+START_TEST(attention_new_gradient_buffers_are_assigned) {
+    const int shapes[][3] = {{16, 16, 8}, {256, 16, 8}, {16, 256, 8}, {150, 150, 8}, {70, 200, 16}, {5, 7, 4}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int Tq = shapes[s][0], Tk = shapes[s][1], d = shapes[s][2], B = 2, H = 2;
+        float *padding = malloc((size_t)B * Tk * sizeof *padding);
+        for (int i = 0; i < B * Tk; i++) padding[i] = i < Tk && i % 3 != 1; /* batch 1: all padding */
+        qkv_tensor *padding_t = tensor_of(2, (const int[]){B, Tk}, padding, 0);
+        qkv_attention_opts cases[4] = {{0}, {.causal = 1}, {.key_padding = padding_t}, {.causal = 1, .heads_last = 1}};
+        for (int c = 0; c < 4; c++) {
+            problem p = cases[c].heads_last ? make_problem(s, B, Tq, H, Tk, d, d, 0, NULL)
+                                            : make_problem(s, B, H, Tq, Tk, d, d, 0, NULL);
+            if (cases[c].heads_last) { /* [B,T,H,d]: the problem's H and T swapped */
+                qkv_tensor_free(p.k);
+                qkv_tensor_free(p.v);
+                qkv_rng rng = qkv_rng_make(100 + s);
+                p.k = random_tensor_from(&rng, 4, (const int[]){B, Tk, H, d}, 1);
+                p.v = random_tensor_from(&rng, 4, (const int[]){B, Tk, H, d}, 1);
+            }
+            float *want[3], *got[3];
+            activation_grads(&p, cases[c], 0, want);
+            activation_grads(&p, cases[c], 1, got);
+            for (int t = 0; t < 3; t++) {
+                ck_assert_msg(memcmp(want[t], got[t], (&p.q)[t]->size * sizeof(float)) == 0,
+                              "Tq %d Tk %d case %d: gradient %d of activations differs", Tq, Tk, c, t);
+                free(want[t]);
+                free(got[t]);
+            }
+            problem_free(&p);
+        }
+        qkv_tensor_free(padding_t);
+        free(padding);
+    }
+    /* q = k = v: one activation, its gradient the sum of the three */
+    for (int causal = 0; causal <= 1; causal++) {
+        problem p = make_problem(9, 2, 2, 20, 20, 8, 8, 0, NULL);
+        memcpy(p.k->data, p.q->data, p.q->size * sizeof(float));
+        memcpy(p.v->data, p.q->data, p.q->size * sizeof(float));
+        qkv_attention_opts opts = {.causal = causal};
+        float *apart[3];
+        activation_grads(&p, opts, 1, apart);
+        qkv_tape *tape = qkv_tape_create(1);
+        problem_zero_grad(&p);
+        qkv_tensor *x = qkv_scale(tape, p.q, 1.0f);
+        backward_random(tape, qkv_attention(tape, x, x, x, &opts, NULL), 7);
+        float sum[2 * 2 * 20 * 8];
+        for (size_t i = 0; i < p.q->size; i++) sum[i] = apart[0][i] + apart[1][i] + apart[2][i];
+        assert_floats_close(p.q->grad, sum, p.q->size, 1e-5, "q = k = v: the sum of the three gradients");
+        for (int t = 0; t < 3; t++) free(apart[t]);
+        qkv_tape_free(tape);
+        problem_free(&p);
+    }
+}
+END_TEST
+
 Suite *suite_attention(void) {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("attention");
@@ -641,6 +719,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, attention_bad_arguments_stop);
     tcase_add_test(tc, attention_is_thread_independent);
     tcase_add_test(tc, attention_heads_last_matches_heads_first);
+    tcase_add_test(tc, attention_new_gradient_buffers_are_assigned);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -28,19 +28,23 @@ START_TEST(test_reshape) {
 }
 END_TEST
 
-/* An activation's reshape shares its gradient buffer (no copy); a parameter's does
- * not, so its gradient still accumulates across two backward passes. */
+/* An activation's reshape shares its gradient buffer (no copy), made when backward
+ * first writes it; a parameter's does not, so its gradient still accumulates
+ * across two backward passes. */
 START_TEST(test_reshape_gradient_buffers) {
     qkv_tape *tape = qkv_tape_create(1);
     qkv_tensor *p = random_tensor(2, (int[]){2, 3}, 1, 1);
     qkv_tensor *a = qkv_scale(tape, p, 2.0f);                     /* activation */
     qkv_tensor *ra = qkv_reshape(tape, a, 1, (int[]){6});
     qkv_tensor *rp = qkv_reshape(tape, p, 2, (int[]){3, 2});
-    ck_assert_ptr_eq(ra->grad, a->grad);
+    ck_assert_ptr_null(ra->grad); /* taken from a when backward first needs it */
+    ck_assert_ptr_null(a->grad);
     ck_assert_ptr_ne(rp->grad, p->grad);
     /* L = sum(3 * ra) + sum(rp): dp = 2 * 3 + 1 = 7 per pass */
     qkv_tensor *loss = qkv_add(tape, qkv_sum_all(tape, qkv_scale(tape, ra, 3.0f)), qkv_sum_all(tape, rp));
     qkv_backward(tape, loss);
+    ck_assert_ptr_nonnull(a->grad);
+    ck_assert_ptr_eq(ra->grad, a->grad);
     for (int i = 0; i < 6; i++) ck_assert_float_eq(a->grad[i], 3.0f);
     for (int i = 0; i < 6; i++) ck_assert_float_eq(p->grad[i], 7.0f);
     qkv_backward(tape, loss);                                       /* activations restart at 0 */

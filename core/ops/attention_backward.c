@@ -52,7 +52,15 @@ typedef struct attn_grads {
     const float *out, *dout, *row_max, *row_inv_sum;
     const float *kept;             /* the forward's P~, or NULL: recompute it */
     float *dq, *dk, *dv, *dscores; /* dscores: all of dS [B,H,Tq,Tk], for the bias */
+    float from_q, from_k, from_v;  /* 1: add to the sum so far; 0: not yet written */
 } attn_grads;
+
+/* Each block's products add (beta 1) into dQ, dK and dV; the first products into
+ * a buffer no one has written yet assign instead (beta 0: the same bits as adding
+ * to zeros). */
+typedef struct block_betas {
+    float q, k, v;
+} block_betas;
 
 typedef struct bwd_scratch {
     float p[BLOCK_AREA], ds[BLOCK_AREA]; /* blocks of block_shape bq x bk */
@@ -60,7 +68,7 @@ typedef struct bwd_scratch {
 
 /* One query block against one key block (see the file comment). dsum: D_i. */
 static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_grads *g,
-                           const float *dsum, int ldp, bwd_scratch *w) {
+                           block_betas beta, const float *dsum, int ldp, bwd_scratch *w) {
     const attn_dims *d = &c->d;
     const int b = blk->b, h = blk->h;
     const size_t qrow = head_index(c, b, h) * d->Tq + blk->i0; /* statistics and dS */
@@ -77,7 +85,7 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     else
         block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, ldp);
     if (g->dv) /* dV_j += P^T dO_i */
-        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, ldp, dout, ldv, 1.0f,
+        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, ldp, dout, ldv, beta.v,
                           g->dv + v_at, ldv);
     if (!g->dq && !g->dk && !g->dscores) return;
     /* dP = dO_i V_j^T, then dS = P * (dP - D_i) in place. */
@@ -92,10 +100,36 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     }
     if (g->dq) /* dQ_i += scale dS K_j */
         qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, c->scale, w->ds, ldp, c->k + k_at, ldk,
-                          1.0f, g->dq + q_at, ldk);
+                          beta.q, g->dq + q_at, ldk);
     if (g->dk) /* dK_j += scale dS^T Q_i */
         qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, c->scale, w->ds, ldp, c->q + q_at, ldk,
-                          1.0f, g->dk + k_at, ldk);
+                          beta.k, g->dk + k_at, ldk);
+}
+
+/* Head (b,h)'s rows [0, T) of a [B,H,T,width] or [B,T,H,width] buffer set to 0. */
+static void zero_head(const attn_dims *d, int b, int h, int T, int width, float *x) {
+    for (int t = 0; t < T; t++) memset(x + row_offset(d, b, h, T, t, width), 0, (size_t)width * sizeof(float));
+}
+
+/* Head (b,h)'s rows of each gradient buffer whose beta is 0 (not yet written) set to 0. */
+static void zero_new_rows(const attn_ctx *c, int b, int h, const attn_grads *g, block_betas beta) {
+    const attn_dims *d = &c->d;
+    if (g->dq && beta.q == 0.0f) zero_head(d, b, h, d->Tq, d->dk, g->dq);
+    if (g->dk && beta.k == 0.0f) zero_head(d, b, h, d->Tk, d->dk, g->dk);
+    if (g->dv && beta.v == 0.0f) zero_head(d, b, h, d->Tk, d->dv, g->dv);
+}
+
+/* The betas of head (b,h)'s blocks. When one block covers the head and has a key
+ * allowed, its products are the first and only writes to the head's rows and
+ * assign where the buffer is new; otherwise the head's rows of a new buffer are
+ * zeroed first (on the head's thread, just before its blocks add to them). */
+static block_betas head_betas(const attn_ctx *c, int b, int h, const attn_grads *g, block_shape shape) {
+    const attn_dims *d = &c->d;
+    attn_block whole = {b, h, 0, d->Tq, 0, d->Tk};
+    block_betas first = {g->from_q, g->from_k, g->from_v};
+    if (d->Tq <= shape.bq && d->Tk <= shape.bk && !block_is_masked(c, &whole)) return first;
+    zero_new_rows(c, b, h, g, first);
+    return (block_betas){1.0f, 1.0f, 1.0f};
 }
 
 /* All of head (b,h): dsum gets D_i = rowsum(dO_i * O_i), then the key blocks in
@@ -105,6 +139,7 @@ static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, 
     const block_shape shape = block_shape_of(&c->d);
     const int bq = shape.bq, bk = shape.bk;
     const attn_dims *d = &c->d;
+    const block_betas beta = head_betas(c, b, h, g, shape);
     /* Each D_i one sum in double over e in order; DSUM_ROWS rows at a time so that
      * their chains of dependent additions overlap (one chain at a time waited on
      * each addition's latency: 3.6% of the Set Transformer's step). */
@@ -123,11 +158,14 @@ static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, 
                 for (int r = 0; r < rows; r++) dot[r] += (double)o[(size_t)r * ldo + e] * dout[(size_t)r * ldo + e];
         for (int r = 0; r < rows; r++) dsum[i0 + r] = (float)dot[r];
     }
+    int ran = 0;
     for (int j0 = 0; j0 < d->Tk && !qkv_cancel_point(); j0 += bk) /* core/cancel.h */
         for (int i0 = 0; i0 < d->Tq; i0 += bq) {
             attn_block blk = {b, h, i0, d->Tq - i0 < bq ? d->Tq - i0 : bq, j0, d->Tk - j0 < bk ? d->Tk - j0 : bk};
-            if (!block_is_masked(c, &blk)) backward_block(c, &blk, g, dsum + i0, bk, w);
+            if (!block_is_masked(c, &blk)) backward_block(c, &blk, g, beta, dsum + i0, bk, w);
+            ran = 1;
         }
+    if (!ran) zero_new_rows(c, b, h, g, beta); /* cancelled before its one block: still defined */
 }
 
 /* out = P V with P = softmax(scale Q K^T + bias)  =>
@@ -145,9 +183,20 @@ void qkv_attention_backward(qkv_node *node) {
     const attn_dims *d = &c.d;
     /* Gradient buffers are allocated from the arena here, before the threads. */
     attn_grads g = {node->out->data, node->out->grad, saved->row_max, saved->row_inv_sum, saved->kept,
-                    q->requires_grad ? qkv_tensor_grad(q) : NULL,
-                    k->requires_grad ? qkv_tensor_grad(k) : NULL,
-                    v->requires_grad ? qkv_tensor_grad(v) : NULL, NULL};
+                    NULL, NULL, NULL, NULL, 1.0f, 1.0f, 1.0f};
+    if (q->requires_grad) g.dq = qkv_tensor_grad_to_write(q, &g.from_q);
+    if (k->requires_grad) g.dk = qkv_tensor_grad_to_write(k, &g.from_k);
+    if (v->requires_grad) g.dv = qkv_tensor_grad_to_write(v, &g.from_v);
+    if ((g.dq && (g.dq == g.dk || g.dq == g.dv)) || (g.dk && g.dk == g.dv)) {
+        /* two inputs with one gradient buffer (q = k, or views of one tensor): the
+         * first writes may not assign, the second adds to them */
+        size_t sizes[3] = {q->size, k->size, v->size};
+        float *bufs[3] = {g.dq, g.dk, g.dv}, *from[3] = {&g.from_q, &g.from_k, &g.from_v};
+        for (int i = 0; i < 3; i++) {
+            if (bufs[i] && *from[i] == 0.0f) memset(bufs[i], 0, sizes[i] * sizeof(float));
+            *from[i] = 1.0f;
+        }
+    }
     int bias_needs_grad = bias && bias->requires_grad;
     if (bias_needs_grad) /* zeroed: blocks skipped as causally masked have dS = 0 */
         g.dscores = qkv_tape_calloc(tape, n_scores(d) * sizeof(float));

@@ -147,12 +147,12 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
     const qkv_kernels *kern = c->kern;
     float *o = out + row_offset(d, b, h, d->Tq, i0, d->dv);
     const int ldo = row_stride(d, d->dv);
-    for (int r = 0; r < nq; r++) memset(o + (size_t)r * ldo, 0, (size_t)d->dv * sizeof(float));
     for (int r = 0; r < nq; r++) {
         max_so_far[r] = -INFINITY;
         w->sum[r] = 0.0;
     }
     const int lds = min_int(d->Tk, BLOCK_K);
+    int wrote = 0;
     for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
         attn_block blk = {b, h, i0, nq, j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
@@ -168,15 +168,23 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
             float rescale = qkv_fast_exp_nonpositive(max_so_far[r] - m); /* 0 when m was -inf */
             kern->row_exp_shifted(row, blk.nk, m);
             w->sum[r] = w->sum[r] * rescale + kern->row_sum(row, blk.nk);
-            if (rescale != 1.0f) kern->row_scale(o + (size_t)r * ldo, d->dv, rescale);
+            /* m_prev -inf: the factor is 0 and O's row holds the product of a zero
+             * row of P~ (+0, or NaN from a V not finite), which it leaves as it is;
+             * before the first block O is not written yet */
+            if (rescale != 1.0f && max_so_far[r] != -INFINITY)
+                kern->row_scale(o + (size_t)r * ldo, d->dv, rescale);
             max_so_far[r] = m;
         }
         if (kept) /* one key block (Tk <= BLOCK_K): these rows of P~ are final */
             for (int r = 0; r < nq; r++) memcpy(kept + (size_t)r * d->Tk, w->s + r * lds, (size_t)blk.nk * sizeof(float));
+        /* the first block assigns O (beta 0: the same bits as adding to zeros) */
         qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, lds,
-                          c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv), 1.0f, o,
-                          ldo);
+                          c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv),
+                          wrote ? 1.0f : 0.0f, o, ldo);
+        wrote = 1;
     }
+    if (!wrote) /* no block ran: O = 0 */
+        for (int r = 0; r < nq; r++) memset(o + (size_t)r * ldo, 0, (size_t)d->dv * sizeof(float));
     if (kept && (d->Tk == 0 || block_is_masked(c, &(attn_block){b, h, i0, nq, 0, d->Tk})))
         memset(kept, 0, (size_t)nq * d->Tk * sizeof(float)); /* no block ran: P~ = 0 */
     for (int r = 0; r < nq; r++) {

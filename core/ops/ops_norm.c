@@ -79,9 +79,12 @@ static inline __attribute__((always_inline)) void normalize_row_body(
 QKV_MULTIVERSION(normalize_row, (const float *x, int D, float mean, float rstd, const float *gamma,
                                  const float *beta, float *y), (x, D, mean, rstd, gamma, beta, y))
 
-/* dx += rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) for one row, gh = g * gamma. */
+/* dx = from + rstd * (gh - mean(gh) - xhat * mean(gh * xhat)) for one row, gh = g *
+ * gamma, from dx's sum so far (add) or 0 (dx not yet written: the same bits as
+ * adding into a zeroed row, as 0 + t is t's value with -0 made +0). */
 static inline __attribute__((always_inline)) void layer_norm_dx_row_body(
-    const float *x, const float *g, const float *gamma, int D, float mean, float rstd, float *dx) {
+    const float *x, const float *g, const float *gamma, int D, float mean, float rstd, int add,
+    float *dx) {
     double sum_gh[LANES] = {0}, sum_gh_xhat[LANES] = {0};
     int i = 0;
     for (; i + LANES <= D; i += LANES)
@@ -102,12 +105,16 @@ static inline __attribute__((always_inline)) void layer_norm_dx_row_body(
     for (i = 0; i < D; i++) {
         float gh = gamma ? g[i] * gamma[i] : g[i];
         float xhat = (x[i] - mean) * rstd;
-        dx[i] += rstd * (gh - mean_gh - xhat * mean_gh_xhat);
+        float t = rstd * (gh - mean_gh - xhat * mean_gh_xhat);
+        if (add)
+            dx[i] += t;
+        else
+            dx[i] = 0.0f + t;
     }
 }
 QKV_MULTIVERSION(layer_norm_dx_row, (const float *x, const float *g, const float *gamma, int D,
-                                     float mean, float rstd, float *dx),
-                 (x, g, gamma, D, mean, rstd, dx))
+                                     float mean, float rstd, int add, float *dx),
+                 (x, g, gamma, D, mean, rstd, add, dx))
 
 /* dgamma[d] += sum_r g[r,d] * xhat[r,d] and dbeta[d] += sum_r g[r,d] for the columns
  * [d0, d1) (at most COLUMN_BLOCK), summing rows in order. Either output may be NULL. */
@@ -144,11 +151,12 @@ static void layer_norm_backward(qkv_node *node) {
     size_t rows = x->size / (size_t)D;
 
     if (x->requires_grad) {
-        float *dx = qkv_tensor_grad(x);
+        float from, *dx = qkv_tensor_grad_to_write(x, &from);
         const float *gamma_data = gamma ? gamma->data : NULL;
+        int add = from != 0.0f;
         QKV_FOR(QKV_PARALLEL(x->size * 8), schedule(static), (size_t r = 0; r < rows; r++), {
             size_t at = r * (size_t)D;
-            layer_norm_dx_row(x->data + at, g + at, gamma_data, D, s->mean[r], s->rstd[r], dx + at);
+            layer_norm_dx_row(x->data + at, g + at, gamma_data, D, s->mean[r], s->rstd[r], add, dx + at);
         });
     }
     float *dgamma = gamma && gamma->requires_grad ? qkv_tensor_grad(gamma) : NULL;

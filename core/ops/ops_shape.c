@@ -176,7 +176,7 @@ qkv_tensor *qkv_reshape(qkv_tape *tape, qkv_tensor *x, int ndim, const int *shap
     qkv_tensor *y = qkv_tape_view(tape, ndim, resolved, x->data); /* shares x's data */
     qkv_node *node = qkv_tape_record(tape, "reshape", y, reshape_backward, 1, &x);
     if (node && x->requires_grad && !x->owned)
-        y->grad = qkv_tensor_grad(x); /* one buffer: no copy, no second gradient */
+        y->grad_of = x; /* one buffer: no copy, no second gradient */
     return y;
 }
 

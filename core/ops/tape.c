@@ -363,6 +363,7 @@ void qkv_tensor_check_live(const qkv_tensor *t, const char *op) {
 }
 
 float *qkv_tensor_grad(qkv_tensor *t) {
+    if (!t->grad && t->grad_of) t->grad = qkv_tensor_grad(t->grad_of); /* a view: one buffer */
     if (!t->grad && t->grad_home) { /* a redirected parameter's first write: from zero */
         t->grad = t->grad_home;
         memset(t->grad, 0, t->size * sizeof(float));
@@ -376,6 +377,7 @@ float *qkv_tensor_grad(qkv_tensor *t) {
 }
 
 float *qkv_tensor_grad_to_write(qkv_tensor *t, float *beta) {
+    if (!t->grad && t->grad_of) return t->grad = qkv_tensor_grad_to_write(t->grad_of, beta);
     *beta = t->grad ? 1.0f : 0.0f;
     if (!t->grad && t->grad_home) t->grad = t->grad_home;
     if (!t->grad) {

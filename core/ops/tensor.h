@@ -38,6 +38,10 @@ typedef struct qkv_tensor {
      * grad stays NULL until the first backward write, which then assigns (a gemm
      * with beta 0) instead of adding into a zeroed buffer. */
     float *grad_home;
+    /* A reshape of an activation (qkv_reshape): its gradient is this tensor's
+     * buffer, taken when backward first needs it (not at the forward, so that the
+     * first write can assign: qkv_tensor_grad_to_write). */
+    struct qkv_tensor *grad_of;
 } qkv_tensor;
 
 /* Heap-owned tensor, zero-filled. name is copied; it may be NULL. */
