@@ -323,7 +323,7 @@ void qkv_backward_seeded(qkv_tape *tape, qkv_tensor *out, const float *seed_grad
     qkv_tensor_check_live(out, "backward");
     QKV_CHECK(out->requires_grad, "backward: output does not depend on any tensor that requires a gradient");
     /* Activation gradients left by an earlier pass on this tape start again at 0
-     * (before the first pass, any that exist were made zero: reshape's, tensor.h). */
+     * (before the first pass, any that exist were made zero by qkv_tensor_grad). */
     for (int i = 0; tape->backward_passes > 0 && i < tape->n_nodes; i++) {
         qkv_tensor *t = tape->nodes[i].out;
         if (t->grad && !t->owned) memset(t->grad, 0, t->size * sizeof(float));
