@@ -635,17 +635,16 @@ END_TEST
 static void activation_grads(problem *p, qkv_attention_opts opts, int as_activations, float *grads[3]) {
     qkv_tape *tape = qkv_tape_create(1);
     problem_zero_grad(p);
-    qkv_tensor *in[3] = {p->q, p->k, p->v};
+    qkv_tensor *leaf[3] = {p->q, p->k, p->v}, *in[3] = {p->q, p->k, p->v};
     if (as_activations)
         for (int t = 0; t < 3; t++) {
-            qkv_tensor *x = in[t];
-            int flat[3] = {x->shape[0], x->shape[1], x->shape[2] * x->shape[3]};
-            qkv_tensor *a = qkv_scale(tape, qkv_reshape(tape, x, 3, flat), 1.0f);
-            in[t] = qkv_reshape(tape, a, 4, x->shape);
+            const int *shape = leaf[t]->shape, flat[3] = {shape[0], shape[1], shape[2] * shape[3]};
+            qkv_tensor *a = qkv_scale(tape, qkv_reshape(tape, leaf[t], 3, flat), 1.0f);
+            in[t] = qkv_reshape(tape, a, 4, shape);
         }
     qkv_tensor *out = qkv_attention(tape, in[0], in[1], in[2], &opts, NULL);
     backward_random(tape, out, 7);
-    for (int t = 0; t < 3; t++) grads[t] = copy_floats((&p->q)[t]->grad, (&p->q)[t]->size);
+    for (int t = 0; t < 3; t++) grads[t] = copy_floats(leaf[t]->grad, leaf[t]->size);
     qkv_tape_free(tape);
 }
 
@@ -658,20 +657,18 @@ START_TEST(attention_new_gradient_buffers_are_assigned) {
         qkv_tensor *padding_t = tensor_of(2, (const int[]){B, Tk}, padding, 0);
         qkv_attention_opts cases[4] = {{0}, {.causal = 1}, {.key_padding = padding_t}, {.causal = 1, .heads_last = 1}};
         for (int c = 0; c < 4; c++) {
-            problem p = cases[c].heads_last ? make_problem(s, B, Tq, H, Tk, d, d, 0, NULL)
-                                            : make_problem(s, B, H, Tq, Tk, d, d, 0, NULL);
-            if (cases[c].heads_last) { /* [B,T,H,d]: the problem's H and T swapped */
-                qkv_tensor_free(p.k);
-                qkv_tensor_free(p.v);
-                qkv_rng rng = qkv_rng_make(100 + s);
-                p.k = random_tensor_from(&rng, 4, (const int[]){B, Tk, H, d}, 1);
-                p.v = random_tensor_from(&rng, 4, (const int[]){B, Tk, H, d}, 1);
-            }
+            /* [B,H,T,d], or [B,T,H,d] with heads_last */
+            int last = cases[c].heads_last, q_shape[4] = {B, last ? Tq : H, last ? H : Tq, d},
+                kv_shape[4] = {B, last ? Tk : H, last ? H : Tk, d};
+            qkv_rng rng = qkv_rng_make(100 + s);
+            problem p = {random_tensor_from(&rng, 4, q_shape, 1), random_tensor_from(&rng, 4, kv_shape, 1),
+                         random_tensor_from(&rng, 4, kv_shape, 1), NULL};
             float *want[3], *got[3];
             activation_grads(&p, cases[c], 0, want);
             activation_grads(&p, cases[c], 1, got);
+            size_t sizes[3] = {p.q->size, p.k->size, p.v->size};
             for (int t = 0; t < 3; t++) {
-                ck_assert_msg(memcmp(want[t], got[t], (&p.q)[t]->size * sizeof(float)) == 0,
+                ck_assert_msg(memcmp(want[t], got[t], sizes[t] * sizeof(float)) == 0,
                               "Tq %d Tk %d case %d: gradient %d of activations differs", Tq, Tk, c, t);
                 free(want[t]);
                 free(got[t]);

@@ -106,17 +106,13 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
                           beta.k, g->dk + k_at, ldk);
 }
 
-/* Head (b,h)'s rows [0, T) of a [B,H,T,width] or [B,T,H,width] buffer set to 0. */
-static void zero_head(const attn_dims *d, int b, int h, int T, int width, float *x) {
-    for (int t = 0; t < T; t++) memset(x + row_offset(d, b, h, T, t, width), 0, (size_t)width * sizeof(float));
-}
-
 /* Head (b,h)'s rows of each gradient buffer whose beta is 0 (not yet written) set to 0. */
 static void zero_new_rows(const attn_ctx *c, int b, int h, const attn_grads *g, block_betas beta) {
     const attn_dims *d = &c->d;
-    if (g->dq && beta.q == 0.0f) zero_head(d, b, h, d->Tq, d->dk, g->dq);
-    if (g->dk && beta.k == 0.0f) zero_head(d, b, h, d->Tk, d->dk, g->dk);
-    if (g->dv && beta.v == 0.0f) zero_head(d, b, h, d->Tk, d->dv, g->dv);
+    const int ldk = row_stride(d, d->dk), ldv = row_stride(d, d->dv);
+    if (g->dq && beta.q == 0.0f) zero_rows(g->dq + row_offset(d, b, h, d->Tq, 0, d->dk), ldk, d->Tq, d->dk);
+    if (g->dk && beta.k == 0.0f) zero_rows(g->dk + row_offset(d, b, h, d->Tk, 0, d->dk), ldk, d->Tk, d->dk);
+    if (g->dv && beta.v == 0.0f) zero_rows(g->dv + row_offset(d, b, h, d->Tk, 0, d->dv), ldv, d->Tk, d->dv);
 }
 
 /* The betas of head (b,h)'s blocks. When one block covers the head and has a key

@@ -147,6 +147,12 @@ static inline size_t row_offset(const attn_dims *d, int b, int h, int T, int t, 
 }
 static inline int row_stride(const attn_dims *d, int width) { return d->heads_last ? d->H * width : width; }
 
+/* rows rows of width floats, ld apart, set to 0 (a head's rows of a [B,H,T,w] or
+ * [B,T,H,w] buffer: x at row_offset, ld row_stride). */
+static inline void zero_rows(float *x, int ld, int rows, int width) {
+    for (int r = 0; r < rows; r++) memset(x + (size_t)r * ld, 0, (size_t)width * sizeof(float));
+}
+
 /* Causal: the block has no allowed key when its first key is past the last key of
  * its last query. */
 static inline int block_is_masked(const attn_ctx *c, const attn_block *blk) {

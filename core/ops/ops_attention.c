@@ -184,7 +184,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         wrote = 1;
     }
     if (!wrote) /* no block ran: O = 0 */
-        for (int r = 0; r < nq; r++) memset(o + (size_t)r * ldo, 0, (size_t)d->dv * sizeof(float));
+        zero_rows(o, ldo, nq, d->dv);
     if (kept && (d->Tk == 0 || block_is_masked(c, &(attn_block){b, h, i0, nq, 0, d->Tk})))
         memset(kept, 0, (size_t)nq * d->Tk * sizeof(float)); /* no block ran: P~ = 0 */
     for (int r = 0; r < nq; r++) {
