@@ -23,15 +23,25 @@
  * arithmetic (each chunk's squares in double, chunks in order into their
  * parameter's sum, parameters in order) is the same whatever the threads. */
 
+static int min_int(int a, int b) { return a < b ? a : b; }
+
 double qkv_grad_norm(const qkv_params *params) {
     for (int i = 0; i < params->n; i++)
         QKV_CHECK(params->items[i]->grad, "grad_norm: parameter %s has no gradient buffer", params->items[i]->name);
     int n;
     qkv_param_piece *pieces = qkv_params_pieces(params, QKV_REDUCE_CHUNK, &n);
     double *partial = qkv_malloc((size_t)(n > 0 ? n : 1) * sizeof *partial, "the gradient norm's partial sums");
-    QKV_FOR(QKV_PARALLEL(qkv_params_count(params)), schedule(static), (int k = 0; k < n; k++), {
-        const float *g = params->items[pieces[k].param]->grad + pieces[k].begin;
-        partial[k] = qkv_sum_squares_fixed(g, pieces[k].end - pieces[k].begin); /* one chunk: its plain sum */
+    int n_groups = (n + QKV_SUM_LANES - 1) / QKV_SUM_LANES; /* pieces summed together */
+    QKV_FOR(QKV_PARALLEL(qkv_params_count(params)), schedule(static), (int grp = 0; grp < n_groups; grp++), {
+        int first = grp * QKV_SUM_LANES, count = min_int(QKV_SUM_LANES, n - first);
+        const float *g[QKV_SUM_LANES];
+        size_t len[QKV_SUM_LANES];
+        for (int c = 0; c < count; c++) {
+            const qkv_param_piece *piece = &pieces[first + c];
+            g[c] = params->items[piece->param]->grad + piece->begin;
+            len[c] = piece->end - piece->begin;
+        }
+        qkv_sum_squares_each(count, g, len, partial + first); /* each piece one chunk: its plain sum */
     });
     double total = 0.0;
     for (int k = 0; k < n;) { /* parameter by parameter: its chunks in order, then into the total */

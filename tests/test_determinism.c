@@ -2,6 +2,9 @@
  * matmul, a whole-tensor sum, and full training steps of the demo model. */
 #include "tests/test_util.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+
 #include "train/tasks/sequence.h"
 #include "train/tasks/spirals.h"
 
@@ -42,6 +45,56 @@ static void big_sum(float *out, void *ctx) {
 
 START_TEST(sum_is_thread_independent) {
     expect_same_for_1_and_2_threads(big_sum, NULL, 3, "sum_all, mean_all, sum_fixed");
+}
+END_TEST
+
+/* The contract of the fixed sums, written out: each chunk of QKV_REDUCE_CHUNK a
+ * chain in double in element order, chunks then added in order. The interleaved
+ * chains (QKV_SUM_LANES at a time) must give exactly these bits. */
+static double chain(const float *x, size_t n, int squares) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += squares ? (double)x[i] * x[i] : x[i];
+    return s;
+}
+
+/* Normal values spread over 2^-30 .. 2^30, so that sums in double round and
+ * their order shows in the bits. */
+static void fill_spread(float *x, size_t n, uint64_t seed) {
+    fill_normal_seeded(x, n, seed, 0.0f, 1.0f);
+    for (size_t i = 0; i < n; i++) x[i] = ldexpf(x[i], (int)(i * 7919 % 61) - 30);
+}
+
+static double chunks_in_order(const float *x, size_t n, int squares) {
+    double total = 0.0;
+    for (size_t begin = 0; begin < n; begin += QKV_REDUCE_CHUNK)
+        total += chain(x + begin, n - begin < QKV_REDUCE_CHUNK ? n - begin : QKV_REDUCE_CHUNK, squares);
+    return total;
+}
+
+START_TEST(interleaved_sums_are_the_chains_in_order) {
+    enum { COUNT = 11 }; /* one full group of lanes and a partial one */
+    static const size_t lens[COUNT] = {4096, 1, 0, 4095, 77, 4096, 3000, 2, 4096, 513, 4096};
+    float *data = qkv_malloc(COUNT * QKV_REDUCE_CHUNK * sizeof(float), "test data");
+    fill_spread(data, COUNT * QKV_REDUCE_CHUNK, 3);
+    const float *x[COUNT];
+    double sums[COUNT];
+    for (int c = 0; c < COUNT; c++) x[c] = data + (size_t)c * QKV_REDUCE_CHUNK;
+    qkv_sum_squares_each(COUNT, x, lens, sums);
+    for (int c = 0; c < COUNT; c++) {
+        ck_assert_msg(sums[c] == chain(x[c], lens[c], 1), "array %d: %.17g against %.17g", c, sums[c],
+                      chain(x[c], lens[c], 1));
+        ck_assert(sums[c] == qkv_sum_squares_fixed(x[c], lens[c]));
+    }
+    /* 10 chunks and a tail: a group of 8 chunks and one of 3 */
+    size_t n = 10 * QKV_REDUCE_CHUNK + 1234;
+    float *big = qkv_malloc(n * sizeof(float), "test data");
+    fill_spread(big, n, 4);
+    ck_assert(qkv_sum_fixed(big, n) == chunks_in_order(big, n, 0));
+    ck_assert(qkv_sum_squares_fixed(big, n) == chunks_in_order(big, n, 1));
+    ck_assert(qkv_sum_fixed(big, n) != chain(big, n, 0)); /* the data tells the orders apart */
+    ck_assert(qkv_sum_squares_fixed(big, n) != chain(big, n, 1));
+    free(big);
+    free(data);
 }
 END_TEST
 
@@ -91,6 +144,7 @@ Suite *suite_determinism(void) {
     tcase_set_timeout(tc, 0);
     tcase_add_test(tc, matmul_is_thread_independent);
     tcase_add_test(tc, sum_is_thread_independent);
+    tcase_add_test(tc, interleaved_sums_are_the_chains_in_order);
     tcase_add_test(tc, demo_training_is_thread_independent);
     suite_add_tcase(s, tc);
     return s;

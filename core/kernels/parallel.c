@@ -44,24 +44,55 @@ int qkv_set_threads(int n) {
  * runs on its caller: nested regions would only add fork/join cost. */
 int qkv_threads(void) { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
-static double sum_chunk(const float *x, size_t n, int squares) {
-    double s = 0.0;
-    if (squares)
-        for (size_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];
+/* sums[c] = x[c][0] + x[c][1] + ... (or their squares), for c < count <= QKV_SUM_LANES:
+ * each a chain in double in element order, started from 0, so each is bitwise
+ * what summing its array alone gives; the chains advance together, a lane each. */
+static void sum_each(int count, const float *const *x, const size_t *n, int squares, double *sums) {
+    double s[QKV_SUM_LANES] = {0};
+    size_t common = (size_t)-1;
+    for (int c = 0; c < count; c++) common = n[c] < common ? n[c] : common;
+    if (count == QKV_SUM_LANES) /* constant lanes: the chains stay in registers */
+        for (size_t i = 0; i < common; i++)
+            for (int c = 0; c < QKV_SUM_LANES; c++) {
+                double v = x[c][i];
+                s[c] += squares ? v * v : v;
+            }
     else
-        for (size_t i = 0; i < n; i++) s += x[i];
-    return s;
+        common = 0;
+    for (int c = 0; c < count; c++)
+        for (size_t i = common; i < n[c]; i++) {
+            double v = x[c][i];
+            s[c] += squares ? v * v : v; /* a float's square is exact in double */
+        }
+    for (int c = 0; c < count; c++) sums[c] = s[c];
+}
+
+/* Chunks [first, first + count) of x[0..n) into partial[first..]: sum_each on them. */
+static void sum_chunks(const float *x, size_t n, size_t first, int count, int squares, double *partial) {
+    const float *starts[QKV_SUM_LANES];
+    size_t lens[QKV_SUM_LANES];
+    for (int c = 0; c < count; c++) {
+        size_t begin = (first + c) * QKV_REDUCE_CHUNK;
+        starts[c] = x + begin;
+        lens[c] = n - begin < QKV_REDUCE_CHUNK ? n - begin : QKV_REDUCE_CHUNK;
+    }
+    sum_each(count, starts, lens, squares, partial + first);
 }
 
 static double chunked_sum(const float *x, size_t n, int squares) {
     size_t n_chunks = (n + QKV_REDUCE_CHUNK - 1) / QKV_REDUCE_CHUNK;
-    if (n_chunks <= 1) return sum_chunk(x, n, squares);
+    if (n_chunks <= 1) {
+        double total = 0.0;
+        sum_each(1, &x, &n, squares, &total);
+        return total;
+    }
     double partial_small[1024]; /* 8 KB: sums up to 4M elements without a malloc */
     double *partial = n_chunks <= 1024 ? partial_small : qkv_malloc(n_chunks * sizeof(double), "a sum's partial sums");
-    QKV_FOR(QKV_PARALLEL(n), schedule(static), (size_t c = 0; c < n_chunks; c++), {
-        size_t begin = c * QKV_REDUCE_CHUNK;
-        size_t len = n - begin < QKV_REDUCE_CHUNK ? n - begin : QKV_REDUCE_CHUNK;
-        partial[c] = sum_chunk(x + begin, len, squares);
+    size_t n_groups = (n_chunks + QKV_SUM_LANES - 1) / QKV_SUM_LANES;
+    QKV_FOR(QKV_PARALLEL(n), schedule(static), (size_t grp = 0; grp < n_groups; grp++), {
+        size_t first = grp * QKV_SUM_LANES;
+        int count = n_chunks - first < QKV_SUM_LANES ? (int)(n_chunks - first) : QKV_SUM_LANES;
+        sum_chunks(x, n, first, count, squares, partial);
     });
     double total = 0.0;
     for (size_t c = 0; c < n_chunks; c++) total += partial[c];
@@ -71,3 +102,8 @@ static double chunked_sum(const float *x, size_t n, int squares) {
 
 double qkv_sum_fixed(const float *x, size_t n) { return chunked_sum(x, n, 0); }
 double qkv_sum_squares_fixed(const float *x, size_t n) { return chunked_sum(x, n, 1); }
+
+void qkv_sum_squares_each(int count, const float *const *x, const size_t *n, double *sums) {
+    for (int first = 0; first < count; first += QKV_SUM_LANES)
+        sum_each(count - first < QKV_SUM_LANES ? count - first : QKV_SUM_LANES, x + first, n + first, 1, sums + first);
+}

@@ -62,5 +62,11 @@ int qkv_threads(void);
  * count: fixed chunks summed in double, combined in chunk order. */
 double qkv_sum_fixed(const float *x, size_t n);
 double qkv_sum_squares_fixed(const float *x, size_t n);
+/* sums[c] = the squares of x[c][0..n[c]) summed as qkv_sum_squares_fixed sums one
+ * chunk (n[c] <= QKV_REDUCE_CHUNK): in order, in double, so the same bits. The
+ * chains run QKV_SUM_LANES at a time, interleaved: a double add waits 3-4 cycles
+ * for the one before it in its chain, and the other chains fill that wait. */
+#define QKV_SUM_LANES 8
+void qkv_sum_squares_each(int count, const float *const *x, const size_t *n, double *sums);
 
 #endif
