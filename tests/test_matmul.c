@@ -239,6 +239,48 @@ START_TEST(gemm_bitwise_across_threads) {
 }
 END_TEST
 
+/* qkv_gemm_const_b inside a keep window: the first product packs op(B) into the
+ * thread's store and gives qkv_gemm's bits; later products with the same B read
+ * the kept panels (so a B changed in between, against the caller's promise, is
+ * not seen: that is how the test knows the store was used), also with another A,
+ * M, beta; after the window the change is seen. Shapes with several column
+ * blocks (N > 2048), several K blocks (K > 256), and edges of both. */
+static void check_kept_b(int trans_b, int M, int N, int K) {
+    int ldb = (trans_b ? K : N) + 3;
+    size_t b_size = (size_t)(trans_b ? N : K) * ldb, c_size = (size_t)(M + 5) * N;
+    float *A = malloc((size_t)(M + 5) * K * sizeof(float)), *B = malloc(b_size * sizeof(float));
+    float *C = malloc(c_size * sizeof(float)), *expect = malloc(c_size * sizeof(float));
+    fill_normal_seeded(A, (size_t)(M + 5) * K, 21, 0.0f, 1.0f);
+    fill_normal_seeded(B, b_size, 22, 0.0f, 1.0f);
+    qkv_gemm_keep_begin();
+    for (int round = 0; round < 2; round++) { /* round 1 reads the panels round 0 packed */
+        int m = M + 5 * round;
+        qkv_gemm(0, trans_b, m, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N);
+        qkv_gemm_const_b(0, trans_b, m, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
+        ck_assert_msg(memcmp(C, expect, (size_t)m * N * sizeof(float)) == 0, "kept B %s %dx%dx%d, round %d",
+                      trans_b ? "transposed" : "as is", m, N, K, round);
+    }
+    qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* with the B it packed */
+    for (size_t i = 0; i < b_size; i++) B[i] += 1.0f;
+    qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
+    ck_assert_msg(memcmp(C, expect, (size_t)M * N * sizeof(float)) == 0, "the kept panels were not used");
+    qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* with the new B */
+    qkv_gemm_keep_end();
+    qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N); /* closed: B as it is now */
+    ck_assert(memcmp(C, expect, (size_t)M * N * sizeof(float)) == 0);
+    free(A), free(B), free(C), free(expect);
+}
+
+START_TEST(gemm_keeps_constant_b_packed) {
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(1); /* the store serves products a thread runs alone */
+    check_kept_b(0, 13, 2100, 300);
+    check_kept_b(1, 13, 2100, 300);
+    check_kept_b(1, 40, 37, 19);
+    omp_set_num_threads(threads);
+}
+END_TEST
+
 /* ---- the matmul op ------------------------------------------------------------- */
 
 START_TEST(matmul_forward_by_hand) {
@@ -434,6 +476,7 @@ Suite *suite_matmul(void) {
     tcase_add_test(kernel, gemm_bad_arguments_stop);
     tcase_add_test(kernel, gemm_bitwise_across_threads);
     tcase_add_test(kernel, block_product_matches_reference);
+    tcase_add_test(kernel, gemm_keeps_constant_b_packed);
     suite_add_tcase(s, kernel);
     TCase *op = tcase_create("matmul");
     tcase_add_test(op, matmul_forward_by_hand);

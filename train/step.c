@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/cancel.h"
 #include "core/error.h"
+#include "core/kernels/gemm.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
@@ -236,11 +237,18 @@ static void run_micro_batches(step_job *job) {
     int workers = job->inspect ? 1 : qkv_step_workers(s->last - s->first);
     ensure_tapes(s, workers);
     if (workers == 1) {
+        qkv_gemm_keep_begin();
         for (int m = s->first; m < s->last && !job->interrupted; m++) run_micro_batch(job, s->tapes[0], m);
+        qkv_gemm_keep_end();
         return;
     }
-    #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
-    for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[omp_get_thread_num()], m);
+    #pragma omp parallel num_threads(workers)
+    { /* each worker keeps the weights it packs for its next micro-batches (gemm.h) */
+        qkv_gemm_keep_begin();
+        #pragma omp for schedule(dynamic, 1)
+        for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[omp_get_thread_num()], m);
+        qkv_gemm_keep_end();
+    }
 }
 
 /* ---- the fixed tree ------------------------------------------------------------------------- */

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/kernels/gemm_keep.h"
 #include "core/kernels/gemm_tiles.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/parallel.h"
@@ -316,12 +317,15 @@ static void row_block(const qkv_gemm_args *g, a_view a, int a_in_place, const fl
     }
 }
 
+/* packed_b: the block's panels, to be packed (b_ready 0) or packed already (a kept
+ * operand, gemm_keep.h). */
 static void block_product(const qkv_gemm_args *g, a_view a, const float *B, float *C, int jc,
                           int nc, int pc, int kc, int start, int tid, int nteam,
-                          float *packed_b, float *packed_a) {
+                          float *packed_b, int b_ready, float *packed_a) {
     tiling t = make_tiling(g->M, nc, nteam);
-    pack_b(g->trans_b, B, g->ldb, jc, nc, pc, kc, tid * t.n_panels / nteam,
-           (tid + 1) * t.n_panels / nteam, packed_b);
+    if (!b_ready)
+        pack_b(g->trans_b, B, g->ldb, jc, nc, pc, kc, tid * t.n_panels / nteam,
+               (tid + 1) * t.n_panels / nteam, packed_b);
     if (nteam > 1) {
         #pragma omp barrier
     }
@@ -346,23 +350,31 @@ static void block_product(const qkv_gemm_args *g, a_view a, const float *B, floa
 }
 
 /* Matrices [b_first, b_last) of the batch, by a team of nteam threads (called by
- * every member, with the same arguments but its own tid). */
+ * every member, with the same arguments but its own tid). With kept_b (one
+ * matrix, one thread), op(B)'s blocks are read from (kept_ready) or packed into
+ * that entry of the store, at gemm_keep.h's offsets, instead of packed_b. */
 static void gemm_range(const qkv_gemm_args *g, int b_first, int b_last, int tid, int nteam,
-                       float *packed_b) {
+                       float *packed_b, float *kept_b, int kept_ready) {
     float *packed_a = scratch(SCRATCH_A, (size_t)MC_MAX * KC);
     for (int b = b_first; b < b_last; b++) {
         a_view a = view_a(g->trans_a, g->A + b * g->stride_a, g->lda);
         const float *B = g->B + b * g->stride_b;
         float *C = g->C + b * g->stride_c;
         int first_product = g->stride_c != 0 || b == 0;
-        for (int jc = 0; jc < g->N; jc += NC_MAX)
+        for (int jc = 0; jc < g->N; jc += NC_MAX) {
+            int nc = min_int(NC_MAX, g->N - jc);
             for (int pc = 0; pc < g->K; pc += KC) {
                 int start = !(first_product && pc == 0 && g->beta == 0.0f);
-                block_product(g, a, B, C, jc, min_int(NC_MAX, g->N - jc), pc,
-                              min_int(KC, g->K - pc), start, tid, nteam, packed_b, packed_a);
+                float *panels = kept_b ? kept_b + (size_t)jc * g->K + (size_t)pc * (ceil_div(nc, NR) * NR) : packed_b;
+                block_product(g, a, B, C, jc, nc, pc, min_int(KC, g->K - pc), start, tid, nteam, panels,
+                              kept_b && kept_ready, packed_a);
             }
+        }
     }
 }
+
+/* The floats of op(B) packed whole: every column block's panels over all of K. */
+static size_t packed_b_all_floats(int N, int K) { return (size_t)ceil_div(N, NR) * NR * (size_t)K; }
 
 static void gemm(const qkv_gemm_args *g, int batch) {
     double flops_per_matrix = 2.0 * g->M * g->N * g->K;
@@ -378,17 +390,20 @@ static void gemm(const qkv_gemm_args *g, int batch) {
         {
             int tid = omp_get_thread_num(), n = omp_get_num_threads();
             float *packed_b = scratch(SCRATCH_B, packed_b_floats(g->N, g->K));
-            gemm_range(g, tid * batch / n, (tid + 1) * batch / n, 0, 1, packed_b);
+            gemm_range(g, tid * batch / n, (tid + 1) * batch / n, 0, 1, packed_b, NULL, 0);
         }
         return;
     }
     float *packed_b = scratch(SCRATCH_B, packed_b_floats(g->N, g->K)); /* the team shares it */
     if (!parallel) {
-        gemm_range(g, 0, batch, 0, 1, packed_b);
+        int ready = 0;
+        float *kept = g->const_b && batch == 1 ? qkv_gemm_keep_find(g, NR, packed_b_all_floats(g->N, g->K), &ready)
+                                               : NULL;
+        gemm_range(g, 0, batch, 0, 1, packed_b, kept, ready);
         return;
     }
     #pragma omp parallel
-    gemm_range(g, 0, batch, omp_get_thread_num(), omp_get_num_threads(), packed_b);
+    gemm_range(g, 0, batch, omp_get_thread_num(), omp_get_num_threads(), packed_b, NULL, 0);
 }
 
 /* ---- block products on the calling thread, operands read in place -------------- */

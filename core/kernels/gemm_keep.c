@@ -1,0 +1,84 @@
+/* gemm_keep.c — the per-thread store of packed B operands; see gemm_keep.h and
+ * gemm.h (qkv_gemm_keep_begin). Entries are found by a linear search: a step
+ * holds a few dozen (two per weight matrix), and a search costs nothing next to
+ * the product it saves a packing for. */
+#include "core/kernels/gemm_keep.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core/alloc.h"
+#include "core/kernels/gemm.h"
+
+/* At most this many operands, and this many floats in all (64 MB), a thread: a
+ * larger model packs the rest per product, as without the store. */
+#define KEEP_MAX 128
+#define KEEP_MAX_FLOATS ((size_t)16 << 20)
+
+typedef struct kept_b {
+    const float *B;
+    int trans_b, ldb, N, K, nr;
+} kept_b;
+
+static _Thread_local int keep_open, n_kept;
+static _Thread_local size_t kept_floats;
+static _Thread_local kept_b kept[KEEP_MAX];
+/* Entry i's buffer, kept across steps: the next step's i-th operand is most often
+ * the same matrix, so its buffer is already the right size. */
+static _Thread_local float *buffer[KEEP_MAX];
+static _Thread_local size_t buffer_cap[KEEP_MAX];
+
+/* A thread that exits frees its buffers (as kernel_gemm.c's scratch). */
+static pthread_key_t keep_key;
+static pthread_once_t keep_once = PTHREAD_ONCE_INIT;
+
+static void free_buffers(void *unused) {
+    (void)unused;
+    for (int i = 0; i < KEEP_MAX; i++) {
+        free(buffer[i]);
+        buffer[i] = NULL;
+        buffer_cap[i] = 0;
+    }
+}
+
+static void make_keep_key(void) { pthread_key_create(&keep_key, free_buffers); }
+
+void qkv_gemm_keep_begin(void) {
+    keep_open = 1;
+    n_kept = 0;
+    kept_floats = 0;
+}
+
+void qkv_gemm_keep_end(void) {
+    keep_open = 0;
+    n_kept = 0;
+    kept_floats = 0;
+}
+
+static int same_operand(const kept_b *e, const qkv_gemm_args *g, int nr) {
+    return e->B == g->B && e->trans_b == g->trans_b && e->ldb == g->ldb && e->N == g->N && e->K == g->K &&
+           e->nr == nr;
+}
+
+float *qkv_gemm_keep_find(const qkv_gemm_args *g, int nr, size_t floats, int *ready) {
+    if (!keep_open) return NULL;
+    for (int i = 0; i < n_kept; i++)
+        if (same_operand(&kept[i], g, nr)) {
+            *ready = 1;
+            return buffer[i];
+        }
+    if (n_kept == KEEP_MAX || floats > KEEP_MAX_FLOATS - kept_floats) return NULL;
+    int i = n_kept;
+    if (buffer_cap[i] < floats) {
+        pthread_once(&keep_once, make_keep_key);
+        pthread_setspecific(keep_key, buffer); /* any non-NULL value: the destructor runs */
+        free(buffer[i]);
+        buffer[i] = qkv_malloc_aligned(qkv_size_mul(floats, sizeof(float)), "a kept packed operand");
+        buffer_cap[i] = floats;
+    }
+    kept[i] = (kept_b){g->B, g->trans_b, g->ldb, g->N, g->K, nr};
+    n_kept++;
+    kept_floats += floats;
+    *ready = 0;
+    return buffer[i];
+}
