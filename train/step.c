@@ -310,17 +310,24 @@ void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), vo
     qkv_tape **tapes = qkv_malloc((size_t)workers * sizeof *tapes, "the evaluation's tapes");
     for (int w = 0; w < workers; w++) tapes[w] = qkv_tape_create_inference(0);
     if (workers == 1) {
+        qkv_gemm_keep_begin();
         for (int i = 0; i < n && !qkv_interrupt_poll(); i++) {
             fn(ctx, tapes[0], i);
             qkv_tape_reset(tapes[0]);
         }
+        qkv_gemm_keep_end();
     } else {
-        #pragma omp parallel for num_threads(workers) schedule(dynamic, 1)
-        for (int i = 0; i < n; i++) {
-            if (qkv_interrupt_poll()) continue; /* the caller drops the evaluation */
-            qkv_tape *tape = tapes[omp_get_thread_num()];
-            fn(ctx, tape, i);
-            qkv_tape_reset(tape);
+        #pragma omp parallel num_threads(workers)
+        { /* the weights packed by a worker's first call serve its next ones (gemm.h) */
+            qkv_gemm_keep_begin();
+            #pragma omp for schedule(dynamic, 1)
+            for (int i = 0; i < n; i++) {
+                if (qkv_interrupt_poll()) continue; /* the caller drops the evaluation */
+                qkv_tape *tape = tapes[omp_get_thread_num()];
+                fn(ctx, tape, i);
+                qkv_tape_reset(tape);
+            }
+            qkv_gemm_keep_end();
         }
     }
     for (int w = 0; w < workers; w++) qkv_tape_free(tapes[w]);

@@ -97,7 +97,9 @@ typedef struct qkv_step_result {
  * its micro-batches in turn: the same bits). Each micro-batch first polls the
  * signal flag (train/interrupt.h); when any rank saw it, the step is dropped:
  * -1 with result->interrupted, *rng untouched (collective under MPI). 0, or -1
- * with qkv_last_error() (the task's error, or inspect's) and the gradients undefined. */
+ * with qkv_last_error() (the task's error, or inspect's) and the gradients undefined.
+ * The task's loss must not change the parameters: each worker keeps the weights it
+ * packed for its next micro-batches (core/kernels/gemm.h: qkv_gemm_keep_begin). */
 int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
                  int (*inspect)(void *ctx, qkv_tape *tape), void *inspect_ctx);
 
@@ -107,6 +109,8 @@ int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
  * threads; else in turn on the calling thread, the ops threaded inside. fn writes
  * only its own result (slot i of an array in ctx); the caller then combines the
  * slots in index order, so the result is the same bits for any thread count.
+ * fn must not change the model's parameters: each worker keeps the weights it
+ * packed for its next calls (core/kernels/gemm.h: qkv_gemm_keep_begin).
  * A signal (train/interrupt.h, polled before each call) skips the calls left:
  * the caller then drops its result. */
 void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx);
