@@ -242,9 +242,10 @@ END_TEST
 /* qkv_gemm_const_b inside a keep window: the first product packs op(B) into the
  * thread's store and gives qkv_gemm's bits; later products with the same B read
  * the kept panels (so a B changed in between, against the caller's promise, is
- * not seen: that is how the test knows the store was used), also with another A,
- * M, beta; after the window the change is seen. Shapes with several column
- * blocks (N > 2048), several K blocks (K > 256), and edges of both. */
+ * not seen: that is how the test knows the store was used), also with another A
+ * and M; after the window the change is seen. An untransposed B is read in place,
+ * not packed, so nothing is kept and a change is seen at once. Shapes with
+ * several column blocks (N > 2048), several K blocks (K > 256), and edges. */
 static void check_kept_b(int trans_b, int M, int N, int K) {
     int ldb = (trans_b ? K : N) + 3;
     size_t b_size = (size_t)(trans_b ? N : K) * ldb, c_size = (size_t)(M + 5) * N;
@@ -263,7 +264,9 @@ static void check_kept_b(int trans_b, int M, int N, int K) {
     qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* with the B it packed */
     for (size_t i = 0; i < b_size; i++) B[i] += 1.0f;
     qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
-    ck_assert_msg(memcmp(C, expect, (size_t)M * N * sizeof(float)) == 0, "the kept panels were not used");
+    int kept = memcmp(C, expect, (size_t)M * N * sizeof(float)) == 0;
+    ck_assert_msg(kept == trans_b, "%s B: the panels were %s", trans_b ? "a transposed" : "an untransposed",
+                  kept ? "kept" : "not kept");
     qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* with the new B */
     qkv_gemm_keep_end();
     qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N); /* closed: B as it is now */

@@ -57,6 +57,10 @@
 /* A is read in place (not packed) when alpha is 1 and a row block meets at most
  * this many columns of C: packing would cost one copy per this few tiles. */
 #define IN_PLACE_MAX_COLS 256
+/* B read where it is when not transposed (an experiment switch). */
+#ifndef B_IN_PLACE
+#define B_IN_PLACE 1
+#endif
 
 /* ---- scratch buffers: per thread, grown on demand, kept across calls ----------
  * (for the thread's lifetime; libgomp keeps its pool threads, so no malloc in the
@@ -94,6 +98,7 @@ static float *scratch(int which, size_t floats) {
 }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
+static int max_int(int a, int b) { return a > b ? a : b; }
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 static size_t packed_b_floats(int N, int K) {
     return (size_t)ceil_div(min_int(N, NC_MAX), NR) * NR * (size_t)min_int(K, KC);
@@ -294,22 +299,36 @@ static tiling make_tiling(int M, int nc, int nteam) {
     return t;
 }
 
+/* Where a row block's tiles read op(B): packed NR-column panels (p * NR * kc
+ * floats in, rows NR apart), or, for full panels of an untransposed B, B itself
+ * (rows ldb apart): the same values, so the same bits. */
+typedef struct b_panels {
+    const float *packed;
+    const float *in_place; /* B at (pc, jc), or NULL: every panel packed */
+    size_t ldb;
+} b_panels;
+
 /* The MR x NR tiles of rows [i0, i0+mc) and panels [p_first, p_last): A from its
  * packed panels, or (a_in_place) read where it is, full MR-row panels only; the
  * last, partial one is packed into packed_a. */
 static void row_block(const qkv_gemm_args *g, a_view a, int a_in_place, const float *packed_a,
-                      const float *packed_b, float *C, int i0, int mc, int jc, int nc, int pc,
+                      b_panels bp, float *C, int i0, int mc, int jc, int nc, int pc,
                       int kc, int p_first, int p_last, int start) {
     for (int p = p_first; p < p_last; p++) {
-        const float *b_panel = packed_b + (size_t)p * NR * kc;
         int j = jc + p * NR, cols = min_int(NR, nc - p * NR);
+        int b_here = bp.in_place && cols == NR;
+        const float *b_panel = b_here ? bp.in_place + (size_t)p * NR : bp.packed + (size_t)p * NR * kc;
+        size_t b_ld = b_here ? bp.ldb : NR;
         for (int r0 = 0; r0 < mc; r0 += MR) {
             int rows = min_int(MR, mc - r0);
             float *c = C + (size_t)(i0 + r0) * g->ldc + j;
             int nv = vectors_for(cols);
             if (a_in_place && rows == MR)
                 kernel_general(nv, kc, a.A + (size_t)(i0 + r0) * a.row + (size_t)pc * a.col, a.row,
-                               a.col, b_panel, NR, c, g->ldc, rows, cols, start);
+                               a.col, b_panel, b_ld, c, g->ldc, rows, cols, start);
+            else if (b_here)
+                kernel_general(nv, kc, packed_a + (a_in_place ? 0 : (size_t)r0 * kc), 1, MR, b_panel, b_ld, c,
+                               g->ldc, rows, cols, start);
             else
                 kernel_packed(nv, kc, packed_a + (a_in_place ? 0 : (size_t)r0 * kc), b_panel, c,
                               g->ldc, rows, cols, start);
@@ -318,14 +337,19 @@ static void row_block(const qkv_gemm_args *g, a_view a, int a_in_place, const fl
 }
 
 /* packed_b: the block's panels, to be packed (b_ready 0) or packed already (a kept
- * operand, gemm_keep.h). */
+ * operand, gemm_keep.h). An untransposed B is read in place (B_IN_PLACE), all but
+ * a partial last panel. */
 static void block_product(const qkv_gemm_args *g, a_view a, const float *B, float *C, int jc,
                           int nc, int pc, int kc, int start, int tid, int nteam,
                           float *packed_b, int b_ready, float *packed_a) {
     tiling t = make_tiling(g->M, nc, nteam);
-    if (!b_ready)
-        pack_b(g->trans_b, B, g->ldb, jc, nc, pc, kc, tid * t.n_panels / nteam,
-               (tid + 1) * t.n_panels / nteam, packed_b);
+    b_panels bp = {packed_b, NULL, (size_t)g->ldb};
+    int first = tid * t.n_panels / nteam, last = (tid + 1) * t.n_panels / nteam;
+    if (B_IN_PLACE && !g->trans_b && !b_ready) {
+        bp.in_place = B + (size_t)pc * g->ldb + jc;
+        first = nc % NR ? max_int(first, t.n_panels - 1) : last; /* only the partial panel */
+    }
+    if (!b_ready && first < last) pack_b(g->trans_b, B, g->ldb, jc, nc, pc, kc, first, last, packed_b);
     if (nteam > 1) {
         #pragma omp barrier
     }
@@ -341,7 +365,7 @@ static void block_product(const qkv_gemm_args *g, a_view a, const float *B, floa
                 pack_a(a, 1.0f, i0 + mc - mc % MR, mc % MR, pc, kc, packed_a);
             packed_ic = ic;
         }
-        row_block(g, a, a_in_place, packed_a, packed_b, C, i0, mc, jc, nc, pc, kc,
+        row_block(g, a, a_in_place, packed_a, bp, C, i0, mc, jc, nc, pc, kc,
                   chunk * t.n_panels / t.n_jchunks, (chunk + 1) * t.n_panels / t.n_jchunks, start);
     }
     if (nteam > 1) {
@@ -397,8 +421,10 @@ static void gemm(const qkv_gemm_args *g, int batch) {
     float *packed_b = scratch(SCRATCH_B, packed_b_floats(g->N, g->K)); /* the team shares it */
     if (!parallel) {
         int ready = 0;
-        float *kept = g->const_b && batch == 1 ? qkv_gemm_keep_find(g, NR, packed_b_all_floats(g->N, g->K), &ready)
-                                               : NULL;
+        int packs_b = g->trans_b || !B_IN_PLACE; /* else nothing to keep: B is read in place */
+        float *kept = g->const_b && packs_b && batch == 1
+                          ? qkv_gemm_keep_find(g, NR, packed_b_all_floats(g->N, g->K), &ready)
+                          : NULL;
         gemm_range(g, 0, batch, 0, 1, packed_b, kept, ready);
         return;
     }
