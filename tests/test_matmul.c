@@ -243,10 +243,11 @@ END_TEST
  * thread's store and gives qkv_gemm's bits; later products with the same B read
  * the kept panels (so a B changed in between, against the caller's promise, is
  * not seen: that is how the test knows the store was used), also with another A
- * and M; after the window the change is seen. An untransposed B is read in place,
- * not packed, so nothing is kept and a change is seen at once. Shapes with
- * several column blocks (N > 2048), several K blocks (K > 256), and edges. */
-static void check_kept_b(int trans_b, int M, int N, int K) {
+ * and M; after the window the change is seen. An untransposed B with short rows
+ * is read in place, not packed, so nothing is kept and a change is seen at once.
+ * Shapes with several column blocks (N > 2048), several K blocks (K > 256), and
+ * edges. */
+static void check_kept_b(int trans_b, int M, int N, int K, int expect_kept) {
     int ldb = (trans_b ? K : N) + 3;
     size_t b_size = (size_t)(trans_b ? N : K) * ldb, c_size = (size_t)(M + 5) * N;
     float *A = malloc((size_t)(M + 5) * K * sizeof(float)), *B = malloc(b_size * sizeof(float));
@@ -265,8 +266,8 @@ static void check_kept_b(int trans_b, int M, int N, int K) {
     for (size_t i = 0; i < b_size; i++) B[i] += 1.0f;
     qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
     int kept = memcmp(C, expect, (size_t)M * N * sizeof(float)) == 0;
-    ck_assert_msg(kept == trans_b, "%s B: the panels were %s", trans_b ? "a transposed" : "an untransposed",
-                  kept ? "kept" : "not kept");
+    ck_assert_msg(kept == expect_kept, "%s B %dx%dx%d: the panels were %s", trans_b ? "a transposed" : "an untransposed",
+                  M, N, K, kept ? "kept" : "not kept");
     qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* with the new B */
     qkv_gemm_keep_end();
     qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N); /* closed: B as it is now */
@@ -277,9 +278,10 @@ static void check_kept_b(int trans_b, int M, int N, int K) {
 START_TEST(gemm_keeps_constant_b_packed) {
     int threads = omp_get_max_threads();
     omp_set_num_threads(1); /* the store serves products a thread runs alone */
-    check_kept_b(0, 13, 2100, 300);
-    check_kept_b(1, 13, 2100, 300);
-    check_kept_b(1, 40, 37, 19);
+    check_kept_b(0, 13, 2100, 300, 1); /* rows 8 KB apart: packed, and kept */
+    check_kept_b(1, 13, 2100, 300, 1);
+    check_kept_b(1, 40, 37, 19, 1);
+    check_kept_b(0, 40, 37, 300, 0); /* short rows: read in place */
     omp_set_num_threads(threads);
 }
 END_TEST

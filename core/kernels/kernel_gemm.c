@@ -57,10 +57,11 @@
 /* A is read in place (not packed) when alpha is 1 and a row block meets at most
  * this many columns of C: packing would cost one copy per this few tiles. */
 #define IN_PLACE_MAX_COLS 256
-/* B read where it is when not transposed (an experiment switch). */
-#ifndef B_IN_PLACE
-#define B_IN_PLACE 1
-#endif
+/* An untransposed B is read in place, not packed, when its rows are at most this
+ * many floats apart: `qkv bench matmul`, interleaved pairs on a Zen 4, gained
+ * 2-5% on one thread at n = 64..256 (10% on two at 256), was even at 512 and lost
+ * 5% at 1024, where each k of a panel is a row 4 KB from the last. */
+#define B_IN_PLACE_MAX_LD 512
 
 /* ---- scratch buffers: per thread, grown on demand, kept across calls ----------
  * (for the thread's lifetime; libgomp keeps its pool threads, so no malloc in the
@@ -336,16 +337,18 @@ static void row_block(const qkv_gemm_args *g, a_view a, int a_in_place, const fl
     }
 }
 
+static int b_in_place(const qkv_gemm_args *g) { return !g->trans_b && g->ldb <= B_IN_PLACE_MAX_LD; }
+
 /* packed_b: the block's panels, to be packed (b_ready 0) or packed already (a kept
- * operand, gemm_keep.h). An untransposed B is read in place (B_IN_PLACE), all but
- * a partial last panel. */
+ * operand, gemm_keep.h). B read in place (b_in_place) packs only a partial last
+ * panel. */
 static void block_product(const qkv_gemm_args *g, a_view a, const float *B, float *C, int jc,
                           int nc, int pc, int kc, int start, int tid, int nteam,
                           float *packed_b, int b_ready, float *packed_a) {
     tiling t = make_tiling(g->M, nc, nteam);
     b_panels bp = {packed_b, NULL, (size_t)g->ldb};
     int first = tid * t.n_panels / nteam, last = (tid + 1) * t.n_panels / nteam;
-    if (B_IN_PLACE && !g->trans_b && !b_ready) {
+    if (b_in_place(g) && !b_ready) {
         bp.in_place = B + (size_t)pc * g->ldb + jc;
         first = nc % NR ? max_int(first, t.n_panels - 1) : last; /* only the partial panel */
     }
@@ -421,8 +424,7 @@ static void gemm(const qkv_gemm_args *g, int batch) {
     float *packed_b = scratch(SCRATCH_B, packed_b_floats(g->N, g->K)); /* the team shares it */
     if (!parallel) {
         int ready = 0;
-        int packs_b = g->trans_b || !B_IN_PLACE; /* else nothing to keep: B is read in place */
-        float *kept = g->const_b && packs_b && batch == 1
+        float *kept = g->const_b && !b_in_place(g) && batch == 1 /* else nothing to keep */
                           ? qkv_gemm_keep_find(g, NR, packed_b_all_floats(g->N, g->K), &ready)
                           : NULL;
         gemm_range(g, 0, batch, 0, 1, packed_b, kept, ready);
