@@ -18,8 +18,8 @@
 #define DEFAULT_MICRO_BATCH 8
 /* Each parameter's part of a buffer starts on a 64-byte line. */
 #define PAD_FLOATS 16
-/* Elements per piece of the tree's parallel pass and of the copy into the
- * parameters' gradients. */
+/* Elements per piece of the tree's parallel passes (the last one a piece of a
+ * parameter, written into its gradient). */
 #define TREE_CHUNK 8192
 
 /* A task that does not say its batch (0) is one micro-batch of one "example". */
@@ -253,18 +253,27 @@ static void run_micro_batches(step_job *job) {
 
 /* ---- the fixed tree ------------------------------------------------------------------------- */
 
-/* Adds the tree over [lo, hi) for elements [begin, end): the sum ends in node(lo).
+/* Adds the tree over [lo, hi) for elements [begin, end): the sum ends in node(lo),
+ * or, with dest, its last addition writes dest[0 .. end - begin) instead (the same
+ * additions, one pass fewer than summing in place and copying out).
  * node(m) is the buffer holding the leaf (or given node) starting at m. */
 typedef float *(*node_buffer)(const void *ctx, int lo, int hi, int *is_leaf);
 
-static float *tree_sum(node_buffer node, const void *ctx, int lo, int hi, size_t begin, size_t end) {
+static float *tree_sum(node_buffer node, const void *ctx, int lo, int hi, size_t begin, size_t end,
+                       float *dest) {
     int leaf;
     float *given = node(ctx, lo, hi, &leaf);
-    if (leaf) return given;
+    if (leaf) {
+        if (dest) memcpy(dest, given + begin, (end - begin) * sizeof(float));
+        return given;
+    }
     int mid = lo + (hi - lo) / 2;
-    float *left = tree_sum(node, ctx, lo, mid, begin, end);
-    const float *right = tree_sum(node, ctx, mid, hi, begin, end);
-    for (size_t i = begin; i < end; i++) left[i] += right[i];
+    float *left = tree_sum(node, ctx, lo, mid, begin, end, NULL);
+    const float *right = tree_sum(node, ctx, mid, hi, begin, end, NULL);
+    if (dest)
+        for (size_t i = begin; i < end; i++) dest[i - begin] = left[i] + right[i];
+    else
+        for (size_t i = begin; i < end; i++) left[i] += right[i];
     return left;
 }
 
@@ -290,17 +299,27 @@ static float *rank_node(const void *ctx, int lo, int hi, int *is_leaf) {
     return NULL; /* not reached: qkv_step_init checked the ranks are nodes */
 }
 
-/* The tree over [lo, hi) in parallel pieces of elements; returns the sum's buffer. */
-static float *tree(node_buffer node, const qkv_step *s, int lo, int hi) {
+/* The tree over [lo, hi) in parallel pieces of elements, its sum left in node(lo)
+ * (this rank's part, to be gathered). */
+static void tree(node_buffer node, const qkv_step *s, int lo, int hi) {
     size_t n = s->stride, pieces = (n + TREE_CHUNK - 1) / TREE_CHUNK;
-    int leaf;
-    float *out = node(s, lo, hi, &leaf);
     #pragma omp parallel for if (QKV_PARALLEL(n * (size_t)(hi - lo))) schedule(static)
     for (size_t p = 0; p < pieces; p++) {
         size_t begin = p * TREE_CHUNK, end = begin + TREE_CHUNK < n ? begin + TREE_CHUNK : n;
-        tree_sum(node, s, lo, hi, begin, end);
+        tree_sum(node, s, lo, hi, begin, end, NULL);
     }
-    return out;
+}
+
+/* The tree over [lo, hi), its sum written into every parameter's gradient: a
+ * piece (params.h) at a time, each its parameter's part of the buffers. */
+static void tree_into_grads(node_buffer node, const qkv_step *s, int lo, int hi) {
+    const qkv_params *params = s->task->params;
+    #pragma omp parallel for if (QKV_PARALLEL(s->stride * (size_t)(hi - lo))) schedule(static)
+    for (int k = 0; k < s->n_pieces; k++) {
+        const qkv_param_piece *q = &s->pieces[k];
+        size_t at = s->offset[q->param];
+        tree_sum(node, s, lo, hi, at + q->begin, at + q->end, params->items[q->param]->grad + q->begin);
+    }
 }
 
 /* ---- evaluation in chunks ------------------------------------------------------------------- */
@@ -365,18 +384,14 @@ int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
         return -1;
     }
     snprintf(result->anomaly, sizeof result->anomaly, "%s", job.anomaly);
-    float *sum = tree(local_node, s, s->first, s->last);
     if (qkv_dist_size() > 1) {
-        qkv_dist_allgather(sum, s->stride, s->gathered, step);
+        tree(local_node, s, s->first, s->last);
+        qkv_dist_allgather(buffer(s, s->first), s->stride, s->gathered, step);
         qkv_dist_sum_doubles(s->loss, s->micro_batches);
-        sum = tree(rank_node, s, 0, s->micro_batches);
+        tree_into_grads(rank_node, s, 0, s->micro_batches);
+    } else {
+        tree_into_grads(local_node, s, s->first, s->last);
     }
-    const qkv_params *params = task->params;
-    QKV_FOR(QKV_PARALLEL(s->stride), schedule(static), (int k = 0; k < s->n_pieces; k++), {
-        const qkv_param_piece *q = &s->pieces[k];
-        memcpy(params->items[q->param]->grad + q->begin, sum + s->offset[q->param] + q->begin,
-               (q->end - q->begin) * sizeof(float));
-    });
     double loss = 0;
     for (int m = 0; m < s->micro_batches; m++) loss += s->weight[m] / job.total_weight * s->loss[m];
     result->loss = (float)loss;
