@@ -11,6 +11,7 @@
  */
 #include "optim/optimizer.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,24 +129,37 @@ void qkv_optimizer_free(qkv_optimizer *opt) {
 
 /* ---- updates ------------------------------------------------------------------ */
 
+/* 1 for NaN and +-Inf (a comparison that vectorizes, unlike isfinite). */
+static inline __attribute__((always_inline)) unsigned nonfinite(float x) { return !(fabsf(x) <= FLT_MAX); }
+
+/* Each update also counts the NaN/Inf values it writes, into *bad: every value of
+ * the parameter and of its state is written, so that is the check the trainer
+ * makes after each step, without a pass of its own over the state. */
+
 /* SGD on n elements: d = g + wd p; v = mu v + d; p -= lr (nesterov ? d + mu v : v).
  * v is NULL without momentum: p -= lr d. */
 static inline __attribute__((always_inline)) void sgd_update_body(float *restrict p, const float *restrict g,
                                                                   float *restrict v, size_t n, float lr,
-                                                                  float wd, float mu, int nesterov) {
+                                                                  float wd, float mu, int nesterov,
+                                                                  size_t *bad) {
+    unsigned count = 0;
     for (size_t j = 0; j < n; j++) {
         float d = g[j] + wd * p[j];
         if (v) {
             v[j] = mu * v[j] + d;
             d = nesterov ? d + mu * v[j] : v[j];
+            count += nonfinite(v[j]);
         }
         p[j] -= lr * d;
+        count += nonfinite(p[j]);
     }
+    *bad = count;
 }
 /* Compiled for each vector width (multiversion.h): square root and division are
  * correctly rounded at every width, so every path gives the same bits. */
 QKV_MULTIVERSION(sgd_update, (float *restrict p, const float *restrict g, float *restrict v, size_t n, float lr,
-                              float wd, float mu, int nesterov), (p, g, v, n, lr, wd, mu, nesterov))
+                              float wd, float mu, int nesterov, size_t *bad),
+                 (p, g, v, n, lr, wd, mu, nesterov, bad))
 
 /* One step's constants for Adam(W), shared by every parameter. */
 typedef struct adam_step {
@@ -161,9 +175,10 @@ typedef struct adam_step {
 static inline __attribute__((always_inline)) void adam_update_body(float *restrict p, const float *restrict g,
                                                                    float *restrict m, float *restrict s,
                                                                    size_t n, const adam_step *a, float keep,
-                                                                   float l2) {
+                                                                   float l2, size_t *bad) {
     const float beta1 = a->beta1, beta2 = a->beta2, c1 = a->one_minus_beta1, c2 = a->one_minus_beta2;
     const float step_size = a->step_size, sqrt_bc2 = a->sqrt_bc2, eps = a->eps;
+    unsigned count = 0;
     for (size_t j = 0; j < n; j++) {
         float pj = p[j] * keep;
         float d = g[j] + l2 * pj;
@@ -171,11 +186,13 @@ static inline __attribute__((always_inline)) void adam_update_body(float *restri
         m[j] = mj;
         s[j] = sj;
         p[j] = pj - step_size * mj / (sqrtf(sj) / sqrt_bc2 + eps);
+        count += nonfinite(p[j]) + nonfinite(mj) + nonfinite(sj);
     }
+    *bad = count;
 }
 QKV_MULTIVERSION(adam_update, (float *restrict p, const float *restrict g, float *restrict m, float *restrict s,
-                               size_t n, const adam_step *a, float keep, float l2),
-                 (p, g, m, s, n, a, keep, l2))
+                               size_t n, const adam_step *a, float keep, float l2, size_t *bad),
+                 (p, g, m, s, n, a, keep, l2, bad))
 
 static adam_step adam_constants(const qkv_optimizer_config *c, long t, float lr) {
     double bc1 = 1.0 - pow((double)c->beta1, (double)t), bc2 = 1.0 - pow((double)c->beta2, (double)t);
@@ -187,7 +204,7 @@ static adam_step adam_constants(const qkv_optimizer_config *c, long t, float lr)
     };
 }
 
-void qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr) {
+size_t qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr) {
     const qkv_optimizer_config *c = &opt->config;
     const char *kind = qkv_opt_kind_name(c->kind);
     QKV_CHECK(params->n == opt->n_params, "%s: optimizer made for %d parameters, stepped with %d", kind,
@@ -199,8 +216,8 @@ void qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr) 
      * is independent, so any thread may take any piece. */
     int n_pieces;
     qkv_param_piece *pieces = qkv_params_pieces(params, UPDATE_PIECE, &n_pieces);
-    size_t total = qkv_params_count(params);
-    QKV_FOR(QKV_PARALLEL(total * (c->kind == QKV_OPT_SGD ? SGD_WORK : ADAM_WORK)), schedule(dynamic, 1),
+    size_t total = qkv_params_count(params), bad = 0;
+    QKV_FOR(QKV_PARALLEL(total * (c->kind == QKV_OPT_SGD ? SGD_WORK : ADAM_WORK)), schedule(dynamic, 1) reduction(+ : bad),
             (int k = 0; k < n_pieces; k++), {
         const qkv_param_piece *q = &pieces[k];
         int i = q->param;
@@ -208,14 +225,17 @@ void qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr) 
         size_t at = q->begin, n = q->end - q->begin;
         float wd = opt->decays[i] ? c->weight_decay : 0.0f;
         float *slot0 = opt->n_slots > 0 ? opt->state[i] + at : NULL;
+        size_t piece_bad;
         if (c->kind == QKV_OPT_SGD) {
-            sgd_update(p->data + at, p->grad + at, slot0, n, lr, wd, c->momentum, c->nesterov);
+            sgd_update(p->data + at, p->grad + at, slot0, n, lr, wd, c->momentum, c->nesterov, &piece_bad);
         } else {
             float *second = opt->state[params->n + i] + at;
             int decoupled = c->kind == QKV_OPT_ADAMW;
             float keep = decoupled ? (float)(1.0 - (double)lr * wd) : 1.0f;
-            adam_update(p->data + at, p->grad + at, slot0, second, n, &a, keep, decoupled ? 0.0f : wd);
+            adam_update(p->data + at, p->grad + at, slot0, second, n, &a, keep, decoupled ? 0.0f : wd, &piece_bad);
         }
+        bad += piece_bad;
     });
     free(pieces);
+    return bad;
 }

@@ -49,8 +49,10 @@ void qkv_optimizer_free(qkv_optimizer *opt);
 /* The state buffers per parameter a config makes (n_slots): 2 for Adam(W), 1 for
  * SGD with momentum, else 0 (the memory budget counts them before training). */
 int qkv_optimizer_slot_count(const qkv_optimizer_config *config);
-/* One update with learning rate lr (the schedule's value for this step). */
-void qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr);
+/* One update with learning rate lr (the schedule's value for this step). Returns
+ * how many NaN/Inf values the parameters and the optimizer's state hold after it
+ * (every value of both is written by the update, and counted as it is written). */
+size_t qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr);
 /* "sgd", "adam", "adamw"; -1 when unknown. */
 int qkv_opt_kind_parse(const char *name);
 extern const char *const qkv_opt_kind_names[];      /* in enum order, NULL-terminated */

@@ -278,6 +278,47 @@ START_TEST(adamw_with_lr_zero_leaves_params_bitwise) {
 }
 END_TEST
 
+/* The step's return: the NaN/Inf values the parameters and the state hold after
+ * it, counted as the update writes them, for each kind, against a count of the
+ * whole state after the step; 0 for finite gradients. */
+static size_t count_state(const qkv_optimizer *opt, const qkv_params *params) {
+    size_t bad = 0;
+    for (int i = 0; i < params->n; i++) {
+        bad += qkv_count_nonfinite(params->items[i]->data, params->items[i]->size);
+        for (int slot = 0; slot < opt->n_slots; slot++)
+            bad += qkv_count_nonfinite(opt->state[slot * opt->n_params + i], params->items[i]->size);
+    }
+    return bad;
+}
+
+START_TEST(step_counts_the_nonfinite_values_it_writes) {
+    const qkv_optimizer_config configs[] = {
+        {.kind = QKV_OPT_SGD, .lr = 0.1f},
+        {.kind = QKV_OPT_SGD, .lr = 0.1f, .momentum = 0.9f},
+        {.kind = QKV_OPT_ADAM, .lr = 0.01f},
+        {.kind = QKV_OPT_ADAMW, .lr = 0.01f, .weight_decay = 0.1f},
+    };
+    const size_t per_bad_gradient[] = {1, 2, 3, 3}; /* p, and each state slot */
+    for (int c = 0; c < 4; c++) {
+        qkv_params params = {0};
+        random_params(&params, 7, 9, 11 + c);
+        qkv_optimizer opt;
+        qkv_optimizer_init(&opt, &configs[c], &params);
+        qkv_rng rng = qkv_rng_make(40 + c);
+        random_grads(&params, &rng, 1.0f);
+        ck_assert_uint_eq(qkv_optimizer_step(&opt, &params, configs[c].lr), 0);
+        random_grads(&params, &rng, 1.0f);
+        params.items[0]->grad[5] = NAN;
+        params.items[1]->grad[2] = INFINITY;
+        size_t bad = qkv_optimizer_step(&opt, &params, configs[c].lr);
+        ck_assert_uint_eq(bad, 2 * per_bad_gradient[c]);
+        ck_assert_uint_eq(bad, count_state(&opt, &params));
+        qkv_optimizer_free(&opt);
+        qkv_params_free(&params);
+    }
+}
+END_TEST
+
 START_TEST(clip_rescales_to_exactly_the_threshold) {
     qkv_params params = {0};
     qkv_tensor *p = qkv_params_new(&params, "p", 1, (int[]){2});
@@ -533,6 +574,7 @@ Suite *suite_optim(void) {
     tcase_add_test(tc, adam_step_by_hand);
     tcase_add_test(tc, adamw_decay_is_decoupled_and_skips_biases);
     tcase_add_test(tc, adamw_with_lr_zero_leaves_params_bitwise);
+    tcase_add_test(tc, step_counts_the_nonfinite_values_it_writes);
     tcase_add_test(tc, clip_rescales_to_exactly_the_threshold);
     tcase_add_test(tc, clip_leaves_small_and_nonfinite_gradients_untouched);
     tcase_add_test(tc, weight_decay_rule_excludes_biases_norms_and_tables);

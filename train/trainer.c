@@ -241,14 +241,16 @@ static size_t count_nonfinite_state(const train_run *run, char first[QKV_NAME_MA
 }
 
 /* After the update, the fused check: every parameter and optimizer value finite,
- * one pass over the state (a NaN/Inf gradient shows up here too, through the
- * update). Every rank holds the same state, so every rank stops at the same step.
- * grad_norm: the norm clipping measured, or < 0 when it did not run. 0, or -1 with
- * the error naming what went non-finite first: the gradients or the update. */
-static int check_updated_state(train_run *run, float loss, double grad_norm) {
+ * counted by the update as it wrote them (updated_bad, from qkv_optimizer_step; a NaN/Inf
+ * gradient shows up there too, through the update); only when some are not does a
+ * pass over the state find the first tensor to name. Every rank holds the same
+ * state, so every rank stops at the same step. grad_norm: the norm clipping
+ * measured, or < 0 when it did not run. 0, or -1 with the error naming what went
+ * non-finite first: the gradients or the update. */
+static int check_updated_state(train_run *run, float loss, double grad_norm, size_t updated_bad) {
     char first[QKV_NAME_MAX + 8], what[400];
+    if (!updated_bad) return 0;
     size_t bad = count_nonfinite_state(run, first);
-    if (!bad) return 0;
     if (grad_norm < 0) grad_norm = qkv_grad_norm(run->task->params);
     if (!isfinite(grad_norm))
         snprintf(what, sizeof what, "the gradient norm is %s with a finite loss %g (try --clip, a smaller --lr or "
@@ -289,8 +291,8 @@ static int train_step(train_run *run, float lr) {
     }
     if (check_finite(run, step.anomaly, step.loss) != 0) return -1;
     double grad_norm = config->clip > 0 ? qkv_clip_grad_norm(task->params, config->clip) : -1.0;
-    qkv_optimizer_step(&run->opt, task->params, lr);
-    if (check_updated_state(run, step.loss, grad_norm) != 0) return -1;
+    size_t updated_bad = qkv_optimizer_step(&run->opt, task->params, lr);
+    if (check_updated_state(run, step.loss, grad_norm, updated_bad) != 0) return -1;
     run->result->final_loss = step.loss;
     run->step++;
     return 0;
