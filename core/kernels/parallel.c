@@ -44,27 +44,44 @@ int qkv_set_threads(int n) {
  * runs on its caller: nested regions would only add fork/join cost. */
 int qkv_threads(void) { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
-/* sums[c] = x[c][0] + x[c][1] + ... (or their squares), for c < count <= QKV_SUM_LANES:
- * each a chain in double in element order, started from 0, so each is bitwise
- * what summing its array alone gives; the chains advance together, a lane each. */
+/* sums[c] = x[c][0] + x[c][1] + ... (or their squares), for c < count <= QKV_SUM_LANES
+ * and n[c] <= QKV_REDUCE_CHUNK: each a chain in double in element order, started
+ * from 0, so each is bitwise what summing its array alone gives. The chains
+ * advance together, a lane each, in rounds as long as the shortest one left; a
+ * chain that ends leaves its lane, the lanes still running move down, and the
+ * free lanes read zeros (a sum that starts at +0 is never -0, so adding +0 leaves
+ * it exactly as it is). */
 static void sum_each(int count, const float *const *x, const size_t *n, int squares, double *sums) {
+    static const float zeros[QKV_REDUCE_CHUNK];
+    const float *at[QKV_SUM_LANES];
+    size_t left[QKV_SUM_LANES];
+    int chain[QKV_SUM_LANES]; /* whose sum lane c holds */
     double s[QKV_SUM_LANES] = {0};
-    size_t common = (size_t)-1;
-    for (int c = 0; c < count; c++) common = n[c] < common ? n[c] : common;
-    if (count == QKV_SUM_LANES) /* constant lanes: the chains stay in registers */
-        for (size_t i = 0; i < common; i++)
-            for (int c = 0; c < QKV_SUM_LANES; c++) {
-                double v = x[c][i];
-                s[c] += squares ? v * v : v;
+    for (int c = 0; c < count; c++) {
+        QKV_CHECK(n[c] <= QKV_REDUCE_CHUNK, "sum_each: %zu elements, more than a chunk", n[c]);
+        at[c] = x[c], left[c] = n[c], chain[c] = c;
+    }
+    for (int active = count; active > 0;) {
+        size_t round = left[0];
+        for (int c = 1; c < active; c++) round = left[c] < round ? left[c] : round;
+        for (int c = active; c < QKV_SUM_LANES; c++) at[c] = zeros;
+        for (size_t i = 0; i < round; i++)
+            for (int c = 0; c < QKV_SUM_LANES; c++) { /* constant lanes: the chains stay in registers */
+                double v = at[c][i];
+                s[c] += squares ? v * v : v; /* a float's square is exact in double */
             }
-    else
-        common = 0;
-    for (int c = 0; c < count; c++)
-        for (size_t i = common; i < n[c]; i++) {
-            double v = x[c][i];
-            s[c] += squares ? v * v : v; /* a float's square is exact in double */
+        for (int c = 0; c < active;) {
+            at[c] += round;
+            left[c] -= round;
+            if (left[c]) {
+                c++;
+                continue;
+            }
+            sums[chain[c]] = s[c]; /* done: the last running lane, not yet advanced, takes its place */
+            active--;
+            at[c] = at[active], left[c] = left[active], chain[c] = chain[active], s[c] = s[active];
         }
-    for (int c = 0; c < count; c++) sums[c] = s[c];
+    }
 }
 
 /* Chunks [first, first + count) of x[0..n) into partial[first..]: sum_each on them. */
