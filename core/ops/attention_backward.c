@@ -7,7 +7,8 @@
  *     dV_j += P^T dO_i;  dP = dO_i V_j^T;  dS = P * (dP - D_i)
  *     dQ_i += scale dS K_j;  dK_j += scale dS^T Q_i.
  * With short keys the forward kept P~ = exp(S - m), and P is P~ scaled by 1/l:
- * no scores or exponentials recomputed, the same bits. dS over all rows is
+ * no scores or exponentials recomputed; with longer keys it may have kept S, and
+ * P = exp(S - m) / l without the product. The same bits. dS over all rows is
  * materialized only when the bias needs a gradient (the bias is then
  * [.., Tq, Tk] itself). Each head runs on one thread in a fixed order, so the
  * gradients are bitwise independent of the thread count.
@@ -51,6 +52,7 @@ static void bias_grad(const bias_view *bv, const float *dscores, const attn_dims
 typedef struct attn_grads {
     const float *out, *dout, *row_max, *row_inv_sum;
     const float *kept;             /* the forward's P~, or NULL: recompute it */
+    const float *kept_scores;      /* the forward's S, or NULL */
     float *dq, *dk, *dv, *dscores; /* dscores: all of dS [B,H,Tq,Tk], for the bias */
     float from_q, from_k, from_v;  /* 1: add to the sum so far; 0: not yet written */
 } attn_grads;
@@ -76,14 +78,20 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     const size_t o_at = row_offset(d, b, h, d->Tq, blk->i0, d->dv), v_at = row_offset(d, b, h, d->Tk, blk->j0, d->dv);
     const int ldk = row_stride(d, d->dk), ldv = row_stride(d, d->dv);
     const float *dout = g->dout + o_at;
-    if (g->kept) /* P = P~ / l, P~ as the forward made it */
+    if (g->kept) { /* P = P~ / l, P~ as the forward made it */
         for (int r = 0; r < blk->nq; r++) {
             float *row = w->p + (size_t)r * ldp;
             memcpy(row, g->kept + (qrow + r) * d->Tk + blk->j0, (size_t)blk->nk * sizeof(float));
             if (g->row_max[qrow + r] != -INFINITY) c->kern->row_scale(row, blk->nk, g->row_inv_sum[qrow + r]);
         }
-    else
+    } else if (g->kept_scores) { /* P = exp(S - m) / l, S as the forward made it */
+        for (int r = 0; r < blk->nq; r++)
+            memcpy(w->p + (size_t)r * ldp, g->kept_scores + (qrow + r) * d->Tk + blk->j0,
+                   (size_t)blk->nk * sizeof(float));
+        probs_of_scores(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, ldp);
+    } else {
         block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, ldp);
+    }
     if (g->dv) /* dV_j += P^T dO_i */
         qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, ldp, dout, ldv, beta.v,
                           g->dv + v_at, ldv);
@@ -184,7 +192,7 @@ void qkv_attention_backward(qkv_node *node) {
     const attn_dims *d = &c.d;
     /* Gradient buffers are allocated from the arena here, before the threads. */
     attn_grads g = {node->out->data, node->out->grad, saved->row_max, saved->row_inv_sum, saved->kept,
-                    NULL, NULL, NULL, NULL, 1.0f, 1.0f, 1.0f};
+                    saved->kept_scores, NULL, NULL, NULL, NULL, 1.0f, 1.0f, 1.0f};
     if (q->requires_grad) g.dq = qkv_tensor_grad_to_write(q, &g.from_q);
     if (k->requires_grad) g.dk = qkv_tensor_grad_to_write(k, &g.from_k);
     if (v->requires_grad) g.dv = qkv_tensor_grad_to_write(v, &g.from_v);

@@ -195,11 +195,10 @@ static inline void block_scores(const attn_ctx *c, const attn_block *blk, float 
     }
 }
 
-/* The block's probabilities from the saved row statistics: P = exp(S - m) / l,
- * 0 where masked and on rows with no allowed key (m = -inf). */
-static inline void block_probs(const attn_ctx *c, const attn_block *blk, const float *row_max,
-                        const float *row_inv_sum, float *p, int ldp) {
-    block_scores(c, blk, p, ldp);
+/* The block's probabilities from its scores in p and the saved row statistics:
+ * P = exp(S - m) / l, 0 where masked and on rows with no allowed key (m = -inf). */
+static inline void probs_of_scores(const attn_ctx *c, const attn_block *blk, const float *row_max,
+                                   const float *row_inv_sum, float *p, int ldp) {
     for (int r = 0; r < blk->nq; r++) {
         float *row = p + (size_t)r * ldp;
         float m = row_max[r], inv = row_inv_sum[r];
@@ -210,6 +209,13 @@ static inline void block_probs(const attn_ctx *c, const attn_block *blk, const f
         c->kern->row_exp_shifted(row, blk->nk, m);
         c->kern->row_scale(row, blk->nk, inv);
     }
+}
+
+/* The same, the scores computed first. */
+static inline void block_probs(const attn_ctx *c, const attn_block *blk, const float *row_max,
+                               const float *row_inv_sum, float *p, int ldp) {
+    block_scores(c, blk, p, ldp);
+    probs_of_scores(c, blk, row_max, row_inv_sum, p, ldp);
 }
 
 /* Flops of one pass over all score blocks, for the parallel threshold. */
@@ -233,6 +239,7 @@ typedef struct attn_saved {
     attn_masks masks;     /* pointers to the caller's masks: copied into the arena */
     float *row_max, *row_inv_sum;
     float *kept;          /* P~ [B,H,Tq,Tk] for short keys (ops_attention.c's file comment), or NULL */
+    float *kept_scores;   /* S [B,H,Tq,Tk] for longer keys, or NULL */
 } attn_saved;
 
 /* The node's backward (attention_backward.c), recorded by qkv_attention. */

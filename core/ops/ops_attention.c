@@ -13,9 +13,13 @@
  * and finally O /= l. Only O and, per row, m and 1/l are kept (2 floats a row):
  * no [Tq,Tk] matrix lives on the tape.
  * Backward (attention_backward.c), one task per (b, h): recompute each block's P
- * from the saved m and 1/l, or, with short keys (Tk <= BLOCK_K, one key block,
- * at most KEEP_P_MAX scores), scale the forward's kept P~ = exp(S - m) by 1/l;
- * then dV, dP, dS = P * (dP - D), dQ and dK block by block. dS over all rows is
+ * from the saved m and 1/l. When the scores are few (at most KEEP_P_MAX) the
+ * forward keeps what saves the backward most: with short keys (Tk <= BLOCK_K, one
+ * key block) P~ = exp(S - m), which the backward scales by 1/l; with longer keys S
+ * itself (P~ is relative to a running max there), so that the backward takes
+ * exp(S - m) / l without computing S again (-inf where the forward skipped a
+ * masked block, as computing it would give). The same bits either way. Then dV,
+ * dP, dS = P * (dP - D), dQ and dK block by block. dS over all rows is
  * materialized only when the bias needs a gradient; weights only when asked for.
  * What both halves share (block sizes, masks, one block of scores) is
  * attention_blocks.h.
@@ -142,7 +146,8 @@ typedef struct fwd_scratch {
 /* out rows [i0, i0+nq) of head (b,h), and their m and 1/l (row_max, row_inv_sum:
  * the block's slice of the saved statistics). */
 static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq, float *out,
-                                float *max_so_far, float *row_inv_sum, float *kept, fwd_scratch *w) {
+                                float *max_so_far, float *row_inv_sum, float *kept, float *kept_scores,
+                                fwd_scratch *w) {
     const attn_dims *d = &c->d;
     const qkv_kernels *kern = c->kern;
     float *o = out + row_offset(d, b, h, d->Tq, i0, d->dv);
@@ -152,12 +157,16 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         w->sum[r] = 0.0;
     }
     const int lds = min_int(d->Tk, BLOCK_K);
-    int wrote = 0;
+    int wrote = 0, scored = 0; /* keys [0, scored) have scores */
     for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
         attn_block blk = {b, h, i0, nq, j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
         if (qkv_cancel_point()) break; /* core/cancel.h: the rows stay finite, the caller drops them */
         block_scores(c, &blk, w->s, lds);
+        if (kept_scores)
+            for (int r = 0; r < nq; r++)
+                memcpy(kept_scores + (size_t)r * d->Tk + j0, w->s + r * lds, (size_t)blk.nk * sizeof(float));
+        scored = j0 + blk.nk;
         for (int r = 0; r < nq; r++) {
             float *row = w->s + r * lds, m = kern->row_max(row, blk.nk);
             m = m > max_so_far[r] ? m : max_so_far[r];
@@ -187,6 +196,10 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         zero_rows(o, ldo, nq, d->dv);
     if (kept && (d->Tk == 0 || block_is_masked(c, &(attn_block){b, h, i0, nq, 0, d->Tk})))
         memset(kept, 0, (size_t)nq * d->Tk * sizeof(float)); /* no block ran: P~ = 0 */
+    /* keys of blocks skipped as masked: -inf, what computing them gives (the
+     * backward's blocks skip the same ones today; this keeps S exact for any) */
+    for (int r = 0; kept_scores && r < nq; r++)
+        for (int j = scored; j < d->Tk; j++) kept_scores[(size_t)r * d->Tk + j] = -INFINITY;
     for (int r = 0; r < nq; r++) {
         float inv = w->sum[r] > 0.0 ? (float)(1.0 / w->sum[r]) : 0.0f;
         row_inv_sum[r] = inv;
@@ -197,7 +210,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
 static int n_query_blocks(const attn_dims *d, int rows) { return (d->Tq + rows - 1) / rows; }
 
 static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, float *row_max,
-                              float *row_inv_sum, float *kept) {
+                              float *row_inv_sum, float *kept, float *kept_scores) {
     const attn_dims *d = &c->d;
     const int fq = block_shape_of(d).fq, n_qb = n_query_blocks(d, fq);
     size_t n_tasks = n_heads(d) * (size_t)n_qb, slot;
@@ -209,6 +222,7 @@ static void attention_forward(qkv_tape *tape, const attn_ctx *c, float *out, flo
         size_t row = head * d->Tq + i0;
         forward_query_block(c, (int)(head / d->H), (int)(head % d->H), i0, nq, out, row_max + row,
                             row_inv_sum + row, kept ? kept + row * d->Tk : NULL,
+                            kept_scores ? kept_scores + row * d->Tk : NULL,
                             (fwd_scratch *)(scratch + slot * thread_slot(parallel)));
     });
 }
@@ -287,9 +301,12 @@ qkv_tensor *qkv_attention(qkv_tape *tape, qkv_tensor *q, qkv_tensor *k, qkv_tens
                                    : qkv_tape_tensor(tape, 4, (const int[]){d.B, d.H, d.Tq, d.dv});
     int records = tape->grad_enabled && (q->requires_grad || k->requires_grad || v->requires_grad ||
                                          (opts->bias && opts->bias->requires_grad));
-    saved->kept = records && !qkv__attention_square_blocks && d.Tk <= BLOCK_K && n_scores(&d) <= KEEP_P_MAX
-                      ? qkv_tape_alloc(tape, n_scores(&d) * sizeof(float)) : NULL;
-    attention_forward(tape, &c, out->data, saved->row_max, saved->row_inv_sum, saved->kept);
+    int keeps = records && !qkv__attention_square_blocks && n_scores(&d) <= KEEP_P_MAX;
+    float *kept = keeps ? qkv_tape_alloc(tape, n_scores(&d) * sizeof(float)) : NULL;
+    saved->kept = d.Tk <= BLOCK_K ? kept : NULL;
+    saved->kept_scores = d.Tk <= BLOCK_K ? NULL : kept;
+    attention_forward(tape, &c, out->data, saved->row_max, saved->row_inv_sum, saved->kept,
+                      saved->kept_scores);
     if (opts->weights)
         *weights_out = attention_weights(tape, &c, saved->row_max, saved->row_inv_sum, opts->weights);
 
