@@ -239,38 +239,43 @@ START_TEST(gemm_bitwise_across_threads) {
 }
 END_TEST
 
-/* qkv_gemm_const_b inside a keep window: the first product packs op(B) into the
- * thread's store and gives qkv_gemm's bits; later products with the same B read
- * the kept panels (so a B changed in between, against the caller's promise, is
- * not seen: that is how the test knows the store was used), also with another A
- * and M; after the window the change is seen. An untransposed B with short rows
- * is read in place, not packed, so nothing is kept and a change is seen at once.
- * Shapes with several column blocks (N > 2048), several K blocks (K > 256), and
- * edges. */
-static void check_kept_b(int trans_b, int M, int N, int K, int expect_kept) {
+/* A keep window (gemm.h: qkv_gemm_keep_begin) with B's floats as a constant
+ * range: the first product packs op(B) into the thread's store and gives the
+ * bits of a product outside any window; later products with the same B read the
+ * kept panels (so a B changed in between, against the caller's promise, is not
+ * seen: that is how the test knows the store was used), also with another A and
+ * M; after the window the change is seen. A B outside the ranges (the range one
+ * float short of it) is not kept, nor is an untransposed B with short rows, which
+ * is read in place. Shapes with several column blocks (N > 2048), several K
+ * blocks (K > 256), and edges. */
+static void check_kept_b(int trans_b, int M, int N, int K, int range_short, int expect_kept) {
     int ldb = (trans_b ? K : N) + 3;
     size_t b_size = (size_t)(trans_b ? N : K) * ldb, c_size = (size_t)(M + 5) * N;
     float *A = malloc((size_t)(M + 5) * K * sizeof(float)), *B = malloc(b_size * sizeof(float));
     float *C = malloc(c_size * sizeof(float)), *expect = malloc(c_size * sizeof(float));
     fill_normal_seeded(A, (size_t)(M + 5) * K, 21, 0.0f, 1.0f);
     fill_normal_seeded(B, b_size, 22, 0.0f, 1.0f);
-    qkv_gemm_keep_begin();
+    const float *ranges[2] = {A, B}; /* another range first: the search goes on past it */
+    size_t extent = b_size - 3 - (size_t)range_short, sizes[2] = {(size_t)(M + 5) * K, extent};
+    qkv_gemm(0, trans_b, M + 5, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* outside any window */
+    qkv_gemm_keep_begin(2, ranges, sizes);
     for (int round = 0; round < 2; round++) { /* round 1 reads the panels round 0 packed */
         int m = M + 5 * round;
-        qkv_gemm(0, trans_b, m, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N);
-        qkv_gemm_const_b(0, trans_b, m, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
+        qkv_gemm(0, trans_b, m, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
         ck_assert_msg(memcmp(C, expect, (size_t)m * N * sizeof(float)) == 0, "kept B %s %dx%dx%d, round %d",
                       trans_b ? "transposed" : "as is", m, N, K, round);
     }
-    qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* with the B it packed */
     for (size_t i = 0; i < b_size; i++) B[i] += 1.0f;
-    qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
+    qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N);
     int kept = memcmp(C, expect, (size_t)M * N * sizeof(float)) == 0;
-    ck_assert_msg(kept == expect_kept, "%s B %dx%dx%d: the panels were %s", trans_b ? "a transposed" : "an untransposed",
-                  M, N, K, kept ? "kept" : "not kept");
-    qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* with the new B */
+    ck_assert_msg(kept == expect_kept, "%s B %dx%dx%d, range %s: the panels were %s",
+                  trans_b ? "a transposed" : "an untransposed", M, N, K, range_short ? "short" : "whole",
+                  kept ? "kept" : "not kept");
     qkv_gemm_keep_end();
-    qkv_gemm_const_b(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N); /* closed: B as it is now */
+    qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, expect, N); /* closed: B as it is now */
+    qkv_gemm_keep_begin(2, ranges, sizes);
+    qkv_gemm(0, trans_b, M, N, K, 1.0f, A, K, B, ldb, 0.0f, C, N); /* a new window packs anew */
+    qkv_gemm_keep_end();
     ck_assert(memcmp(C, expect, (size_t)M * N * sizeof(float)) == 0);
     free(A), free(B), free(C), free(expect);
 }
@@ -278,10 +283,11 @@ static void check_kept_b(int trans_b, int M, int N, int K, int expect_kept) {
 START_TEST(gemm_keeps_constant_b_packed) {
     int threads = omp_get_max_threads();
     omp_set_num_threads(1); /* the store serves products a thread runs alone */
-    check_kept_b(0, 13, 2100, 300, 1); /* rows 8 KB apart: packed, and kept */
-    check_kept_b(1, 13, 2100, 300, 1);
-    check_kept_b(1, 40, 37, 19, 1);
-    check_kept_b(0, 40, 37, 300, 0); /* short rows: read in place */
+    check_kept_b(0, 13, 2100, 300, 0, 1); /* rows 8 KB apart: packed, and kept */
+    check_kept_b(1, 13, 2100, 300, 0, 1);
+    check_kept_b(1, 40, 37, 19, 0, 1);
+    check_kept_b(1, 40, 37, 19, 1, 0);   /* B's last float outside the range */
+    check_kept_b(0, 40, 37, 300, 0, 0);  /* short rows: read in place */
     omp_set_num_threads(threads);
 }
 END_TEST

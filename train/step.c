@@ -229,6 +229,30 @@ static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
     qkv_tape_reset(tape);
 }
 
+/* The parameters' floats as the ranges a gemm keep window holds constant
+ * (core/kernels/gemm.h): their packed panels serve every product that reads them
+ * until the window ends. */
+typedef struct param_ranges {
+    int n;
+    const float **data;
+    size_t *size;
+} param_ranges;
+
+static param_ranges ranges_of(const qkv_params *params) {
+    param_ranges r = {params ? params->n : 0, NULL, NULL};
+    r.data = qkv_malloc((size_t)(r.n > 0 ? r.n : 1) * sizeof *r.data, "the parameters' ranges");
+    r.size = qkv_malloc((size_t)(r.n > 0 ? r.n : 1) * sizeof *r.size, "the parameters' ranges");
+    for (int i = 0; i < r.n; i++) r.data[i] = params->items[i]->data, r.size[i] = params->items[i]->size;
+    return r;
+}
+
+static void keep_begin(const param_ranges *r) { qkv_gemm_keep_begin(r->n, r->data, r->size); }
+
+static void ranges_free(param_ranges *r) {
+    free(r->data);
+    free(r->size);
+}
+
 /* This rank's micro-batches: in parallel, one per worker thread, when there are
  * at least as many as threads (two or more); else in turn on the calling thread,
  * the ops threaded inside (a large model's few micro-batches). */
@@ -236,19 +260,21 @@ static void run_micro_batches(step_job *job) {
     qkv_step *s = job->s;
     int workers = job->inspect ? 1 : qkv_step_workers(s->last - s->first);
     ensure_tapes(s, workers);
+    param_ranges weights = ranges_of(s->task->params); /* constant until the optimizer's step */
     if (workers == 1) {
-        qkv_gemm_keep_begin();
+        keep_begin(&weights);
         for (int m = s->first; m < s->last && !job->interrupted; m++) run_micro_batch(job, s->tapes[0], m);
         qkv_gemm_keep_end();
-        return;
+    } else {
+        #pragma omp parallel num_threads(workers)
+        { /* each worker keeps the weights it packs for its next micro-batches */
+            keep_begin(&weights);
+            #pragma omp for schedule(dynamic, 1)
+            for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[omp_get_thread_num()], m);
+            qkv_gemm_keep_end();
+        }
     }
-    #pragma omp parallel num_threads(workers)
-    { /* each worker keeps the weights it packs for its next micro-batches (gemm.h) */
-        qkv_gemm_keep_begin();
-        #pragma omp for schedule(dynamic, 1)
-        for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[omp_get_thread_num()], m);
-        qkv_gemm_keep_end();
-    }
+    ranges_free(&weights);
 }
 
 /* ---- the fixed tree ------------------------------------------------------------------------- */
@@ -324,12 +350,14 @@ static void tree_into_grads(node_buffer node, const qkv_step *s, int lo, int hi)
 
 /* ---- evaluation in chunks ------------------------------------------------------------------- */
 
-void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx) {
+void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx,
+                         const qkv_params *params) {
     int threads = qkv_threads(), workers = n < 2 ? 1 : threads < n ? threads : n;
+    param_ranges weights = ranges_of(params);
     qkv_tape **tapes = qkv_malloc((size_t)workers * sizeof *tapes, "the evaluation's tapes");
     for (int w = 0; w < workers; w++) tapes[w] = qkv_tape_create_inference(0);
     if (workers == 1) {
-        qkv_gemm_keep_begin();
+        keep_begin(&weights);
         for (int i = 0; i < n && !qkv_interrupt_poll(); i++) {
             fn(ctx, tapes[0], i);
             qkv_tape_reset(tapes[0]);
@@ -337,8 +365,8 @@ void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), vo
         qkv_gemm_keep_end();
     } else {
         #pragma omp parallel num_threads(workers)
-        { /* the weights packed by a worker's first call serve its next ones (gemm.h) */
-            qkv_gemm_keep_begin();
+        { /* the weights packed by a worker's first call serve its next ones */
+            keep_begin(&weights);
             #pragma omp for schedule(dynamic, 1)
             for (int i = 0; i < n; i++) {
                 if (qkv_interrupt_poll()) continue; /* the caller drops the evaluation */
@@ -351,6 +379,7 @@ void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), vo
     }
     for (int w = 0; w < workers; w++) qkv_tape_free(tapes[w]);
     free(tapes);
+    ranges_free(&weights);
 }
 
 /* ---- the step ---------------------------------------------------------------------------- */

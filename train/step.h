@@ -51,7 +51,7 @@ typedef struct qkv_step {
     char *error;                     /* the first failed micro-batch's message */
     float *gathered;                 /* MPI: every rank's node, R x stride */
     double flops;                    /* the last step's products on this rank (qkv_tape_flops) */
-    qkv_param_piece *pieces;         /* the parameters in pieces (core/ops/params.h), for the copy-out */
+    qkv_param_piece *pieces;         /* the parameters in pieces (core/ops/params.h), for the tree's last pass */
     int n_pieces;
 } qkv_step;
 
@@ -109,10 +109,11 @@ int qkv_step_run(qkv_step *s, long step, qkv_rng *rng, qkv_step_result *result,
  * threads; else in turn on the calling thread, the ops threaded inside. fn writes
  * only its own result (slot i of an array in ctx); the caller then combines the
  * slots in index order, so the result is the same bits for any thread count.
- * fn must not change the model's parameters: each worker keeps the weights it
- * packed for its next calls (core/kernels/gemm.h: qkv_gemm_keep_begin).
- * A signal (train/interrupt.h, polled before each call) skips the calls left:
+ * params (or NULL) are the model's parameters, which fn must not change: each
+ * worker keeps the weights it packed for its next calls (core/kernels/gemm.h:
+ * qkv_gemm_keep_begin). A signal (train/interrupt.h, polled before each call) skips the calls left:
  * the caller then drops its result. */
-void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx);
+void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx,
+                         const qkv_params *params);
 
 #endif

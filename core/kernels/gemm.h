@@ -35,18 +35,18 @@ void qkv_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
 /* Packed weights kept across the products of a step. Packing op(B) into panels
  * is a copy (the result is the same bits either way) that costs as much as a few
  * dozen multiply-adds per float, and a training step multiplies by each weight
- * matrix, as B and as B^T, once per micro-batch. Between qkv_gemm_keep_begin() and
- * qkv_gemm_keep_end() on a thread, a product that thread runs alone (not split
- * over a team) through qkv_gemm_const_b packs op(B) once into the thread's store
- * and later ones with the same B, ldb, trans_b, N and K read it from there. The
- * caller promises that B's values do not change in between (the parallel step,
- * train/step.c, holds the store open over its micro-batches, where only the
- * optimizer, after them, writes parameters). Outside that window, and for a
- * team's products, qkv_gemm_const_b is qkv_gemm. */
-void qkv_gemm_keep_begin(void);
+ * matrix, as B and as B^T, once per micro-batch. Between qkv_gemm_keep_begin and
+ * qkv_gemm_keep_end on a thread, a product that thread runs alone (not split over
+ * a team) whose B lies inside one of the n ranges [data[i], data[i] + size[i])
+ * packs op(B) once into the thread's store, and later ones with the same B, ldb,
+ * trans_b, N and K read it from there. The caller promises that those floats do
+ * not change in between, and keeps the two arrays alive until the end (the
+ * parallel step, train/step.c, holds the store open over its micro-batches with
+ * the model's parameters as the ranges: only the optimizer, after them, writes
+ * them). An untransposed B with short rows is read in place, never packed, so
+ * nothing is kept for it. */
+void qkv_gemm_keep_begin(int n, const float *const *data, const size_t *size);
 void qkv_gemm_keep_end(void);
-void qkv_gemm_const_b(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-                      const float *B, int ldb, float beta, float *C, int ldc);
 
 /* The plain triple loop, in double; the reference the tests compare against. */
 void qkv_gemm_reference(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,

@@ -1,7 +1,7 @@
 /* gemm_keep.c — the per-thread store of packed B operands; see gemm_keep.h and
- * gemm.h (qkv_gemm_keep_begin). Entries are found by a linear search: a step
- * holds a few dozen (two per weight matrix), and a search costs nothing next to
- * the product it saves a packing for. */
+ * gemm.h (qkv_gemm_keep_begin). Entries and ranges are found by linear search: a
+ * step holds a few dozen entries (one per weight matrix read transposed) and a
+ * model a few dozen parameters, and a search costs nothing next to the product. */
 #include "core/kernels/gemm_keep.h"
 
 #include <pthread.h>
@@ -20,7 +20,9 @@ typedef struct kept_b {
     int trans_b, ldb, N, K, nr;
 } kept_b;
 
-static _Thread_local int keep_open, n_kept;
+static _Thread_local int keep_open, n_kept, n_ranges;
+static _Thread_local const float *const *range_data;
+static _Thread_local const size_t *range_size;
 static _Thread_local size_t kept_floats;
 static _Thread_local kept_b kept[KEEP_MAX];
 /* Entry i's buffer, kept across steps: the next step's i-th operand is most often
@@ -43,16 +45,29 @@ static void free_buffers(void *unused) {
 
 static void make_keep_key(void) { pthread_key_create(&keep_key, free_buffers); }
 
-void qkv_gemm_keep_begin(void) {
+void qkv_gemm_keep_begin(int n, const float *const *data, const size_t *size) {
     keep_open = 1;
     n_kept = 0;
     kept_floats = 0;
+    n_ranges = n, range_data = data, range_size = size;
 }
 
 void qkv_gemm_keep_end(void) {
     keep_open = 0;
     n_kept = 0;
     kept_floats = 0;
+    n_ranges = 0, range_data = NULL, range_size = NULL;
+}
+
+/* Every float op(B) reads, B[0 .. extent), lies in one constant range. */
+static int is_constant(const qkv_gemm_args *g) {
+    size_t rows = (size_t)(g->trans_b ? g->N : g->K), cols = (size_t)(g->trans_b ? g->K : g->N);
+    size_t extent = (rows - 1) * (size_t)g->ldb + cols;
+    for (int i = 0; i < n_ranges; i++)
+        if (g->B >= range_data[i] && (size_t)(g->B - range_data[i]) <= range_size[i] &&
+            extent <= range_size[i] - (size_t)(g->B - range_data[i]))
+            return 1;
+    return 0;
 }
 
 static int same_operand(const kept_b *e, const qkv_gemm_args *g, int nr) {
@@ -67,7 +82,7 @@ float *qkv_gemm_keep_find(const qkv_gemm_args *g, int nr, size_t floats, int *re
             *ready = 1;
             return buffer[i];
         }
-    if (n_kept == KEEP_MAX || floats > KEEP_MAX_FLOATS - kept_floats) return NULL;
+    if (n_kept == KEEP_MAX || floats > KEEP_MAX_FLOATS - kept_floats || !is_constant(g)) return NULL;
     int i = n_kept;
     if (buffer_cap[i] < floats) {
         pthread_once(&keep_once, make_keep_key);

@@ -424,7 +424,7 @@ static void gemm(const qkv_gemm_args *g, int batch) {
     float *packed_b = scratch(SCRATCH_B, packed_b_floats(g->N, g->K)); /* the team shares it */
     if (!parallel) {
         int ready = 0;
-        float *kept = g->const_b && !b_in_place(g) && batch == 1 /* else nothing to keep */
+        float *kept = !b_in_place(g) && batch == 1 /* else nothing to keep */
                           ? qkv_gemm_keep_find(g, NR, packed_b_all_floats(g->N, g->K), &ready)
                           : NULL;
         gemm_range(g, 0, batch, 0, 1, packed_b, kept, ready);

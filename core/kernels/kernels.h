@@ -23,7 +23,6 @@ typedef struct qkv_gemm_args {
     const float *A; int lda; size_t stride_a;
     const float *B; int ldb; size_t stride_b;
     float *C; int ldc; size_t stride_c;
-    int const_b; /* qkv_gemm_const_b: op(B) may come from the thread's store (gemm_keep.h) */
 } qkv_gemm_args;
 
 enum { QKV_LEVEL_PORTABLE, QKV_LEVEL_AVX2, QKV_LEVEL_AVX512 };

@@ -187,17 +187,6 @@ static void bias_grad(float *db, const float *g, size_t rows, int n) {
     });
 }
 
-/* A product with the weight as its B operand. A trained parameter (owned, with a
- * gradient) keeps its values while a step's micro-batches run, so its packed
- * panels may be reused between them (gemm.h: qkv_gemm_const_b). */
-static void weight_product(const qkv_tensor *w, int trans_a, int trans_b, int M, int N, int K, const float *A,
-                           int lda, int ldb, float beta, float *C, int ldc) {
-    if (w->owned && w->requires_grad)
-        qkv_gemm_const_b(trans_a, trans_b, M, N, K, 1.0f, A, lda, w->data, ldb, beta, C, ldc);
-    else
-        qkv_gemm(trans_a, trans_b, M, N, K, 1.0f, A, lda, w->data, ldb, beta, C, ldc);
-}
-
 /* With G = dL/dy as a [rows, N] matrix and X the input as [rows, K]:
  * dX = G W, dW = G^T X, db = sum over rows of G (each added into the gradient). */
 static void affine_backward(qkv_node *node) {
@@ -208,7 +197,7 @@ static void affine_backward(qkv_node *node) {
     const float *g = y->grad;
     if (x->requires_grad) { /* every element of dX is written: the first write assigns */
         float beta, *dx = qkv_tensor_grad_to_write(x, &beta);
-        weight_product(w, 0, 0, (int)rows, K, N, g, N, K, beta, dx, K);
+        qkv_gemm(0, 0, (int)rows, K, N, 1.0f, g, N, w->data, K, beta, dx, K);
     }
     if (w->requires_grad) { /* dW assigned when new (a redirected parameter, tape.h), else added */
         float beta, *dw = qkv_tensor_grad_to_write(w, &beta);
@@ -234,7 +223,7 @@ qkv_tensor *qkv_affine(qkv_tape *tape, qkv_tensor *x, qkv_tensor *w, qkv_tensor 
     for (int i = 0; i < x->ndim; i++) shape[i] = x->shape[i];
     shape[x->ndim - 1] = N;
     qkv_tensor *y = qkv_tape_tensor(tape, x->ndim, shape);
-    weight_product(w, 0, 1, (int)rows, N, K, x->data, K, K, 0.0f, y->data, N);
+    qkv_gemm(0, 1, (int)rows, N, K, 1.0f, x->data, K, w->data, K, 0.0f, y->data, N);
     if (b) add_bias_rows(y->data, b->data, rows, N);
     qkv_tensor *inputs[3] = {x, w, b};
     qkv_node *node = qkv_tape_record(tape, "affine", y, affine_backward, b ? 3 : 2, inputs);

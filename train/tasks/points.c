@@ -97,7 +97,7 @@ static void points_evaluate(void *self, qkv_tape *tape, qkv_metrics *metrics) {
     qkv_points_task *t = self;
     int chunks = (t->test.count + t->config.batch - 1) / t->config.batch, correct = 0;
     points_eval e = {t, qkv_malloc((size_t)chunks * sizeof *e.correct, "the evaluation's counts")};
-    qkv_parallel_chunks(chunks, points_eval_chunk, &e);
+    qkv_parallel_chunks(chunks, points_eval_chunk, &e, &t->params);
     for (int c = 0; c < chunks; c++) correct += e.correct[c];
     free(e.correct);
     qkv_metrics_set(metrics, "test_acc", (double)correct / t->test.count);
