@@ -4,11 +4,8 @@
  * model a few dozen parameters, and a search costs nothing next to the product. */
 #include "core/kernels/gemm_keep.h"
 
-#include <pthread.h>
-#include <stdlib.h>
-
-#include "core/alloc.h"
 #include "core/kernels/gemm.h"
+#include "core/kernels/thread_buffer.h"
 
 /* At most this many operands, and this many floats in all (64 MB), a thread: a
  * larger model packs the rest per product, as without the store. */
@@ -25,25 +22,9 @@ static _Thread_local const float *const *range_data;
 static _Thread_local const size_t *range_size;
 static _Thread_local size_t kept_floats;
 static _Thread_local kept_b kept[KEEP_MAX];
-/* Entry i's buffer, kept across steps: the next step's i-th operand is most often
- * the same matrix, so its buffer is already the right size. */
-static _Thread_local float *buffer[KEEP_MAX];
-static _Thread_local size_t buffer_cap[KEEP_MAX];
-
-/* A thread that exits frees its buffers (as kernel_gemm.c's scratch). */
-static pthread_key_t keep_key;
-static pthread_once_t keep_once = PTHREAD_ONCE_INIT;
-
-static void free_buffers(void *unused) {
-    (void)unused;
-    for (int i = 0; i < KEEP_MAX; i++) {
-        free(buffer[i]);
-        buffer[i] = NULL;
-        buffer_cap[i] = 0;
-    }
-}
-
-static void make_keep_key(void) { pthread_key_create(&keep_key, free_buffers); }
+/* Entry i's buffer (thread_buffer.h), kept across steps: the next step's i-th
+ * operand is most often the same matrix, so its buffer is already the right size. */
+static _Thread_local qkv_thread_buffer buffer[KEEP_MAX];
 
 void qkv_gemm_keep_begin(int n, const float *const *data, const size_t *size) {
     keep_open = 1;
@@ -80,20 +61,14 @@ float *qkv_gemm_keep_find(const qkv_gemm_args *g, int nr, size_t floats, int *re
     for (int i = 0; i < n_kept; i++)
         if (same_operand(&kept[i], g, nr)) {
             *ready = 1;
-            return buffer[i];
+            return buffer[i].data;
         }
     if (n_kept == KEEP_MAX || floats > KEEP_MAX_FLOATS - kept_floats || !is_constant(g)) return NULL;
     int i = n_kept;
-    if (buffer_cap[i] < floats) {
-        pthread_once(&keep_once, make_keep_key);
-        pthread_setspecific(keep_key, buffer); /* any non-NULL value: the destructor runs */
-        free(buffer[i]);
-        buffer[i] = qkv_malloc_aligned(qkv_size_mul(floats, sizeof(float)), "a kept packed operand");
-        buffer_cap[i] = floats;
-    }
+    float *panels = qkv_thread_buffer_get(&buffer[i], floats, "a kept packed operand");
     kept[i] = (kept_b){g->B, g->trans_b, g->ldb, g->N, g->K, nr};
     n_kept++;
     kept_floats += floats;
     *ready = 0;
-    return buffer[i];
+    return panels;
 }

@@ -31,7 +31,6 @@
  * one matrix at a time, splitting its output tiles (one large matrix, or
  * stride_c == 0 where the batch is summed in order).
  */
-#include <pthread.h>
 #include "core/kernels/omp_shim.h"
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +41,7 @@
 #include "core/kernels/kernels.h"
 #include "core/kernels/parallel.h"
 #include "core/kernels/simd.h"
+#include "core/kernels/thread_buffer.h"
 #include "core/kernels/transpose.h"
 
 #define NC_MAX 2048      /* columns of B per packed block (256 x 2048 floats = 2 MB) */
@@ -63,39 +63,13 @@
  * 5% at 1024, where each k of a panel is a row 4 KB from the last. */
 #define B_IN_PLACE_MAX_LD 512
 
-/* ---- scratch buffers: per thread, grown on demand, kept across calls ----------
- * (for the thread's lifetime; libgomp keeps its pool threads, so no malloc in the
- * steady state) */
+/* ---- scratch buffers: the thread's own (thread_buffer.h) ---------------------- */
 
 enum { SCRATCH_A, SCRATCH_B, N_SCRATCH };
-static _Thread_local float *scratch_buf[N_SCRATCH];
-static _Thread_local size_t scratch_cap[N_SCRATCH];
-
-/* A thread that ends (one of a team that shrank, a thread of the caller's) frees
- * its buffers: a key whose destructor runs at its exit, set with its first buffer. */
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-
-static void free_scratch(void *unused) {
-    (void)unused;
-    for (int i = 0; i < N_SCRATCH; i++) {
-        free(scratch_buf[i]);
-        scratch_buf[i] = NULL;
-        scratch_cap[i] = 0;
-    }
-}
-
-static void make_scratch_key(void) { pthread_key_create(&scratch_key, free_scratch); }
+static _Thread_local qkv_thread_buffer scratch_buf[N_SCRATCH];
 
 static float *scratch(int which, size_t floats) {
-    if (scratch_cap[which] < floats) {
-        pthread_once(&scratch_once, make_scratch_key);
-        pthread_setspecific(scratch_key, scratch_buf); /* any non-NULL value: the destructor runs */
-        free(scratch_buf[which]);
-        scratch_buf[which] = qkv_malloc_aligned(qkv_size_mul(floats, sizeof(float)), "gemm's packing buffer");
-        scratch_cap[which] = floats;
-    }
-    return scratch_buf[which];
+    return qkv_thread_buffer_get(&scratch_buf[which], floats, "gemm's packing buffer");
 }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
