@@ -64,7 +64,7 @@ START_TEST(a_run_over_the_budget_is_refused_in_one_line) {
     expect_refused("train reverse --max-memory 1M", line, sizeof line);
     ck_assert_msg(strncmp(line, "qkv train reverse: this run needs about ", 40) == 0, "%s", line);
     ck_assert_msg(strstr(line, "more than the 1.0 MiB available (--max-memory 1M)"), "%s", line);
-    ck_assert_msg(strstr(line, "activations ") && strstr(line, "per micro-batch x ") && strstr(line, "optimizer ") &&
+    ck_assert_msg(strstr(line, "activations ") && strstr(line, "per micro-batch and packed weights ") && strstr(line, "optimizer ") &&
                   strstr(line, "gradients ") && strstr(line, "evaluation "), "%s", line);
     /* The finding: micro-batch gradient buffers of 25000 micro-batches, judged before they are taken. */
     expect_refused("train points --batch 100000 --max-memory 4G", line, sizeof line);

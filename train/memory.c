@@ -12,6 +12,7 @@
 #include "core/alloc.h"
 #include "core/cancel.h"
 #include "core/error.h"
+#include "core/kernels/gemm.h"
 #include "core/kernels/parallel.h"
 #include "train/dist.h"
 #include "train/interrupt.h"
@@ -242,6 +243,22 @@ static int measure_micro_batch(qkv_task *task, int examples, size_t *peak, size_
     return 0;
 }
 
+/* The most a worker's keep window holds (core/kernels/gemm.h): every parameter of
+ * two or more dims as a matrix of its first dim's rows. */
+static size_t packed_weights(const qkv_params *params) {
+    int n = 0, *rows = qkv_malloc((size_t)(params->n > 0 ? params->n : 1) * 2 * sizeof *rows, "the weights' shapes");
+    int *cols = rows + (params->n > 0 ? params->n : 1);
+    for (int i = 0; i < params->n; i++) {
+        const qkv_tensor *p = params->items[i];
+        if (p->ndim < 2) continue;
+        rows[n] = p->shape[0];
+        cols[n++] = (int)(p->size / (size_t)p->shape[0]);
+    }
+    size_t bytes = qkv_gemm_keep_bytes(n, rows, cols);
+    free(rows);
+    return bytes;
+}
+
 int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_task *task, qkv_memory_estimate *out) {
     memset(out, 0, sizeof *out);
     int micro_batch = config->micro_batch; /* settled (train/step.h) */
@@ -261,6 +278,7 @@ int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_
     double per_example = (double)peak / examples;
     out->activations = qkv_tape_arena_footprint((size_t)(per_example * micro_batch)) + node_bytes;
     out->tapes = qkv_step_workers(local);
+    out->packed = packed_weights(params);
 
     /* The trainer's own tape, which sequential evaluations use; rank 0 evaluates. */
     size_t chunk = qkv_tape_arena_footprint((size_t)(per_example * (task->eval_chunk ? task->eval_chunk
@@ -270,7 +288,8 @@ int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_
         out->evaluation = QKV_TAPE_MIN_CHUNK + (size_t)(task->eval_chunks < threads ? task->eval_chunks : threads) * chunk;
     else out->evaluation = chunk;
 
-    out->total = out->now + out->gradients + out->optimizer + (size_t)out->tapes * out->activations + out->evaluation;
+    out->total = out->now + out->gradients + out->optimizer + (size_t)out->tapes * (out->activations + out->packed) +
+                 out->evaluation;
     if (limit) {
         out->available = limit;
         out->limit = "--max-memory";
@@ -283,17 +302,19 @@ int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_
 int qkv_memory_check(const qkv_trainer_config *config, size_t max_memory, qkv_task *task, qkv_memory_estimate *out) {
     if (qkv_memory_estimate_run(config, max_memory, task, out) != 0) return -1;
     if (!out->available || out->total <= out->available) return 0; /* 0: the machine did not say */
-    char total[32], now[32], grads[32], optim[32], act[32], eval[32], available[32], limit[96];
+    char total[32], now[32], grads[32], optim[32], act[32], packed[32], eval[32], available[32], limit[96];
     int by_flag = strcmp(out->limit, "--max-memory") == 0;
     snprintf(limit, sizeof limit, by_flag ? "--max-memory %s" : "%s; --max-memory to change",
              by_flag ? config->max_memory : out->limit);
     qkv_set_error("this run needs about %s (now %s: program, data, parameters; gradients %s for %d micro-batch%s; "
-                  "optimizer %s; activations %s per micro-batch x %d tape%s; evaluation %s), more than the %s "
+                  "optimizer %s; activations %s per micro-batch and packed weights %s x %d tape%s; evaluation %s), "
+                  "more than the %s "
                   "available (%s)",
                   qkv_memory_size_text(out->total, total, sizeof total), qkv_memory_size_text(out->now, now, sizeof now),
                   qkv_memory_size_text(out->gradients, grads, sizeof grads), out->micro_batches,
                   out->micro_batches == 1 ? "" : "es", qkv_memory_size_text(out->optimizer, optim, sizeof optim),
-                  qkv_memory_size_text(out->activations, act, sizeof act), out->tapes, out->tapes == 1 ? "" : "s",
+                  qkv_memory_size_text(out->activations, act, sizeof act),
+                  qkv_memory_size_text(out->packed, packed, sizeof packed), out->tapes, out->tapes == 1 ? "" : "s",
                   qkv_memory_size_text(out->evaluation, eval, sizeof eval),
                   qkv_memory_size_text(out->available, available, sizeof available), limit);
     return -1;

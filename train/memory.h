@@ -47,6 +47,7 @@ typedef struct qkv_memory_estimate {
     int micro_batches;       /* local micro-batches (buffers) */
     size_t optimizer;
     size_t activations;      /* one worker tape, for one micro-batch */
+    size_t packed;           /* the weights one worker keeps packed (core/kernels/gemm.h) */
     int tapes;               /* worker tapes of a step */
     size_t evaluation;       /* the evaluation's tapes together (0 on ranks other than 0) */
     size_t total;

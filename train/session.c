@@ -196,7 +196,7 @@ static int started(qkv_session *s) {
     /* The tape arenas grow within what the rest of the estimate leaves them (tape.h;
      * 0, no limit, when the machine does not say what it has). */
     const qkv_memory_estimate *m = &s->memory;
-    size_t fixed = m->total - (size_t)m->tapes * m->activations - m->evaluation;
+    size_t fixed = m->total - (size_t)m->tapes * m->activations - m->evaluation; /* the packed weights among it */
     qkv_run_setup setup = {.config = &s->config, .task = s->task, .description = s->description,
                            .resume = s->resumed ? &s->resume : NULL,
                            .arena_budget = m->available ? m->available - fixed : 0};

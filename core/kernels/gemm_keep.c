@@ -51,6 +51,17 @@ static int is_constant(const qkv_gemm_args *g) {
     return 0;
 }
 
+/* A matrix read as B: op(B) with N columns of K floats is packed in panels of nr
+ * columns (gemm_keep.h), for each of its two readings. */
+size_t qkv_gemm_keep_bytes(int n, const int *rows, const int *cols) {
+    size_t nr = (size_t)qkv_kernels_active()->nr, floats = 0;
+    for (int i = 0; i < n; i++) {
+        size_t r = (size_t)rows[i], c = (size_t)cols[i];
+        floats += (r + nr - 1) / nr * nr * c + (c + nr - 1) / nr * nr * r;
+    }
+    return (floats < KEEP_MAX_FLOATS ? floats : KEEP_MAX_FLOATS) * sizeof(float);
+}
+
 static int same_operand(const kept_b *e, const qkv_gemm_args *g, int nr) {
     return e->B == g->B && e->trans_b == g->trans_b && e->ldb == g->ldb && e->N == g->N && e->K == g->K &&
            e->nr == nr;
