@@ -6,7 +6,10 @@
  *   for each batch b                                   (or: threads split the batch)
  *     for jc in N by NC                                columns of C
  *       for pc in K by KC                              one K block, in order
- *         pack B[pc:pc+kc, jc:jc+nc] into NR-wide panels   (shared by the team)
+ *         pack B[pc:pc+kc, jc:jc+nc] into NR-wide panels   (shared by the team),
+ *           or read B where it is (untransposed, rows at most B_IN_PLACE_MAX_LD
+ *           apart: only a partial last panel packed), or take the panels a keep
+ *           window holds for a constant B (gemm_keep.h: packed by its first product)
  *         for each task (ic block of MC rows, range of NR panels), split over threads
  *           pack alpha * A[ic:ic+mc, pc:pc+kc] into MR-tall panels (per thread),
  *             or read A where it is (alpha = 1 and few panels: small products)
