@@ -11,7 +11,6 @@
  */
 #include "optim/optimizer.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,37 +128,24 @@ void qkv_optimizer_free(qkv_optimizer *opt) {
 
 /* ---- updates ------------------------------------------------------------------ */
 
-/* 1 for NaN and +-Inf (a comparison that vectorizes, unlike isfinite). */
-static inline __attribute__((always_inline)) unsigned nonfinite(float x) { return !(fabsf(x) <= FLT_MAX); }
-
-/* Each update also counts the NaN/Inf values it writes, into *bad: every value of
- * the parameter and of its state is written, so that is the check the trainer
- * makes after each step, without a pass of its own over the state. */
-
 /* SGD on n elements: d = g + wd p; v = mu v + d; p -= lr (nesterov ? d + mu v : v).
  * v is NULL without momentum: p -= lr d. */
 static inline __attribute__((always_inline)) void sgd_update_body(float *restrict p, const float *restrict g,
                                                                   float *restrict v, size_t n, float lr,
-                                                                  float wd, float mu, int nesterov,
-                                                                  size_t *bad) {
-    unsigned count = 0;
+                                                                  float wd, float mu, int nesterov) {
     for (size_t j = 0; j < n; j++) {
         float d = g[j] + wd * p[j];
         if (v) {
             v[j] = mu * v[j] + d;
             d = nesterov ? d + mu * v[j] : v[j];
-            count += nonfinite(v[j]);
         }
         p[j] -= lr * d;
-        count += nonfinite(p[j]);
     }
-    *bad = count;
 }
 /* Compiled for each vector width (multiversion.h): square root and division are
  * correctly rounded at every width, so every path gives the same bits. */
 QKV_MULTIVERSION(sgd_update, (float *restrict p, const float *restrict g, float *restrict v, size_t n, float lr,
-                              float wd, float mu, int nesterov, size_t *bad),
-                 (p, g, v, n, lr, wd, mu, nesterov, bad))
+                              float wd, float mu, int nesterov), (p, g, v, n, lr, wd, mu, nesterov))
 
 /* One step's constants for Adam(W), shared by every parameter. */
 typedef struct adam_step {
@@ -175,10 +161,9 @@ typedef struct adam_step {
 static inline __attribute__((always_inline)) void adam_update_body(float *restrict p, const float *restrict g,
                                                                    float *restrict m, float *restrict s,
                                                                    size_t n, const adam_step *a, float keep,
-                                                                   float l2, size_t *bad) {
+                                                                   float l2) {
     const float beta1 = a->beta1, beta2 = a->beta2, c1 = a->one_minus_beta1, c2 = a->one_minus_beta2;
     const float step_size = a->step_size, sqrt_bc2 = a->sqrt_bc2, eps = a->eps;
-    unsigned count = 0;
     for (size_t j = 0; j < n; j++) {
         float pj = p[j] * keep;
         float d = g[j] + l2 * pj;
@@ -186,13 +171,11 @@ static inline __attribute__((always_inline)) void adam_update_body(float *restri
         m[j] = mj;
         s[j] = sj;
         p[j] = pj - step_size * mj / (sqrtf(sj) / sqrt_bc2 + eps);
-        count += nonfinite(p[j]) + nonfinite(mj) + nonfinite(sj);
     }
-    *bad = count;
 }
 QKV_MULTIVERSION(adam_update, (float *restrict p, const float *restrict g, float *restrict m, float *restrict s,
-                               size_t n, const adam_step *a, float keep, float l2, size_t *bad),
-                 (p, g, m, s, n, a, keep, l2, bad))
+                               size_t n, const adam_step *a, float keep, float l2),
+                 (p, g, m, s, n, a, keep, l2))
 
 static adam_step adam_constants(const qkv_optimizer_config *c, long t, float lr) {
     double bc1 = 1.0 - pow((double)c->beta1, (double)t), bc2 = 1.0 - pow((double)c->beta2, (double)t);
@@ -225,16 +208,17 @@ size_t qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr
         size_t at = q->begin, n = q->end - q->begin;
         float wd = opt->decays[i] ? c->weight_decay : 0.0f;
         float *slot0 = opt->n_slots > 0 ? opt->state[i] + at : NULL;
-        size_t piece_bad;
+        float *second = c->kind == QKV_OPT_SGD ? NULL : opt->state[params->n + i] + at;
         if (c->kind == QKV_OPT_SGD) {
-            sgd_update(p->data + at, p->grad + at, slot0, n, lr, wd, c->momentum, c->nesterov, &piece_bad);
+            sgd_update(p->data + at, p->grad + at, slot0, n, lr, wd, c->momentum, c->nesterov);
         } else {
-            float *second = opt->state[params->n + i] + at;
             int decoupled = c->kind == QKV_OPT_ADAMW;
             float keep = decoupled ? (float)(1.0 - (double)lr * wd) : 1.0f;
-            adam_update(p->data + at, p->grad + at, slot0, second, n, &a, keep, decoupled ? 0.0f : wd, &piece_bad);
+            adam_update(p->data + at, p->grad + at, slot0, second, n, &a, keep, decoupled ? 0.0f : wd);
         }
-        bad += piece_bad;
+        /* the piece's new values, still in cache: the trainer's check needs no pass of its own */
+        bad += qkv_count_nonfinite(p->data + at, n) + (slot0 ? qkv_count_nonfinite(slot0, n) : 0) +
+               (second ? qkv_count_nonfinite(second, n) : 0);
     });
     free(pieces);
     return bad;

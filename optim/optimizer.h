@@ -51,7 +51,8 @@ void qkv_optimizer_free(qkv_optimizer *opt);
 int qkv_optimizer_slot_count(const qkv_optimizer_config *config);
 /* One update with learning rate lr (the schedule's value for this step). Returns
  * how many NaN/Inf values the parameters and the optimizer's state hold after it
- * (every value of both is written by the update, and counted as it is written). */
+ * (every value of both is written by the update; each piece is counted right after
+ * its update, while it is still in cache). */
 size_t qkv_optimizer_step(qkv_optimizer *opt, const qkv_params *params, float lr);
 /* "sgd", "adam", "adamw"; -1 when unknown. */
 int qkv_opt_kind_parse(const char *name);

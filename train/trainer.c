@@ -241,7 +241,7 @@ static size_t count_nonfinite_state(const train_run *run, char first[QKV_NAME_MA
 }
 
 /* After the update, the fused check: every parameter and optimizer value finite,
- * counted by the update as it wrote them (updated_bad, from qkv_optimizer_step; a NaN/Inf
+ * counted by the optimizer's step on each piece it updated (updated_bad; a NaN/Inf
  * gradient shows up there too, through the update); only when some are not does a
  * pass over the state find the first tensor to name. Every rank holds the same
  * state, so every rank stops at the same step. grad_norm: the norm clipping
