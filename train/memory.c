@@ -246,17 +246,12 @@ static int measure_micro_batch(qkv_task *task, int examples, size_t *peak, size_
 /* The most a worker's keep window holds (core/kernels/gemm.h): every parameter of
  * two or more dims as a matrix of its first dim's rows. */
 static size_t packed_weights(const qkv_params *params) {
-    int n = 0, *rows = qkv_malloc((size_t)(params->n > 0 ? params->n : 1) * 2 * sizeof *rows, "the weights' shapes");
-    int *cols = rows + (params->n > 0 ? params->n : 1);
+    size_t floats = 0;
     for (int i = 0; i < params->n; i++) {
         const qkv_tensor *p = params->items[i];
-        if (p->ndim < 2) continue;
-        rows[n] = p->shape[0];
-        cols[n++] = (int)(p->size / (size_t)p->shape[0]);
+        if (p->ndim >= 2) floats += qkv_gemm_keep_floats(p->shape[0], (int)(p->size / (size_t)p->shape[0]));
     }
-    size_t bytes = qkv_gemm_keep_bytes(n, rows, cols);
-    free(rows);
-    return bytes;
+    return (floats < QKV_GEMM_KEEP_MAX_FLOATS ? floats : QKV_GEMM_KEEP_MAX_FLOATS) * sizeof(float);
 }
 
 int qkv_memory_estimate_run(const qkv_trainer_config *config, size_t limit, qkv_task *task, qkv_memory_estimate *out) {

@@ -47,10 +47,10 @@ void qkv_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
  * nothing is kept for it. */
 void qkv_gemm_keep_begin(int n, const float *const *data, const size_t *size);
 void qkv_gemm_keep_end(void);
-/* The most bytes one thread's window keeps when the ranges are these n matrices
- * (rows[i] x cols[i] floats each, read as B either way round), for a memory
- * budget (train/memory.c). */
-size_t qkv_gemm_keep_bytes(int n, const int *rows, const int *cols);
+/* For a memory budget (train/memory.c): the floats a window keeps for a rows x
+ * cols matrix read as B either way round, and the most it keeps in all a thread. */
+size_t qkv_gemm_keep_floats(int rows, int cols);
+#define QKV_GEMM_KEEP_MAX_FLOATS ((size_t)16 << 20)
 
 /* The plain triple loop, in double; the reference the tests compare against. */
 void qkv_gemm_reference(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,

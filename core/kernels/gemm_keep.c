@@ -7,17 +7,16 @@
 #include "core/kernels/gemm.h"
 #include "core/kernels/thread_buffer.h"
 
-/* At most this many operands, and this many floats in all (64 MB), a thread: a
- * larger model packs the rest per product, as without the store. */
+/* At most this many operands, and QKV_GEMM_KEEP_MAX_FLOATS in all (64 MB), a
+ * thread: a larger model packs the rest per product, as without the store. */
 #define KEEP_MAX 128
-#define KEEP_MAX_FLOATS ((size_t)16 << 20)
 
 typedef struct kept_b {
     const float *B;
     int trans_b, ldb, N, K, nr;
 } kept_b;
 
-static _Thread_local int keep_open, n_kept, n_ranges;
+static _Thread_local int n_kept, n_ranges; /* no ranges: the window is closed */
 static _Thread_local const float *const *range_data;
 static _Thread_local const size_t *range_size;
 static _Thread_local size_t kept_floats;
@@ -27,18 +26,12 @@ static _Thread_local kept_b kept[KEEP_MAX];
 static _Thread_local qkv_thread_buffer buffer[KEEP_MAX];
 
 void qkv_gemm_keep_begin(int n, const float *const *data, const size_t *size) {
-    keep_open = 1;
     n_kept = 0;
     kept_floats = 0;
     n_ranges = n, range_data = data, range_size = size;
 }
 
-void qkv_gemm_keep_end(void) {
-    keep_open = 0;
-    n_kept = 0;
-    kept_floats = 0;
-    n_ranges = 0, range_data = NULL, range_size = NULL;
-}
+void qkv_gemm_keep_end(void) { n_ranges = 0; }
 
 /* Every float op(B) reads, B[0 .. extent), lies in one constant range. */
 static int is_constant(const qkv_gemm_args *g) {
@@ -51,15 +44,11 @@ static int is_constant(const qkv_gemm_args *g) {
     return 0;
 }
 
-/* A matrix read as B: op(B) with N columns of K floats is packed in panels of nr
- * columns (gemm_keep.h), for each of its two readings. */
-size_t qkv_gemm_keep_bytes(int n, const int *rows, const int *cols) {
-    size_t nr = (size_t)qkv_kernels_active()->nr, floats = 0;
-    for (int i = 0; i < n; i++) {
-        size_t r = (size_t)rows[i], c = (size_t)cols[i];
-        floats += (r + nr - 1) / nr * nr * c + (c + nr - 1) / nr * nr * r;
-    }
-    return (floats < KEEP_MAX_FLOATS ? floats : KEEP_MAX_FLOATS) * sizeof(float);
+/* op(B) with N columns of K floats is packed in panels of nr columns
+ * (gemm_keep.h): N rounded up to nr, times K, for each of the two readings. */
+size_t qkv_gemm_keep_floats(int rows, int cols) {
+    size_t nr = (size_t)qkv_kernels_active()->nr, r = (size_t)rows, c = (size_t)cols;
+    return (r + nr - 1) / nr * nr * c + (c + nr - 1) / nr * nr * r;
 }
 
 static int same_operand(const kept_b *e, const qkv_gemm_args *g, int nr) {
@@ -68,13 +57,13 @@ static int same_operand(const kept_b *e, const qkv_gemm_args *g, int nr) {
 }
 
 float *qkv_gemm_keep_find(const qkv_gemm_args *g, int nr, size_t floats, int *ready) {
-    if (!keep_open) return NULL;
+    if (!n_ranges) return NULL;
     for (int i = 0; i < n_kept; i++)
         if (same_operand(&kept[i], g, nr)) {
             *ready = 1;
             return buffer[i].data;
         }
-    if (n_kept == KEEP_MAX || floats > KEEP_MAX_FLOATS - kept_floats || !is_constant(g)) return NULL;
+    if (n_kept == KEEP_MAX || floats > QKV_GEMM_KEEP_MAX_FLOATS - kept_floats || !is_constant(g)) return NULL;
     int i = n_kept;
     float *panels = qkv_thread_buffer_get(&buffer[i], floats, "a kept packed operand");
     kept[i] = (kept_b){g->B, g->trans_b, g->ldb, g->N, g->K, nr};
