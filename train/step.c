@@ -99,6 +99,23 @@ int qkv_step_workers(int local) {
     return threads < 2 || local < threads ? 1 : threads;
 }
 
+/* The parameters as a keep window's constant ranges: their packed panels serve
+ * every product that reads them until the window ends. */
+static qkv_param_ranges ranges_of(const qkv_params *params) {
+    qkv_param_ranges r = {params ? params->n : 0, NULL, NULL};
+    r.data = qkv_malloc((size_t)(r.n > 0 ? r.n : 1) * sizeof *r.data, "the parameters' ranges");
+    r.size = qkv_malloc((size_t)(r.n > 0 ? r.n : 1) * sizeof *r.size, "the parameters' ranges");
+    for (int i = 0; i < r.n; i++) r.data[i] = params->items[i]->data, r.size[i] = params->items[i]->size;
+    return r;
+}
+
+static void keep_begin(const qkv_param_ranges *r) { qkv_gemm_keep_begin(r->n, r->data, r->size); }
+
+static void ranges_free(qkv_param_ranges *r) {
+    free(r->data);
+    free(r->size);
+}
+
 int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) {
     memset(s, 0, sizeof *s);
     int m = micro_batches(task, micro_batch);
@@ -108,6 +125,7 @@ int qkv_step_init(qkv_step *s, qkv_task *task, int micro_batch, int detect_nan) 
     const qkv_params *params = task->params;
     s->offset = qkv_malloc((size_t)(params->n + 1) * sizeof *s->offset, "the step's buffer layout");
     s->pieces = qkv_params_pieces(params, TREE_CHUNK, &s->n_pieces);
+    s->weights = ranges_of(params);
     for (int i = 0; i < params->n; i++) /* the trainer's parameters always have one */
         QKV_CHECK(params->items[i]->grad, "step: parameter %s has no gradient buffer", params->items[i]->name);
     for (int i = 0; i < params->n; i++) {
@@ -138,6 +156,7 @@ void qkv_step_free(qkv_step *s) {
     free(s->tapes);
     free(s->offset);
     free(s->pieces);
+    ranges_free(&s->weights);
     free(s->grad_memory);
     free(s->grad_of);
     free(s->weight);
@@ -229,30 +248,6 @@ static void run_micro_batch(step_job *job, qkv_tape *tape, int m) {
     qkv_tape_reset(tape);
 }
 
-/* The parameters' floats as the ranges a gemm keep window holds constant
- * (core/kernels/gemm.h): their packed panels serve every product that reads them
- * until the window ends. */
-typedef struct param_ranges {
-    int n;
-    const float **data;
-    size_t *size;
-} param_ranges;
-
-static param_ranges ranges_of(const qkv_params *params) {
-    param_ranges r = {params ? params->n : 0, NULL, NULL};
-    r.data = qkv_malloc((size_t)(r.n > 0 ? r.n : 1) * sizeof *r.data, "the parameters' ranges");
-    r.size = qkv_malloc((size_t)(r.n > 0 ? r.n : 1) * sizeof *r.size, "the parameters' ranges");
-    for (int i = 0; i < r.n; i++) r.data[i] = params->items[i]->data, r.size[i] = params->items[i]->size;
-    return r;
-}
-
-static void keep_begin(const param_ranges *r) { qkv_gemm_keep_begin(r->n, r->data, r->size); }
-
-static void ranges_free(param_ranges *r) {
-    free(r->data);
-    free(r->size);
-}
-
 /* This rank's micro-batches: in parallel, one per worker thread, when there are
  * at least as many as threads (two or more); else in turn on the calling thread,
  * the ops threaded inside (a large model's few micro-batches). */
@@ -260,21 +255,19 @@ static void run_micro_batches(step_job *job) {
     qkv_step *s = job->s;
     int workers = job->inspect ? 1 : qkv_step_workers(s->last - s->first);
     ensure_tapes(s, workers);
-    param_ranges weights = ranges_of(s->task->params); /* constant until the optimizer's step */
     if (workers == 1) {
-        keep_begin(&weights);
+        keep_begin(&s->weights);
         for (int m = s->first; m < s->last && !job->interrupted; m++) run_micro_batch(job, s->tapes[0], m);
         qkv_gemm_keep_end();
     } else {
         #pragma omp parallel num_threads(workers)
         { /* each worker keeps the weights it packs for its next micro-batches */
-            keep_begin(&weights);
+            keep_begin(&s->weights);
             #pragma omp for schedule(dynamic, 1)
             for (int m = s->first; m < s->last; m++) run_micro_batch(job, s->tapes[omp_get_thread_num()], m);
             qkv_gemm_keep_end();
         }
     }
-    ranges_free(&weights);
 }
 
 /* ---- the fixed tree ------------------------------------------------------------------------- */
@@ -353,7 +346,7 @@ static void tree_into_grads(node_buffer node, const qkv_step *s, int lo, int hi)
 void qkv_parallel_chunks(int n, void (*fn)(void *ctx, qkv_tape *tape, int i), void *ctx,
                          const qkv_params *params) {
     int threads = qkv_threads(), workers = n < 2 ? 1 : threads < n ? threads : n;
-    param_ranges weights = ranges_of(params);
+    qkv_param_ranges weights = ranges_of(params);
     qkv_tape **tapes = qkv_malloc((size_t)workers * sizeof *tapes, "the evaluation's tapes");
     for (int w = 0; w < workers; w++) tapes[w] = qkv_tape_create_inference(0);
     if (workers == 1) {

@@ -36,6 +36,14 @@
 #include "core/ops/tape.h"
 #include "train/task.h"
 
+/* The parameters' floats, as the ranges a gemm keep window holds constant
+ * (core/kernels/gemm.h: qkv_gemm_keep_begin). */
+typedef struct qkv_param_ranges {
+    int n;
+    const float **data;
+    size_t *size;
+} qkv_param_ranges;
+
 typedef struct qkv_step {
     qkv_task *task;
     int micro_batch, micro_batches;  /* examples per micro-batch; M */
@@ -53,6 +61,7 @@ typedef struct qkv_step {
     double flops;                    /* the last step's products on this rank (qkv_tape_flops) */
     qkv_param_piece *pieces;         /* the parameters in pieces (core/ops/params.h), for the tree's last pass */
     int n_pieces;
+    qkv_param_ranges weights;        /* the parameters, constant over the micro-batches */
 } qkv_step;
 
 /* The default micro-batch of a task whose batch is `batch`: the largest divisor of
