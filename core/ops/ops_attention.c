@@ -10,15 +10,17 @@
  * S_blk the masked, biased, scaled scores:
  *     m' = max(m, rowmax S_blk);  a = exp(m - m');  P~ = exp(S_blk - m')
  *     l  = a l + rowsum P~;       O = a O + P~ V_blk;  m = m'
- * and finally O /= l. Only O and, per row, m and 1/l are kept (2 floats a row):
- * no [Tq,Tk] matrix lives on the tape.
+ * and finally O /= l. Only O and, per row, m and 1/l are kept (2 floats a row),
+ * besides the scores kept for the backward when they are few (below).
  * Backward (attention_backward.c), one task per (b, h): recompute each block's P
  * from the saved m and 1/l. When the scores are few (at most KEEP_P_MAX) the
  * forward keeps what saves the backward most: with short keys (Tk <= BLOCK_K, one
  * key block) P~ = exp(S - m), which the backward scales by 1/l; with longer keys S
  * itself (P~ is relative to a running max there), so that the backward takes
- * exp(S - m) / l without computing S again (-inf where the forward skipped a
- * masked block, as computing it would give). The same bits either way. Then dV,
+ * exp(S - m) / l without computing S again. A key block the forward skips as
+ * masked leaves its part of S unwritten: with more keys than one block the
+ * backward's blocks are the forward's 64 x 64 grid, and it skips the same ones
+ * (tests/test_attention.c: 130 x 100, causal). The same bits either way. Then dV,
  * dP, dS = P * (dP - D), dQ and dK block by block. dS over all rows is
  * materialized only when the bias needs a gradient; weights only when asked for.
  * What both halves share (block sizes, masks, one block of scores) is
@@ -157,7 +159,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         w->sum[r] = 0.0;
     }
     const int lds = min_int(d->Tk, BLOCK_K);
-    int wrote = 0, scored = 0; /* keys [0, scored) have scores */
+    int wrote = 0;
     for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
         attn_block blk = {b, h, i0, nq, j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
@@ -166,7 +168,6 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         if (kept_scores)
             for (int r = 0; r < nq; r++)
                 memcpy(kept_scores + (size_t)r * d->Tk + j0, w->s + r * lds, (size_t)blk.nk * sizeof(float));
-        scored = j0 + blk.nk;
         for (int r = 0; r < nq; r++) {
             float *row = w->s + r * lds, m = kern->row_max(row, blk.nk);
             m = m > max_so_far[r] ? m : max_so_far[r];
@@ -196,10 +197,6 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         zero_rows(o, ldo, nq, d->dv);
     if (kept && (d->Tk == 0 || block_is_masked(c, &(attn_block){b, h, i0, nq, 0, d->Tk})))
         memset(kept, 0, (size_t)nq * d->Tk * sizeof(float)); /* no block ran: P~ = 0 */
-    /* keys of blocks skipped as masked: -inf, what computing them gives (the
-     * backward's blocks skip the same ones today; this keeps S exact for any) */
-    for (int r = 0; kept_scores && r < nq; r++)
-        for (int j = scored; j < d->Tk; j++) kept_scores[(size_t)r * d->Tk + j] = -INFINITY;
     for (int r = 0; r < nq; r++) {
         float inv = w->sum[r] > 0.0 ? (float)(1.0 / w->sum[r]) : 0.0f;
         row_inv_sum[r] = inv;
