@@ -1,6 +1,8 @@
 /* test_core.c — tensors, the tape, the RNG, errors and parameter lists. */
 #include "tests/test_util.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 
 START_TEST(tensor_create_and_shape) {
@@ -16,6 +18,24 @@ START_TEST(tensor_create_and_shape) {
     ck_assert_int_eq(scalar->size, 1);
     ck_assert_str_eq(qkv_shape_str(scalar, buf, sizeof buf), "[]");
     qkv_tensor_free(scalar);
+}
+END_TEST
+
+/* NaN, +-Inf and only those, counted across the blocks of 2^16 the count is
+ * kept in 32 bits for, at edges of blocks and vectors; the largest finite float
+ * and subnormals are not counted. */
+START_TEST(count_nonfinite_counts_nan_and_inf_only) {
+    size_t n = 3 * ((size_t)1 << 16) + 37;
+    float *x = calloc(n, sizeof *x);
+    const size_t at[] = {0, 15, 16, 65535, 65536, 131071, 131072, n - 1};
+    const float bad[] = {NAN, INFINITY, -INFINITY, -NAN};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) x[at[i]] = bad[i % 4];
+    x[1] = FLT_MAX, x[2] = -FLT_MAX, x[3] = 1e-45f, x[65537] = FLT_MAX;
+    ck_assert_uint_eq(qkv_count_nonfinite(x, n), sizeof at / sizeof at[0]);
+    ck_assert_uint_eq(qkv_count_nonfinite(x, 15), 1);
+    ck_assert_uint_eq(qkv_count_nonfinite(x + 1, 14), 0);
+    ck_assert_uint_eq(qkv_count_nonfinite(x, 0), 0);
+    free(x);
 }
 END_TEST
 
@@ -208,6 +228,7 @@ Suite *suite_core(void) {
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, tensor_create_and_shape);
     tcase_add_test(tc, tensor_bad_shapes_stop);
+    tcase_add_test(tc, count_nonfinite_counts_nan_and_inf_only);
     tcase_add_test(tc, arena_reset_and_stale_use);
     tcase_add_test(tc, backward_accumulates_and_no_grad_records_nothing);
     tcase_add_test(tc, tape_prints_one_line_per_node);
