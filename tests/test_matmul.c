@@ -292,6 +292,63 @@ START_TEST(gemm_keeps_constant_b_packed) {
 }
 END_TEST
 
+/* gemm.h's chain, element by element: acc = beta ? C : 0, then acc = fma(a_k, b_k,
+ * acc) for k in order (alpha 1: neither operand scaled first). */
+static void chain_reference(int ta, int tb, int M, int N, int K, const float *A, int lda,
+                            const float *B, int ldb, float beta, float *C, int ldc) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = beta != 0.0f ? C[(size_t)i * ldc + j] : 0.0f;
+            for (int k = 0; k < K; k++)
+                acc = fmaf(ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k],
+                           tb ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j], acc);
+            C[(size_t)i * ldc + j] = acc;
+        }
+}
+
+/* Products that take the other way round or a one-row tile (kernel_gemm.c: fewer
+ * columns than a vector and at least a panel of rows; a block product of one row)
+ * give the chain's bits: every transpose, beta 0 and 1, padded leading dims, K
+ * past one K block. block_product_matches_reference draws one-row cases rarely. */
+static void check_chain(int block, int ta, int tb, int M, int N, int K, float beta, int pad) {
+    int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+    size_t a_size = (size_t)(ta ? K : M) * lda, b_size = (size_t)(tb ? N : K) * ldb, c_size = (size_t)M * ldc;
+    float *A = malloc(a_size * sizeof(float)), *B = malloc(b_size * sizeof(float));
+    float *C = malloc(c_size * sizeof(float)), *expect = malloc(c_size * sizeof(float));
+    fill_normal_seeded(A, a_size, 31, 0.0f, 1.0f);
+    fill_normal_seeded(B, b_size, 32, 0.0f, 1.0f);
+    fill_normal_seeded(C, c_size, 33, 0.0f, 1.0f);
+    for (size_t i = 0; i < c_size; i++)
+        if (i % ldc >= (size_t)N) C[i] = SENTINEL;
+    memcpy(expect, C, c_size * sizeof(float));
+    if (block)
+        qkv_block_product(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+    else
+        qkv_gemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
+    chain_reference(ta, tb, M, N, K, A, lda, B, ldb, beta, expect, ldc);
+    ck_assert_msg(memcmp(C, expect, c_size * sizeof(float)) == 0, "%s ta %d tb %d %dx%dx%d beta %g pad %d: "
+                  "not the chain's bits", block ? "block product" : "gemm", ta, tb, M, N, K, (double)beta, pad);
+    free(A); free(B); free(C); free(expect);
+}
+
+START_TEST(narrow_and_one_row_products_are_the_chains) {
+    int threads = omp_get_max_threads();
+    static const int narrow_n[] = {1, 3, 7, 15}, tall_m[] = {64, 97, 300};
+    for (int t = 0; t < 4; t++)
+        for (int n = 0; n < 4; n++)
+            for (int m = 0; m < 3; m++) {
+                omp_set_num_threads(1 + (n + m) % 2);
+                check_chain(0, t / 2, t % 2, tall_m[m], narrow_n[n], m == 2 ? 1100 : 3 + 40 * m,
+                            (float)(n % 2), m == 1 ? 5 : 0);
+            }
+    static const int one_row_n[] = {1, 16, 33, 64, 200};
+    for (int t = 0; t < 4; t++)
+        for (int n = 0; n < 5; n++)
+            check_chain(1, t / 2, t % 2, 1, one_row_n[n], 1 + 37 * (n % 3), (float)(n % 2), t == 1 ? 3 : 0);
+    omp_set_num_threads(threads);
+}
+END_TEST
+
 /* ---- the matmul op ------------------------------------------------------------- */
 
 START_TEST(matmul_forward_by_hand) {
@@ -488,6 +545,7 @@ Suite *suite_matmul(void) {
     tcase_add_test(kernel, gemm_bitwise_across_threads);
     tcase_add_test(kernel, block_product_matches_reference);
     tcase_add_test(kernel, gemm_keeps_constant_b_packed);
+    tcase_add_test(kernel, narrow_and_one_row_products_are_the_chains);
     suite_add_tcase(s, kernel);
     TCase *op = tcase_create("matmul");
     tcase_add_test(op, matmul_forward_by_hand);

@@ -9,7 +9,8 @@
  * attention time, so here the register tiles read A and B where they are (A is
  * scaled once when alpha is not 1, op(B) = B^T is transposed into a stack buffer,
  * partial edge panels are copied), and a panel one vector wide (a head of 16
- * columns on 16-float vectors) is computed TALL_MR rows at a time (gemm_tiles.h). Operands too large for those buffers go to
+ * columns on 16-float vectors) is computed TALL_MR rows at a time (gemm_tiles.h), a
+ * product of one row (a single query) one row at a time. Operands too large for those buffers go to
  * qkv_gemm. Each element of C is the same fma chain as in gemm.h, so the result
  * is bitwise what qkv_gemm gives, on any thread count and instruction set.
  */

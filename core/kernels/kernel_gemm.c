@@ -29,6 +29,10 @@
  * result depends neither on MR, NR, KC, MC and the vector width, nor on the
  * threads: those only decide which tiles are computed where, never how.
  *
+ * A product fewer columns wide than a vector, and a panel or more tall, is computed
+ * as C^T = op(B)^T op(A)^T (gemm_narrow: the same chains), so that its tiles are
+ * not mostly zero columns.
+ *
  * Threads: above the work threshold, either each thread takes whole matrices of
  * the batch (many small matrices, e.g. attention heads) or the whole team works on
  * one matrix at a time, splitting its output tiles (one large matrix, or
@@ -68,7 +72,7 @@
 
 /* ---- scratch buffers: the thread's own (thread_buffer.h) ---------------------- */
 
-enum { SCRATCH_A, SCRATCH_B, N_SCRATCH };
+enum { SCRATCH_A, SCRATCH_B, SCRATCH_T, N_SCRATCH };
 static _Thread_local qkv_thread_buffer scratch_buf[N_SCRATCH];
 
 static float *scratch(int which, size_t floats) {
@@ -252,6 +256,16 @@ QKV_INLINE void kernel_tall(int kc, const float *a, size_t a_row, size_t a_k, co
     micro_kernel(TALL_MR, 1, kc, a, a_row, a_k, b, ldb, c, ldc, rows, cols, start);
 }
 
+/* A and B with any strides, one row (a single query: the pooling's seed): a
+ * taller tile would multiply rows of zeros. With nv accumulators in flight the
+ * chains are latency-bound, which still beats a 6- or 16-row tile of one row. */
+QKV_INLINE void kernel_one_row(int nv, int kc, const float *a, size_t a_k, const float *b, size_t ldb,
+                               float *c, size_t ldc, int cols, int start) {
+#define ONE_ROW(n) micro_kernel(1, n, kc, a, 0, a_k, b, ldb, c, ldc, 1, cols, start)
+    NV_CASES(ONE_ROW)
+#undef ONE_ROW
+}
+
 /* Vectors of a panel of cols columns (cols <= NR). */
 static int vectors_for(int cols) { return (cols + QKV_VW - 1) / QKV_VW; }
 
@@ -380,7 +394,34 @@ static void gemm_range(const qkv_gemm_args *g, int b_first, int b_last, int tid,
 /* The floats of op(B) packed whole: every column block's panels over all of K. */
 static size_t packed_b_all_floats(int N, int K) { return (size_t)ceil_div(N, NR) * NR * (size_t)K; }
 
+static void gemm(const qkv_gemm_args *g, int batch);
+
+/* A product a few columns wide (N < one vector) and at least a panel tall: its
+ * NR-column panels would be mostly zeros (a weight gradient of 3 input features:
+ * 3 of 64 columns used), so it is computed the other way round, C^T = op(B)^T
+ * op(A)^T, N rows of MR-row tiles, in a buffer, and transposed back. Each element
+ * is the same chain: fma(b, a, acc) is fma(a, b, acc), one exact product rounded
+ * once; with alpha 1 neither operand is scaled first (alpha != 1 is not taken
+ * here: it scales A, which would be the other side). */
+static int narrow(const qkv_gemm_args *g, int batch) {
+    return batch == 1 && g->alpha == 1.0f && g->N < QKV_VW && g->M >= NR;
+}
+
+static void gemm_narrow(const qkv_gemm_args *g) {
+    int M = g->M, N = g->N;
+    float *ct = scratch(SCRATCH_T, (size_t)N * M);
+    if (g->beta != 0.0f) qkv_transpose(g->C, (size_t)g->ldc, ct, (size_t)M, M, N);
+    qkv_gemm_args t = {!g->trans_b, !g->trans_a, N, M, g->K, 1.0f, g->beta, g->B, g->ldb, 0,
+                       g->A, g->lda, 0, ct, M, 0};
+    gemm(&t, 1);
+    qkv_transpose(ct, (size_t)M, g->C, (size_t)g->ldc, N, M);
+}
+
 static void gemm(const qkv_gemm_args *g, int batch) {
+    if (narrow(g, batch)) {
+        gemm_narrow(g);
+        return;
+    }
     double flops_per_matrix = 2.0 * g->M * g->N * g->K;
     double work = flops_per_matrix * batch / FLOPS_PER_WORK;
     /* Called from inside a parallel loop (attention blocks), it runs on the caller. */
@@ -460,6 +501,11 @@ static void block_product_in_place(const qkv_gemm_args *g) {
             b_ld = (size_t)width;
         }
         float *c = g->C + j;
+        if (M == 1) {
+            kernel_one_row(nv, K, a.A, a.col, b, b_ld, c, (size_t)g->ldc, cols, start);
+            j += cols;
+            continue;
+        }
         int mr = nv == 1 ? TALL_MR : MR;
         if (M % mr && edge_mr != mr) { /* the partial last rows, zero below */
             pack_rows(a, 1.0f, M - M % mr, M % mr, 0, K, mr, a_edge);
