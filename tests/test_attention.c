@@ -701,6 +701,57 @@ START_TEST(attention_new_gradient_buffers_are_assigned) {
 }
 END_TEST
 
+/* Output and the three gradients of one forward and backward, copied out. */
+static void output_and_grads(problem *p, qkv_attention_opts opts, float *got[4]) {
+    qkv_tape *tape = qkv_tape_create(1);
+    problem_zero_grad(p);
+    qkv_tensor *out = qkv_attention(tape, p->q, p->k, p->v, &opts, NULL);
+    got[0] = copy_floats(out->data, out->size);
+    backward_random(tape, out, 11);
+    qkv_tensor *leaf[3] = {p->q, p->k, p->v};
+    for (int t = 0; t < 3; t++) got[1 + t] = copy_floats(leaf[t]->grad, leaf[t]->size);
+    qkv_tape_free(tape);
+}
+
+/* The causal mask's products skip what its band makes zero or unneeded (block_product.h:
+ * columns of S and dP past the diagonal, the zero terms of P V, dS K, P^T dO, dS^T Q);
+ * the same mask as a keep matrix runs every product in full. Both give the same bits:
+ * one key block and several, Tq = Tk, Tq < Tk and Tq > Tk (the first rows see no
+ * key), one query, head widths of one and several vectors, both layouts. */
+START_TEST(attention_causal_band_equals_keep_mask) {
+    const int shapes[][3] = {{64, 64, 32}, {64, 64, 16}, {16, 16, 8}, {1, 64, 32}, {40, 100, 32},
+                             {100, 40, 16}, {130, 130, 16}, {70, 200, 64}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int Tq = shapes[s][0], Tk = shapes[s][1], d = shapes[s][2], B = 2, H = 2;
+        float *keep = malloc((size_t)Tq * Tk * sizeof *keep);
+        for (int i = 0; i < Tq; i++)
+            for (int j = 0; j < Tk; j++) keep[i * Tk + j] = j - i <= Tk - Tq;
+        qkv_tensor *keep_t = tensor_of(2, (const int[]){Tq, Tk}, keep, 0);
+        for (int last = 0; last <= 1; last++) {
+            int q_shape[4] = {B, last ? Tq : H, last ? H : Tq, d}, kv_shape[4] = {B, last ? Tk : H, last ? H : Tk, d};
+            qkv_rng rng = qkv_rng_make(200 + s);
+            problem p = {random_tensor_from(&rng, 4, q_shape, 1), random_tensor_from(&rng, 4, kv_shape, 1),
+                         random_tensor_from(&rng, 4, kv_shape, 1), NULL};
+            float *banded[4], *full[4];
+            output_and_grads(&p, (qkv_attention_opts){.causal = 1, .heads_last = last}, banded);
+            output_and_grads(&p, (qkv_attention_opts){.keep = keep_t, .heads_last = last}, full);
+            size_t sizes[4] = {(size_t)B * H * Tq * d, p.q->size, p.k->size, p.v->size};
+            static const char *what[4] = {"output", "dq", "dk", "dv"};
+            for (int t = 0; t < 4; t++) {
+                ck_assert_msg(memcmp(banded[t], full[t], sizes[t] * sizeof(float)) == 0,
+                              "Tq %d Tk %d d %d heads_last %d: causal %s differs from the keep mask's", Tq, Tk,
+                              d, last, what[t]);
+                free(banded[t]);
+                free(full[t]);
+            }
+            problem_free(&p);
+        }
+        qkv_tensor_free(keep_t);
+        free(keep);
+    }
+}
+END_TEST
+
 Suite *suite_attention(void) {
     Suite *s = suite_create("attention");
     TCase *tc = tcase_create("attention");
@@ -709,6 +760,7 @@ Suite *suite_attention(void) {
     tcase_add_test(tc, attention_short_blocks_equal_square_blocks);
     tcase_add_test(tc, attention_matches_composed_ops);
     tcase_add_test(tc, attention_long_sequences_match_composed_ops);
+    tcase_add_test(tc, attention_causal_band_equals_keep_mask);
     tcase_add_test(tc, attention_fully_masked_rows_are_zero);
     tcase_add_test(tc, attention_huge_logits_are_stable);
     tcase_add_test(tc, attention_causal_offset_matches_full_pass);

@@ -20,4 +20,23 @@
 void qkv_block_product(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
                        int lda, const float *B, int ldb, float beta, float *C, int ldc);
 
+/* A causal attention block's band: row r of the block sees column c when c <= r +
+ * diag. The product may skip what the band makes zero or unneeded, tile by tile:
+ *
+ *   QKV_BAND_COLS    C[i][j] is needed only for j <= i + diag (scores, dP): the
+ *                    rest of C may be left as it was or written with anything;
+ *   QKV_BAND_K_UPTO  op(A)[i][k] is 0 for k > i + diag (P V, dS K): those terms of
+ *                    the chain are skipped;
+ *   QKV_BAND_K_FROM  op(A)[i][k] is 0 for k < i - diag (P^T dO, dS^T Q): the
+ *                    same, at the chain's start.
+ *
+ * A skipped term is fma(0, b, acc) = acc + (+-0), which leaves acc as it was but
+ * for acc = -0 (and b = +-Inf or NaN, where it would make NaN): the bits are a
+ * full product's in every other case, and the same on every path and thread
+ * count, since which terms are skipped depends on the shapes only. */
+enum { QKV_BAND_NONE, QKV_BAND_COLS, QKV_BAND_K_UPTO, QKV_BAND_K_FROM };
+void qkv_block_product_band(int band, int diag, int trans_a, int trans_b, int M, int N, int K,
+                            float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                            float *C, int ldc);
+
 #endif

@@ -45,7 +45,7 @@ void qkv_gemm_batched(int batch, int trans_a, int trans_b, int M, int N, int K, 
                       const float *B, int ldb, size_t stride_b, float beta,
                       float *C, int ldc, size_t stride_c) {
     qkv_gemm_args g = {trans_a, trans_b, M, N, K, alpha, beta, A, lda, stride_a,
-                       B, ldb, stride_b, C, ldc, stride_c};
+                       B, ldb, stride_b, C, ldc, stride_c, QKV_BAND_NONE, 0};
     if (prepare(&g, batch)) qkv_kernels_active()->gemm(&g, batch);
 }
 
@@ -54,10 +54,17 @@ void qkv_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
     qkv_gemm_batched(1, trans_a, trans_b, M, N, K, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0);
 }
 
+void qkv_block_product_band(int band, int diag, int trans_a, int trans_b, int M, int N, int K,
+                            float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                            float *C, int ldc) {
+    QKV_CHECK(band >= QKV_BAND_NONE && band <= QKV_BAND_K_FROM, "block_product: band %d", band);
+    qkv_gemm_args g = {trans_a, trans_b, M, N, K, alpha, beta, A, lda, 0, B, ldb, 0, C, ldc, 0, band, diag};
+    if (prepare(&g, 1)) qkv_kernels_active()->block_product(&g);
+}
+
 void qkv_block_product(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
                        int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-    qkv_gemm_args g = {trans_a, trans_b, M, N, K, alpha, beta, A, lda, 0, B, ldb, 0, C, ldc, 0};
-    if (prepare(&g, 1)) qkv_kernels_active()->block_product(&g);
+    qkv_block_product_band(QKV_BAND_NONE, 0, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void qkv_gemm_reference(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/kernels/block_product.h"
 #include "core/kernels/gemm_keep.h"
 #include "core/kernels/gemm_tiles.h"
 #include "core/kernels/kernels.h"
@@ -420,7 +421,7 @@ static void gemm_narrow(const qkv_gemm_args *g) {
     float *ct = scratch(SCRATCH_T, (size_t)N * M);
     if (g->beta != 0.0f) qkv_transpose(g->C, (size_t)g->ldc, ct, (size_t)M, M, N);
     qkv_gemm_args t = {!g->trans_b, !g->trans_a, N, M, g->K, 1.0f, g->beta, g->B, g->ldb, 0,
-                       g->A, g->lda, 0, ct, M, 0};
+                       g->A, g->lda, 0, ct, M, 0, QKV_BAND_NONE, 0};
     gemm(&t, 1);
     qkv_transpose(ct, (size_t)M, g->C, (size_t)g->ldc, N, M);
 }
@@ -464,6 +465,23 @@ static void gemm(const qkv_gemm_args *g, int batch) {
 
 /* Operands larger than this many floats go to gemm (the stack buffers below). */
 #define MAX_BUFFER (64 * 256)
+
+/* What a band (block_product.h) leaves of the tile rows [i, i+rows) x columns
+ * [j, j+cols): its first columns (0: none) and its terms [k0, k1). */
+typedef struct tile_span {
+    int cols, k0, k1;
+} tile_span;
+
+static int clamp_int(int x, int lo, int hi) { return x < lo ? lo : x > hi ? hi : x; }
+
+static tile_span band_span(const qkv_gemm_args *g, int i, int rows, int j, int cols) {
+    tile_span t = {cols, 0, g->K};
+    int last = i + rows - 1 + g->band_diag; /* the tile's last row's last column or term */
+    if (g->band == QKV_BAND_COLS) t.cols = clamp_int(last + 1 - j, 0, cols);
+    if (g->band == QKV_BAND_K_UPTO) t.k1 = clamp_int(last + 1, 0, g->K);
+    if (g->band == QKV_BAND_K_FROM) t.k0 = clamp_int(i - g->band_diag, 0, g->K);
+    return t;
+}
 
 /* block_product.h: C = alpha op(A) op(B) + beta C with the chain above, nothing
  * packed that can be read in place: A where it is when alpha is 1 (else alpha A,
@@ -510,7 +528,11 @@ static void block_product_in_place(const qkv_gemm_args *g) {
         }
         float *c = g->C + j;
         if (M == 1) {
-            kernel_one_row(nv, K, a.A, a.col, b, b_ld, c, (size_t)g->ldc, cols, start);
+            tile_span t = band_span(g, 0, 1, j, cols);
+            if (t.cols)
+                kernel_one_row(vectors_for(t.cols), t.k1 - t.k0, a.A + (size_t)t.k0 * a.col, a.col,
+                               b + (size_t)t.k0 * b_ld, b_ld, c, (size_t)g->ldc,
+                               min_int(cols, vectors_for(t.cols) * QKV_VW), start);
             j += cols;
             continue;
         }
@@ -521,14 +543,21 @@ static void block_product_in_place(const qkv_gemm_args *g) {
         }
         for (int i = 0; i < M; i += mr) {
             int rows = min_int(mr, M - i);
+            tile_span t = band_span(g, i, rows, j, cols);
+            if (!t.cols) continue; /* none of the tile's columns is needed */
+            /* the fewest vectors that hold the needed columns, stored whole where
+             * the panel has them (the columns past the band may be written) */
+            int tile_nv = vectors_for(t.cols), tile_cols = min_int(cols, tile_nv * QKV_VW);
             const float *a_tile = rows == mr ? a.A + (size_t)i * a.row : a_edge;
             size_t t_row = rows == mr ? a.row : 1, t_k = rows == mr ? a.col : (size_t)mr;
+            a_tile += (size_t)t.k0 * t_k;
+            const float *b_tile = b + (size_t)t.k0 * b_ld;
             if (nv == 1)
-                kernel_tall(K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc, (size_t)g->ldc, rows,
-                            cols, start);
+                kernel_tall(t.k1 - t.k0, a_tile, t_row, t_k, b_tile, b_ld, c + (size_t)i * g->ldc,
+                            (size_t)g->ldc, rows, tile_cols, start);
             else
-                kernel_general(nv, K, a_tile, t_row, t_k, b, b_ld, c + (size_t)i * g->ldc,
-                               (size_t)g->ldc, rows, cols, start);
+                kernel_general(tile_nv, t.k1 - t.k0, a_tile, t_row, t_k, b_tile, b_ld,
+                               c + (size_t)i * g->ldc, (size_t)g->ldc, rows, tile_cols, start);
         }
         j += cols;
     }

@@ -23,6 +23,7 @@ typedef struct qkv_gemm_args {
     const float *A; int lda; size_t stride_a;
     const float *B; int ldb; size_t stride_b;
     float *C; int ldc; size_t stride_c;
+    int band, band_diag; /* block products only: block_product.h's qkv_band (0: none) */
 } qkv_gemm_args;
 
 enum { QKV_LEVEL_PORTABLE, QKV_LEVEL_AVX2, QKV_LEVEL_AVX512 };

@@ -92,31 +92,37 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     } else {
         block_probs(c, blk, g->row_max + qrow, g->row_inv_sum + qrow, w->p, ldp);
     }
+    const int diag = block_diag(c, blk);
     if (g->dv) /* dV_j += P^T dO_i */
-        qkv_block_product(1, 0, blk->nk, d->dv, blk->nq, 1.0f, w->p, ldp, dout, ldv, beta.v,
-                          g->dv + v_at, ldv);
+        qkv_block_product_band(block_band(c, QKV_BAND_K_FROM), diag, 1, 0, blk->nk, d->dv, blk->nq, 1.0f,
+                               w->p, ldp, dout, ldv, beta.v, g->dv + v_at, ldv);
     if (!g->dq && !g->dk && !g->dscores) return;
-    /* dP = dO_i V_j^T, then dS = P * (dP - D_i) in place. */
-    qkv_block_product(0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, ldv, c->v + v_at, ldv, 0.0f, w->ds,
-                      ldp);
+    /* dP = dO_i V_j^T, then dS = P * (dP - D_i) in place. Past the causal band P is
+     * 0 and dP is not computed: dS is +0 there, and the products below skip it
+     * (all of dS is kept as P * (dP - D) when the bias needs it). */
+    const int band = block_band(c, g->dscores ? QKV_BAND_NONE : QKV_BAND_COLS);
+    qkv_block_product_band(band, diag, 0, 1, blk->nq, blk->nk, d->dv, 1.0f, dout, ldv, c->v + v_at, ldv,
+                           0.0f, w->ds, ldp);
     /* Both products below take scale dS: scaled here once, rounded as the block
      * product rounds alpha A (block_product.h), so the same bits and no copy there. */
     const int scaled = (g->dq || g->dk) && c->scale != 1.0f;
     for (int r = 0; r < blk->nq; r++) {
         float *ds = w->ds + r * ldp;
         const float *p = w->p + r * ldp;
-        for (int j = 0; j < blk->nk; j++) ds[j] = p[j] * (ds[j] - dsum[r]);
+        int seen = band == QKV_BAND_NONE ? blk->nk : r + diag + 1 < 0 ? 0 : r + diag + 1 > blk->nk ? blk->nk : r + diag + 1;
+        for (int j = 0; j < seen; j++) ds[j] = p[j] * (ds[j] - dsum[r]);
+        for (int j = seen; j < blk->nk; j++) ds[j] = 0.0f;
         if (g->dscores)
             memcpy(g->dscores + (qrow + r) * d->Tk + blk->j0, ds, (size_t)blk->nk * sizeof(float));
         if (scaled)
             for (int j = 0; j < blk->nk; j++) ds[j] = c->scale * ds[j];
     }
     if (g->dq) /* dQ_i += scale dS K_j */
-        qkv_block_product(0, 0, blk->nq, d->dk, blk->nk, 1.0f, w->ds, ldp, c->k + k_at, ldk, beta.q,
-                          g->dq + q_at, ldk);
+        qkv_block_product_band(block_band(c, QKV_BAND_K_UPTO), diag, 0, 0, blk->nq, d->dk, blk->nk, 1.0f,
+                               w->ds, ldp, c->k + k_at, ldk, beta.q, g->dq + q_at, ldk);
     if (g->dk) /* dK_j += scale dS^T Q_i */
-        qkv_block_product(1, 0, blk->nk, d->dk, blk->nq, 1.0f, w->ds, ldp, c->q + q_at, ldk, beta.k,
-                          g->dk + k_at, ldk);
+        qkv_block_product_band(block_band(c, QKV_BAND_K_FROM), diag, 1, 0, blk->nk, d->dk, blk->nq, 1.0f,
+                               w->ds, ldp, c->q + q_at, ldk, beta.k, g->dk + k_at, ldk);
 }
 
 /* Head (b,h)'s rows of each gradient buffer whose beta is 0 (not yet written) set to 0. */

@@ -159,12 +159,19 @@ static inline int block_is_masked(const attn_ctx *c, const attn_block *blk) {
     return c->masks.causal && blk->j0 > blk->i0 + blk->nq - 1 + (c->d.Tk - c->d.Tq);
 }
 
+/* The block's causal band for its products (block_product.h): row r sees key
+ * column j when j <= r + diag. Without the causal mask, no band. */
+static inline int block_band(const attn_ctx *c, int kind) { return c->masks.causal ? kind : QKV_BAND_NONE; }
+static inline int block_diag(const attn_ctx *c, const attn_block *blk) {
+    return blk->i0 + (c->d.Tk - c->d.Tq) - blk->j0;
+}
+
 /* s[r, j] = scale q_(i0+r) . k_(j0+j) + bias, or -inf where the key is masked.
  * One vectorizable pass per kind of mask (the bias is added everywhere first;
  * masked entries are then overwritten). */
 static inline void block_scores(const attn_ctx *c, const attn_block *blk, float *s, int lds) {
     const attn_dims *d = &c->d;
-    qkv_block_product(0, 1, blk->nq, blk->nk, d->dk, c->scale,
+    qkv_block_product_band(block_band(c, QKV_BAND_COLS), block_diag(c, blk), 0, 1, blk->nq, blk->nk, d->dk, c->scale,
                       c->q + row_offset(d, blk->b, blk->h, d->Tq, blk->i0, d->dk), row_stride(d, d->dk),
                       c->k + row_offset(d, blk->b, blk->h, d->Tk, blk->j0, d->dk), row_stride(d, d->dk),
                       0.0f, s, lds);

@@ -188,7 +188,7 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         if (kept) /* one key block (Tk <= BLOCK_K): these rows of P~ are final */
             for (int r = 0; r < nq; r++) memcpy(kept + (size_t)r * d->Tk, w->s + r * lds, (size_t)blk.nk * sizeof(float));
         /* the first block assigns O (beta 0: the same bits as adding to zeros) */
-        qkv_block_product(0, 0, nq, d->dv, blk.nk, 1.0f, w->s, lds,
+        qkv_block_product_band(block_band(c, QKV_BAND_K_UPTO), block_diag(c, &blk), 0, 0, nq, d->dv, blk.nk, 1.0f, w->s, lds,
                           c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv),
                           wrote ? 1.0f : 0.0f, o, ldo);
         wrote = 1;
