@@ -170,6 +170,14 @@ START_TEST(row_kernels_are_the_same_on_every_path) {
         double exact = 0.0;
         for (int j = 0; j < n; j++) exact += x[j];
         ck_assert_msg(fabs(sum - exact) < 1e-5 * (1 + n), "row sum of %d: %g, want %g", n, (double)sum, exact);
+        /* the sum's order, spelled out (kernels.h): element j in partial j % 16, the
+         * partials paired (l, l + 8), (l, l + 4), (l, l + 2), (l, l + 1) */
+        float part[16] = {0};
+        for (int j = 0; j < n; j++) part[j % 16] += x[j];
+        for (int half = 8; half >= 1; half /= 2)
+            for (int l = 0; l < half; l++) part[l] = part[l] + part[l + half];
+        ck_assert_msg(memcmp(&sum, &part[0], sizeof sum) == 0, "row sum of %d: %.9g, the tree gives %.9g", n,
+                      (double)sum, (double)part[0]);
         free(x);
         free(e_want);
         free(e_got);

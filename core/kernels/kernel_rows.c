@@ -24,12 +24,18 @@ static float row_max(const float *x, int n) {
 }
 
 static float row_sum(const float *x, int n) {
-    float part[QKV_LANES] = {0};
+    qkv_vf part[QKV_NV];
+    for (int v = 0; v < QKV_NV; v++) part[v] = vf_zero();
     int j = 0;
     for (; j + QKV_LANES <= n; j += QKV_LANES)
-        for (int l = 0; l < QKV_LANES; l++) part[l] += x[j + l];
-    for (int l = 0; j + l < n; l++) part[l] += x[j + l];
-    return lanes_sum(part);
+        for (int v = 0; v < QKV_NV; v++) part[v] += vf_load(x + j + v * QKV_VW);
+    if (j < n) { /* the rest, padded with +0: a partial starts at +0 and so is never
+                  * -0 (a sum is -0 only of two -0), and adding +0 leaves it as it is */
+        float rest[QKV_LANES] = {0};
+        for (int l = 0; j + l < n; l++) rest[l] = x[j + l];
+        for (int v = 0; v < QKV_NV; v++) part[v] += vf_load(rest + v * QKV_VW);
+    }
+    return vf_lanes_sum(part);
 }
 
 static void row_exp_shifted(float *restrict x, int n, float m) {

@@ -108,14 +108,42 @@ QKV_INLINE int vodd_any(qkv_vodd o) { return o != 0; }
 #endif
 #define QKV_NV (QKV_LANES / QKV_VW)
 
+/* Lanes [h, VW) of v moved down to [0, VW - h) (the lanes above wrap round and are
+ * not used). h is a constant. */
+#if QKV_VW == 16
+#define VF_DOWN(v, h)                                                                               \
+    __builtin_shufflevector(v, v, (h) & 15, ((h) + 1) & 15, ((h) + 2) & 15, ((h) + 3) & 15,          \
+                            ((h) + 4) & 15, ((h) + 5) & 15, ((h) + 6) & 15, ((h) + 7) & 15,         \
+                            ((h) + 8) & 15, ((h) + 9) & 15, ((h) + 10) & 15, ((h) + 11) & 15,       \
+                            ((h) + 12) & 15, ((h) + 13) & 15, ((h) + 14) & 15, ((h) + 15) & 15)
+#elif QKV_VW == 8
+#define VF_DOWN(v, h)                                                                               \
+    __builtin_shufflevector(v, v, (h) & 7, ((h) + 1) & 7, ((h) + 2) & 7, ((h) + 3) & 7,              \
+                            ((h) + 4) & 7, ((h) + 5) & 7, ((h) + 6) & 7, ((h) + 7) & 7)
+#else
+#define VF_DOWN(v, h) __builtin_shufflevector(v, v, (h) & 3, ((h) + 1) & 3, ((h) + 2) & 3, ((h) + 3) & 3)
+#endif
+
 /* The 16 partials, lane l of vector l / QKV_VW, combined pairwise: (l, l + 8),
- * then (l, l + 4), (l, l + 2), (l, l + 1); the same tree on every path. */
-QKV_INLINE float lanes_sum(const float p[QKV_LANES]) {
-    float t[QKV_LANES];
-    for (int l = 0; l < QKV_LANES; l++) t[l] = p[l];
-    for (int half = QKV_LANES / 2; half >= 1; half /= 2)
-        for (int l = 0; l < half; l++) t[l] = t[l] + t[l + half];
-    return t[0];
+ * then (l, l + 4), (l, l + 2), (l, l + 1); the same tree on every path. The
+ * pairs a half apart are whole vectors while the half is a vector or more, then
+ * lanes of one vector brought together by shuffles (in registers: the same tree
+ * through an array on the stack cost a store-forwarding stall a level). */
+QKV_INLINE float vf_lanes_sum(const qkv_vf part[QKV_NV]) {
+    qkv_vf v[QKV_NV];
+    for (int i = 0; i < QKV_NV; i++) v[i] = part[i];
+    for (int half = QKV_NV / 2; half >= 1; half /= 2)
+        for (int i = 0; i < half; i++) v[i] = v[i] + v[i + half];
+    qkv_vf s = v[0];
+#if QKV_VW >= 16
+    s = s + VF_DOWN(s, 8);
+#endif
+#if QKV_VW >= 8
+    s = s + VF_DOWN(s, 4);
+#endif
+    s = s + VF_DOWN(s, 2);
+    s = s + VF_DOWN(s, 1);
+    return s[0];
 }
 
 QKV_INLINE float lanes_max(const float p[QKV_LANES]) {
