@@ -527,16 +527,7 @@ static void block_product_in_place(const qkv_gemm_args *g) {
             b_ld = (size_t)width;
         }
         float *c = g->C + j;
-        if (M == 1) {
-            tile_span t = band_span(g, 0, 1, j, cols);
-            if (t.cols)
-                kernel_one_row(vectors_for(t.cols), t.k1 - t.k0, a.A + (size_t)t.k0 * a.col, a.col,
-                               b + (size_t)t.k0 * b_ld, b_ld, c, (size_t)g->ldc,
-                               min_int(cols, vectors_for(t.cols) * QKV_VW), start);
-            j += cols;
-            continue;
-        }
-        int mr = nv == 1 ? TALL_MR : MR;
+        int mr = M == 1 ? 1 : nv == 1 ? TALL_MR : MR; /* one row: no tile of zero rows */
         if (M % mr && edge_mr != mr) { /* the partial last rows, zero below */
             pack_rows(a, 1.0f, M - M % mr, M % mr, 0, K, mr, a_edge);
             edge_mr = mr;
@@ -552,7 +543,10 @@ static void block_product_in_place(const qkv_gemm_args *g) {
             size_t t_row = rows == mr ? a.row : 1, t_k = rows == mr ? a.col : (size_t)mr;
             a_tile += (size_t)t.k0 * t_k;
             const float *b_tile = b + (size_t)t.k0 * b_ld;
-            if (nv == 1)
+            if (mr == 1)
+                kernel_one_row(tile_nv, t.k1 - t.k0, a_tile, t_k, b_tile, b_ld, c + (size_t)i * g->ldc,
+                               (size_t)g->ldc, tile_cols, start);
+            else if (nv == 1)
                 kernel_tall(t.k1 - t.k0, a_tile, t_row, t_k, b_tile, b_ld, c + (size_t)i * g->ldc,
                             (size_t)g->ldc, rows, tile_cols, start);
             else

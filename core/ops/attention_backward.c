@@ -109,7 +109,7 @@ static void backward_block(const attn_ctx *c, const attn_block *blk, const attn_
     for (int r = 0; r < blk->nq; r++) {
         float *ds = w->ds + r * ldp;
         const float *p = w->p + r * ldp;
-        int seen = band == QKV_BAND_NONE ? blk->nk : r + diag + 1 < 0 ? 0 : r + diag + 1 > blk->nk ? blk->nk : r + diag + 1;
+        int seen = band == QKV_BAND_NONE ? blk->nk : block_keys_seen(c, blk, r);
         for (int j = 0; j < seen; j++) ds[j] = p[j] * (ds[j] - dsum[r]);
         for (int j = seen; j < blk->nk; j++) ds[j] = 0.0f;
         if (g->dscores)

@@ -80,9 +80,9 @@ typedef struct bias_view {
     size_t stride[4];
 } bias_view;
 
-/* What decides whether query row (b,h,i) may attend to key j. */
+/* The padding and keep masks of query row (b,h,i); the causal mask is each
+ * block's band (block_keys_seen). */
 typedef struct key_mask {
-    int last_key;          /* causal: keys j > last_key are masked (Tk - 1 otherwise) */
     const float *padding;  /* key_padding[b, :], or NULL */
     const float *keep;     /* keep[i, :] or keep[b,h,i, :], or NULL */
 } key_mask;
@@ -110,7 +110,7 @@ static inline bias_view view_bias(const qkv_tensor *bias) {
 /* ---- masks and scores ------------------------------------------------------------ */
 
 static inline key_mask mask_of_row(const attn_masks *m, const attn_dims *d, int b, int h, int i) {
-    key_mask km = {m->causal ? i + (d->Tk - d->Tq) : d->Tk - 1, NULL, NULL};
+    key_mask km = {NULL, NULL};
     if (m->key_padding) km.padding = m->key_padding->data + (size_t)b * d->Tk;
     if (m->keep) {
         size_t row = m->keep->ndim == 2 ? (size_t)i : ((size_t)b * d->H + h) * d->Tq + i;
@@ -166,6 +166,14 @@ static inline int block_diag(const attn_ctx *c, const attn_block *blk) {
     return blk->i0 + (c->d.Tk - c->d.Tq) - blk->j0;
 }
 
+/* The block's keys [0, seen) that row r may see under the causal mask (query i
+ * sees keys j <= i + Tk - Tq), all nk without it. */
+static inline int block_keys_seen(const attn_ctx *c, const attn_block *blk, int r) {
+    if (!c->masks.causal) return blk->nk;
+    int seen = r + block_diag(c, blk) + 1;
+    return seen < 0 ? 0 : seen > blk->nk ? blk->nk : seen;
+}
+
 /* s[r, j] = scale q_(i0+r) . k_(j0+j) + bias, or -inf where the key is masked.
  * One vectorizable pass per kind of mask (the bias is added everywhere first;
  * masked entries are then overwritten). */
@@ -189,8 +197,7 @@ static inline void block_scores(const attn_ctx *c, const attn_block *blk, float 
             else
                 for (int j = 0; j < nk; j++) row[j] += bias_row[0];
         }
-        for (int j = km.last_key + 1 - blk->j0 < 0 ? 0 : km.last_key + 1 - blk->j0; j < nk; j++)
-            row[j] = -INFINITY;
+        for (int j = block_keys_seen(c, blk, r); j < nk; j++) row[j] = -INFINITY;
         if (km.padding) {
             const float *pad = km.padding + blk->j0;
             for (int j = 0; j < nk; j++) row[j] = pad[j] != 0.0f ? row[j] : -INFINITY;
