@@ -185,6 +185,48 @@ START_TEST(row_kernels_are_the_same_on_every_path) {
 }
 END_TEST
 
+/* Each path's row dots are a scalar loop's: one sum in double per row, from +0,
+ * in column order; rows and columns around the vector width, a row stride past
+ * the row, and the special values in some rows (a NaN, an infinity, -0 products,
+ * a product below float's range that double keeps, and a sum whose order shows:
+ * 1e30 + 1 - 1e30 is 0 in column order). */
+START_TEST(row_dots_are_the_scalar_sums_on_every_path) {
+    static const int widths[] = {1, 3, 4, 15, 16, 17, 32, 33, 64};
+    for (int wi = 0; wi < (int)(sizeof widths / sizeof widths[0]); wi++)
+        for (int rows = 0; rows <= 37; rows++) {
+            int n = widths[wi], ld = n + 3;
+            size_t size = (size_t)rows * ld + 1;
+            float *a = random_floats(size, 100 + rows), *b = random_floats(size, 200 + n);
+            if (rows > 3) {
+                a[1 * ld] = NAN;
+                a[2 * ld + n - 1] = INFINITY;
+                a[3 * ld] = -0.0f, b[3 * ld] = 1.0f;
+            }
+            if (rows > 5) a[5 * ld] = 1e-30f, b[5 * ld] = 1e-30f;
+            for (int r = 7; r <= 8 && r < rows && n >= 3; r++) { /* 1e30 + 1 - 1e30: 0 in order */
+                float *x = a + (size_t)r * ld + (r == 7 ? 0 : n - 3), *y = b + (x - a);
+                x[0] = 1e30f, x[1] = 1.0f, x[2] = -1e30f;
+                y[0] = y[1] = y[2] = 1.0f;
+            }
+            float want[40], got[40];
+            for (int r = 0; r < rows; r++) {
+                double sum = 0.0;
+                for (int e = 0; e < n; e++) sum += (double)a[(size_t)r * ld + e] * b[(size_t)r * ld + e];
+                want[r] = (float)sum;
+            }
+            for (int c = 0; c < N_CASES; c++) {
+                if (!runs(&cases[c])) continue;
+                cases[c].k->row_dots(a, b, ld, rows, n, got);
+                ck_assert_msg(memcmp(got, want, (size_t)rows * sizeof(float)) == 0,
+                              "%s: row dots of %d rows x %d differ from the scalar sums", cases[c].k->name,
+                              rows, n);
+            }
+            free(a);
+            free(b);
+        }
+}
+END_TEST
+
 /* ---- training steps ----------------------------------------------------------------- */
 
 /* 2 AdamW steps of a small reversal encoder with dropout: every parameter and
@@ -408,6 +450,7 @@ Suite *suite_isa(void) {
     tcase_add_test(tc, products_are_the_same_on_every_path);
     tcase_add_test(tc, products_match_the_reference);
     tcase_add_test(tc, row_kernels_are_the_same_on_every_path);
+    tcase_add_test(tc, row_dots_are_the_scalar_sums_on_every_path);
     tcase_add_test(tc, training_is_the_same_on_every_path);
     tcase_add_test(tc, forced_paths_write_the_same_checkpoint);
     tcase_add_test(tc, bad_qkv_isa_is_a_one_line_error);

@@ -1,17 +1,20 @@
-/* kernel_rows.c — the row loops of the attention op's softmax, compiled once per
- * vector width (simd.h; the table is kernels.h).
+/* kernel_rows.c — the row loops of the attention op's softmax and backward,
+ * compiled once per vector width (simd.h; the table is kernels.h).
  *
  * Plain loops the compiler vectorizes for the path's width. Each element's value
  * is the same float operations on every path: the exponential is fastmath.h's
  * (no fused multiply-add), and a sum along a row keeps QKV_LANES partial sums,
  * element j in partial j % QKV_LANES, combined in simd.h's fixed tree, so that
- * 16-, 8- and 4-float vectors all add the same numbers in the same order.
+ * 16-, 8- and 4-float vectors all add the same numbers in the same order. The
+ * row dot products are the one exception: one sum in double per row, in column
+ * order, rows side by side in the lanes.
  */
 #include <math.h>
 
 #include "core/kernels/fastmath.h"
 #include "core/kernels/kernels.h"
 #include "core/kernels/simd.h"
+#include "core/kernels/transpose.h"
 
 static float row_max(const float *x, int n) {
     float part[QKV_LANES];
@@ -46,7 +49,52 @@ static void row_scale(float *restrict x, int n, float s) {
     for (int j = 0; j < n; j++) x[j] *= s;
 }
 
+/* QKV_VW doubles: one lane per row of a group of rows. */
+typedef double row_sums __attribute__((vector_size(QKV_VW * sizeof(double))));
+
+/* nr rows by ne columns (at most QKV_VW each) of x into v, one row a vector, the
+ * rest of a partial square +0. */
+QKV_INLINE void load_square(const float *x, int ld, int nr, int ne, qkv_vf v[QKV_VW]) {
+    if (nr == QKV_VW && ne == QKV_VW) {
+        for (int r = 0; r < QKV_VW; r++) v[r] = vf_load(x + (size_t)r * ld);
+        return;
+    }
+    float square[QKV_VW * QKV_VW] = {0};
+    for (int r = 0; r < nr; r++)
+        for (int e = 0; e < ne; e++) square[r * QKV_VW + e] = x[(size_t)r * ld + e];
+    for (int r = 0; r < QKV_VW; r++) v[r] = vf_load(square + r * QKV_VW);
+}
+
+/* out[r] = (float) sum over e = 0, 1, ..., n - 1 in order of (double) a[r ld + e]
+ * * b[r ld + e], from +0: each product of two floats is exact in double, each
+ * addition one rounding, as in a scalar loop. QKV_VW rows at a time: a square
+ * of QKV_VW rows by QKV_VW columns of each operand is transposed in registers
+ * (transpose.h), so that vector e holds column e of every row and lane r of the
+ * double vector adds row r's products one column after another: every row's
+ * chain of dependent additions runs beside the others' (one row at a time, a
+ * scalar loop waits on each addition). */
+static void row_dots(const float *a, const float *b, int ld, int rows, int n, float *restrict out) {
+    for (int r0 = 0; r0 < rows; r0 += QKV_VW) {
+        int nr = rows - r0 < QKV_VW ? rows - r0 : QKV_VW;
+        row_sums sum = {0};
+        for (int e0 = 0; e0 < n; e0 += QKV_VW) {
+            int ne = n - e0 < QKV_VW ? n - e0 : QKV_VW;
+            qkv_vf va[QKV_VW], vb[QKV_VW];
+            load_square(a + (size_t)r0 * ld + e0, ld, nr, ne, va);
+            load_square(b + (size_t)r0 * ld + e0, ld, nr, ne, vb);
+            transpose_registers(va);
+            transpose_registers(vb);
+            for (int e = 0; e < ne; e++)
+                sum += __builtin_convertvector(va[e], row_sums) * __builtin_convertvector(vb[e], row_sums);
+        }
+        for (int r = 0; r < nr; r++) out[r0 + r] = (float)sum[r];
+    }
+}
+
 float QKV_ISA_FN(qkv_kernel_row_max)(const float *x, int n) { return row_max(x, n); }
 float QKV_ISA_FN(qkv_kernel_row_sum)(const float *x, int n) { return row_sum(x, n); }
 void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(float *x, int n, float m) { row_exp_shifted(x, n, m); }
 void QKV_ISA_FN(qkv_kernel_row_scale)(float *x, int n, float s) { row_scale(x, n, s); }
+void QKV_ISA_FN(qkv_kernel_row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out) {
+    row_dots(a, b, ld, rows, n, out);
+}

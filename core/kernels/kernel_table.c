@@ -30,6 +30,7 @@ float QKV_ISA_FN(qkv_kernel_row_max)(const float *x, int n);
 float QKV_ISA_FN(qkv_kernel_row_sum)(const float *x, int n);
 void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(float *x, int n, float m);
 void QKV_ISA_FN(qkv_kernel_row_scale)(float *x, int n, float s);
+void QKV_ISA_FN(qkv_kernel_row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out);
 
 /* CHAINS independent multiply-add chains (more than an FMA's latency times the
  * pipes: 4 cycles x 2 pipes on current cores), in rounds of ROUND steps until
@@ -67,5 +68,6 @@ const qkv_kernels QKV_ISA_FN(qkv_kernels) = {
     .row_sum = QKV_ISA_FN(qkv_kernel_row_sum),
     .row_exp_shifted = QKV_ISA_FN(qkv_kernel_row_exp_shifted),
     .row_scale = QKV_ISA_FN(qkv_kernel_row_scale),
+    .row_dots = QKV_ISA_FN(qkv_kernel_row_dots),
     .fma_peak = fma_peak,
 };

@@ -40,11 +40,13 @@ typedef struct qkv_kernels {
     /* block_product.h's product on the calling thread (batch 1). */
     void (*block_product)(const qkv_gemm_args *g);
 
-    /* Row helpers of the attention op's online softmax (kernel_rows.c). */
+    /* Row helpers of the attention op's online softmax and backward (kernel_rows.c). */
     float (*row_max)(const float *x, int n);             /* -inf for n = 0 */
     float (*row_sum)(const float *x, int n);             /* 16 partial sums, fixed tree */
     void (*row_exp_shifted)(float *x, int n, float m);   /* x = exp(x - m), x <= m */
     void (*row_scale)(float *x, int n, float s);         /* x *= s */
+    /* out[r] = sum over e < n, in order, in double, of a[r ld + e] b[r ld + e] */
+    void (*row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out);
 
     /* GFLOP/s of independent FMA chains on the calling thread, run for about
      * `seconds`: the core's peak for this path's vectors (qkv bench). */

@@ -50,10 +50,9 @@
             v[i + (d)] = hi;                                                                    \
         }
 
-/* The QKV_VW x QKV_VW square at src (row stride lds) into dst (row stride ldd). */
-QKV_INLINE void transpose_square(const float *src, size_t lds, float *dst, size_t ldd) {
-    qkv_vf v[QKV_VW];
-    for (int i = 0; i < QKV_VW; i++) v[i] = vf_load(src + (size_t)i * lds);
+/* QKV_VW vectors transposed in registers: lane l of vector i becomes lane i of
+ * vector l. */
+QKV_INLINE void transpose_registers(qkv_vf v[QKV_VW]) {
 #if QKV_VW >= 16
     QKV_T_ROUND(v, 8)
 #endif
@@ -62,6 +61,13 @@ QKV_INLINE void transpose_square(const float *src, size_t lds, float *dst, size_
 #endif
     QKV_T_ROUND(v, 2)
     QKV_T_ROUND(v, 1)
+}
+
+/* The QKV_VW x QKV_VW square at src (row stride lds) into dst (row stride ldd). */
+QKV_INLINE void transpose_square(const float *src, size_t lds, float *dst, size_t ldd) {
+    qkv_vf v[QKV_VW];
+    for (int i = 0; i < QKV_VW; i++) v[i] = vf_load(src + (size_t)i * lds);
+    transpose_registers(v);
     for (int i = 0; i < QKV_VW; i++) vf_store(dst + (size_t)i * ldd, v[i]);
 }
 

@@ -155,24 +155,9 @@ static void backward_head(const attn_ctx *c, int b, int h, const attn_grads *g, 
     const int bq = shape.bq, bk = shape.bk;
     const attn_dims *d = &c->d;
     const block_betas beta = head_betas(c, b, h, g, shape);
-    /* Each D_i one sum in double over e in order; DSUM_ROWS rows at a time so that
-     * their chains of dependent additions overlap (one chain at a time waited on
-     * each addition's latency: 3.6% of the Set Transformer's step). */
-    enum { DSUM_ROWS = 8 };
-    const int ldo = row_stride(d, d->dv);
-    for (int i0 = 0; i0 < d->Tq; i0 += DSUM_ROWS) {
-        int rows = d->Tq - i0 < DSUM_ROWS ? d->Tq - i0 : DSUM_ROWS;
-        size_t at = row_offset(d, b, h, d->Tq, i0, d->dv);
-        const float *o = g->out + at, *dout = g->dout + at;
-        double dot[DSUM_ROWS] = {0.0};
-        if (rows == DSUM_ROWS)
-            for (int e = 0; e < d->dv; e++)
-                for (int r = 0; r < DSUM_ROWS; r++) dot[r] += (double)o[(size_t)r * ldo + e] * dout[(size_t)r * ldo + e];
-        else
-            for (int e = 0; e < d->dv; e++)
-                for (int r = 0; r < rows; r++) dot[r] += (double)o[(size_t)r * ldo + e] * dout[(size_t)r * ldo + e];
-        for (int r = 0; r < rows; r++) dsum[i0 + r] = (float)dot[r];
-    }
+    /* Each D_i one sum in double over e in order, the rows side by side (kernels.h) */
+    const size_t at = row_offset(d, b, h, d->Tq, 0, d->dv);
+    c->kern->row_dots(g->out + at, g->dout + at, row_stride(d, d->dv), d->Tq, d->dv, dsum);
     int ran = 0;
     for (int j0 = 0; j0 < d->Tk && !qkv_cancel_point(); j0 += bk) /* core/cancel.h */
         for (int i0 = 0; i0 < d->Tq; i0 += bq) {
