@@ -154,7 +154,7 @@ START_TEST(row_kernels_are_the_same_on_every_path) {
         float *x = random_floats((size_t)n + 1, 10 + n);
         float *e_want = copy_floats(x, n + 1), *e_got = copy_floats(x, n + 1);
         float m = p->row_max(x, n), sum = p->row_sum(x, n);
-        if (n > 0) p->row_exp_shifted(e_want, n, m);
+        if (n > 0) p->row_exp_shifted(e_want, e_want, n, m);
         for (int c = 0; c < N_CASES; c++) {
             if (!runs(&cases[c])) continue;
             const qkv_kernels *k = cases[c].k;
@@ -163,9 +163,13 @@ START_TEST(row_kernels_are_the_same_on_every_path) {
                           "%s: row max/sum of %d: %.9g %.9g, portable %.9g %.9g", k->name, n,
                           (double)m2, (double)sum2, (double)m, (double)sum);
             memcpy(e_got, x, ((size_t)n + 1) * sizeof(float));
-            if (n > 0) k->row_exp_shifted(e_got, n, m);
+            if (n > 0) k->row_exp_shifted(e_got, e_got, n, m);
             ck_assert_msg(memcmp(e_got, e_want, ((size_t)n + 1) * sizeof(float)) == 0,
                           "%s: row exp of %d", k->name, n);
+            memcpy(e_got, x, ((size_t)n + 1) * sizeof(float)); /* out of place, the same bits */
+            if (n > 0) k->row_exp_shifted(x, e_got, n, m);
+            ck_assert_msg(memcmp(e_got, e_want, (size_t)n * sizeof(float)) == 0 && e_got[n] == x[n],
+                          "%s: row exp of %d into another row", k->name, n);
         }
         double exact = 0.0;
         for (int j = 0; j < n; j++) exact += x[j];

@@ -41,8 +41,8 @@ static float row_sum(const float *x, int n) {
     return vf_lanes_sum(part);
 }
 
-static void row_exp_shifted(float *restrict x, int n, float m) {
-    for (int j = 0; j < n; j++) x[j] = qkv_fast_exp_nonpositive(x[j] - m);
+static void row_exp_shifted(const float *x, float *y, int n, float m) {
+    for (int j = 0; j < n; j++) y[j] = qkv_fast_exp_nonpositive(x[j] - m);
 }
 
 static void row_scale(float *restrict x, int n, float s) {
@@ -101,7 +101,9 @@ static void row_dots(const float *a, const float *b, int ld, int rows, int n, fl
 
 float QKV_ISA_FN(qkv_kernel_row_max)(const float *x, int n) { return row_max(x, n); }
 float QKV_ISA_FN(qkv_kernel_row_sum)(const float *x, int n) { return row_sum(x, n); }
-void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(float *x, int n, float m) { row_exp_shifted(x, n, m); }
+void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(const float *x, float *y, int n, float m) {
+    row_exp_shifted(x, y, n, m);
+}
 void QKV_ISA_FN(qkv_kernel_row_scale)(float *x, int n, float s) { row_scale(x, n, s); }
 void QKV_ISA_FN(qkv_kernel_row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out) {
     row_dots(a, b, ld, rows, n, out);

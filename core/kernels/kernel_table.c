@@ -28,7 +28,7 @@ void QKV_ISA_FN(qkv_kernel_gemm)(const qkv_gemm_args *g, int batch);
 void QKV_ISA_FN(qkv_kernel_block_product)(const qkv_gemm_args *g);
 float QKV_ISA_FN(qkv_kernel_row_max)(const float *x, int n);
 float QKV_ISA_FN(qkv_kernel_row_sum)(const float *x, int n);
-void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(float *x, int n, float m);
+void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(const float *x, float *y, int n, float m);
 void QKV_ISA_FN(qkv_kernel_row_scale)(float *x, int n, float s);
 void QKV_ISA_FN(qkv_kernel_row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out);
 

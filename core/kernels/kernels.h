@@ -43,7 +43,7 @@ typedef struct qkv_kernels {
     /* Row helpers of the attention op's online softmax and backward (kernel_rows.c). */
     float (*row_max)(const float *x, int n);             /* -inf for n = 0 */
     float (*row_sum)(const float *x, int n);             /* 16 partial sums, fixed tree */
-    void (*row_exp_shifted)(float *x, int n, float m);   /* x = exp(x - m), x <= m */
+    void (*row_exp_shifted)(const float *x, float *y, int n, float m); /* y = exp(x - m), x <= m; y may be x */
     void (*row_scale)(float *x, int n, float s);         /* x *= s */
     /* out[r] = sum over e < n, in order, in double, of a[r ld + e] b[r ld + e] */
     void (*row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out);

@@ -220,7 +220,7 @@ static inline void probs_of_scores(const attn_ctx *c, const attn_block *blk, con
             memset(row, 0, (size_t)blk->nk * sizeof(float));
             continue;
         }
-        c->kern->row_exp_shifted(row, blk->nk, m);
+        c->kern->row_exp_shifted(row, row, blk->nk, m);
         c->kern->row_scale(row, blk->nk, inv);
     }
 }

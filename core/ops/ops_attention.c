@@ -159,24 +159,29 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         w->sum[r] = 0.0;
     }
     const int lds = min_int(d->Tk, BLOCK_K);
+    /* P~ where backward reads it when it keeps it (kept: one key block, so lds is
+     * Tk), else in the scratch; the scores in kept_scores when it keeps those, else
+     * where P~ goes: no row is copied */
+    float *p = kept ? kept : w->s;
+    const int ld_s = kept_scores ? d->Tk : lds;
     int wrote = 0;
     for (int j0 = 0; j0 < d->Tk; j0 += BLOCK_K) {
         attn_block blk = {b, h, i0, nq, j0, d->Tk - j0 < BLOCK_K ? d->Tk - j0 : BLOCK_K};
         if (block_is_masked(c, &blk)) break; /* and so are all later key blocks */
         if (qkv_cancel_point()) break; /* core/cancel.h: the rows stay finite, the caller drops them */
-        block_scores(c, &blk, w->s, lds);
-        if (kept_scores)
-            for (int r = 0; r < nq; r++)
-                memcpy(kept_scores + (size_t)r * d->Tk + j0, w->s + r * lds, (size_t)blk.nk * sizeof(float));
+        float *s = kept_scores ? kept_scores + j0 : p;
+        block_scores(c, &blk, s, ld_s);
         for (int r = 0; r < nq; r++) {
-            float *row = w->s + r * lds, m = kern->row_max(row, blk.nk);
+            const float *scores = s + (size_t)r * ld_s;
+            float *row = p + (size_t)r * lds, m = kern->row_max(scores, blk.nk);
             m = m > max_so_far[r] ? m : max_so_far[r];
             if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
                 memset(row, 0, (size_t)blk.nk * sizeof(float));
                 continue;
             }
-            float rescale = qkv_fast_exp_nonpositive(max_so_far[r] - m); /* 0 when m was -inf */
-            kern->row_exp_shifted(row, blk.nk, m);
+            /* exp(m_prev - m), 0 when m_prev is -inf (the row's first allowed block) */
+            float rescale = max_so_far[r] == -INFINITY ? 0.0f : qkv_fast_exp_nonpositive(max_so_far[r] - m);
+            kern->row_exp_shifted(scores, row, blk.nk, m);
             w->sum[r] = w->sum[r] * rescale + kern->row_sum(row, blk.nk);
             /* m_prev -inf: the factor is 0 and O's row holds the product of a zero
              * row of P~ (+0, or NaN from a V not finite), which it leaves as it is;
@@ -185,10 +190,8 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
                 kern->row_scale(o + (size_t)r * ldo, d->dv, rescale);
             max_so_far[r] = m;
         }
-        if (kept) /* one key block (Tk <= BLOCK_K): these rows of P~ are final */
-            for (int r = 0; r < nq; r++) memcpy(kept + (size_t)r * d->Tk, w->s + r * lds, (size_t)blk.nk * sizeof(float));
         /* the first block assigns O (beta 0: the same bits as adding to zeros) */
-        qkv_block_product_band(block_band(c, QKV_BAND_K_UPTO), block_diag(c, &blk), 0, 0, nq, d->dv, blk.nk, 1.0f, w->s, lds,
+        qkv_block_product_band(block_band(c, QKV_BAND_K_UPTO), block_diag(c, &blk), 0, 0, nq, d->dv, blk.nk, 1.0f, p, lds,
                           c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv),
                           wrote ? 1.0f : 0.0f, o, ldo);
         wrote = 1;
