@@ -172,8 +172,11 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         float *s = kept_scores ? kept_scores + j0 : p;
         block_scores(c, &blk, s, ld_s);
         for (int r = 0; r < nq; r++) {
+            /* past the causal diagonal S is -inf and P~ exactly 0: not computed, and
+             * the sum of the seen keys is the whole row's (its partial sums add +0 there) */
+            const int seen = block_keys_seen(c, &blk, r);
             const float *scores = s + (size_t)r * ld_s;
-            float *row = p + (size_t)r * lds, m = kern->row_max(scores, blk.nk);
+            float *row = p + (size_t)r * lds, m = kern->row_max(scores, seen);
             m = m > max_so_far[r] ? m : max_so_far[r];
             if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
                 memset(row, 0, (size_t)blk.nk * sizeof(float));
@@ -181,8 +184,9 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
             }
             /* exp(m_prev - m), 0 when m_prev is -inf (the row's first allowed block) */
             float rescale = max_so_far[r] == -INFINITY ? 0.0f : qkv_fast_exp_nonpositive(max_so_far[r] - m);
-            kern->row_exp_shifted(scores, row, blk.nk, m);
-            w->sum[r] = w->sum[r] * rescale + kern->row_sum(row, blk.nk);
+            kern->row_exp_shifted(scores, row, seen, m);
+            memset(row + seen, 0, (size_t)(blk.nk - seen) * sizeof(float));
+            w->sum[r] = w->sum[r] * rescale + kern->row_sum(row, seen);
             /* m_prev -inf: the factor is 0 and O's row holds the product of a zero
              * row of P~ (+0, or NaN from a V not finite), which it leaves as it is;
              * before the first block O is not written yet */
