@@ -148,43 +148,59 @@ END_TEST
 
 /* ---- row kernels ----------------------------------------------------------------- */
 
+/* One row of n keys (seen: n - n / 4 of them) as an online softmax's first block
+ * (m = -inf, sum 0): every path the same max, P~ and sum; the max the plain max of
+ * the seen keys, P~ 0 past them, the sum P~'s in the tree of kernels.h. And the
+ * table's exponential, in place and into another row, the same on every path. */
 START_TEST(row_kernels_are_the_same_on_every_path) {
     const qkv_kernels *p = &qkv_kernels_portable;
     for (int n = 0; n <= 70; n++) {
         float *x = random_floats((size_t)n + 1, 10 + n);
-        float *e_want = copy_floats(x, n + 1), *e_got = copy_floats(x, n + 1);
-        float m = p->row_max(x, n), sum = p->row_sum(x, n);
-        if (n > 0) p->row_exp_shifted(e_want, e_want, n, m);
+        float *p_want = copy_floats(x, n + 1), *p_got = copy_floats(x, n + 1);
+        const int seen = n - n / 4;
+        float m = -INFINITY, o = 0.0f;
+        double sum = 0.0;
+        p->softmax_block(x, n, p_want, n, 1, n, &seen, &m, &sum, &o, 1, 1);
         for (int c = 0; c < N_CASES; c++) {
             if (!runs(&cases[c])) continue;
             const qkv_kernels *k = cases[c].k;
-            float m2 = k->row_max(x, n), sum2 = k->row_sum(x, n);
-            ck_assert_msg(memcmp(&m, &m2, sizeof m) == 0 && memcmp(&sum, &sum2, sizeof sum) == 0,
-                          "%s: row max/sum of %d: %.9g %.9g, portable %.9g %.9g", k->name, n,
-                          (double)m2, (double)sum2, (double)m, (double)sum);
-            memcpy(e_got, x, ((size_t)n + 1) * sizeof(float));
-            if (n > 0) k->row_exp_shifted(e_got, e_got, n, m);
-            ck_assert_msg(memcmp(e_got, e_want, ((size_t)n + 1) * sizeof(float)) == 0,
-                          "%s: row exp of %d", k->name, n);
-            memcpy(e_got, x, ((size_t)n + 1) * sizeof(float)); /* out of place, the same bits */
-            if (n > 0) k->row_exp_shifted(x, e_got, n, m);
-            ck_assert_msg(memcmp(e_got, e_want, (size_t)n * sizeof(float)) == 0 && e_got[n] == x[n],
+            float m2 = -INFINITY, o2 = 0.0f;
+            double sum2 = 0.0;
+            memcpy(p_got, x, ((size_t)n + 1) * sizeof(float));
+            k->softmax_block(x, n, p_got, n, 1, n, &seen, &m2, &sum2, &o2, 1, 1);
+            ck_assert_msg(memcmp(&m, &m2, sizeof m) == 0 && memcmp(&sum, &sum2, sizeof sum) == 0 &&
+                              memcmp(p_got, p_want, ((size_t)n + 1) * sizeof(float)) == 0 && o2 == 0.0f,
+                          "%s: softmax block of %d keys: max %.9g sum %.9g, portable %.9g %.9g", k->name, n,
+                          (double)m2, sum2, (double)m, sum);
+            if (n == 0) continue;
+            float *e_want = copy_floats(x, n + 1);
+            p->row_exp_shifted(e_want, e_want, n, x[0]);
+            memcpy(p_got, x, ((size_t)n + 1) * sizeof(float));
+            k->row_exp_shifted(p_got, p_got, n, x[0]);
+            ck_assert_msg(memcmp(p_got, e_want, ((size_t)n + 1) * sizeof(float)) == 0, "%s: row exp of %d",
+                          k->name, n);
+            memcpy(p_got, x, ((size_t)n + 1) * sizeof(float)); /* out of place, the same bits */
+            k->row_exp_shifted(x, p_got, n, x[0]);
+            ck_assert_msg(memcmp(p_got, e_want, (size_t)n * sizeof(float)) == 0 && p_got[n] == x[n],
                           "%s: row exp of %d into another row", k->name, n);
+            free(e_want);
         }
-        double exact = 0.0;
-        for (int j = 0; j < n; j++) exact += x[j];
-        ck_assert_msg(fabs(sum - exact) < 1e-5 * (1 + n), "row sum of %d: %g, want %g", n, (double)sum, exact);
+        float max = -INFINITY;
+        for (int j = 0; j < seen; j++) max = x[j] > max ? x[j] : max;
+        ck_assert_msg(memcmp(&m, &max, sizeof m) == 0, "softmax block of %d: max %.9g, want %.9g", n, (double)m,
+                      (double)max);
+        for (int j = seen; j < n; j++) ck_assert_msg(p_want[j] == 0.0f, "softmax block of %d: P~ past the seen", n);
         /* the sum's order, spelled out (kernels.h): element j in partial j % 16, the
          * partials paired (l, l + 8), (l, l + 4), (l, l + 2), (l, l + 1) */
         float part[16] = {0};
-        for (int j = 0; j < n; j++) part[j % 16] += x[j];
+        for (int j = 0; j < seen; j++) part[j % 16] += p_want[j];
         for (int half = 8; half >= 1; half /= 2)
             for (int l = 0; l < half; l++) part[l] = part[l] + part[l + half];
-        ck_assert_msg(memcmp(&sum, &part[0], sizeof sum) == 0, "row sum of %d: %.9g, the tree gives %.9g", n,
-                      (double)sum, (double)part[0]);
+        ck_assert_msg(sum == (double)part[0], "softmax block of %d: sum %.9g, the tree gives %.9g", n, sum,
+                      (double)part[0]);
         free(x);
-        free(e_want);
-        free(e_got);
+        free(p_want);
+        free(p_got);
     }
 }
 END_TEST

@@ -16,7 +16,7 @@
 #include "core/kernels/simd.h"
 #include "core/kernels/transpose.h"
 
-static float row_max(const float *x, int n) {
+QKV_INLINE float row_max(const float *x, int n) {
     float part[QKV_LANES];
     for (int l = 0; l < QKV_LANES; l++) part[l] = -INFINITY;
     int j = 0;
@@ -26,7 +26,7 @@ static float row_max(const float *x, int n) {
     return lanes_max(part);
 }
 
-static float row_sum(const float *x, int n) {
+QKV_INLINE float row_sum(const float *x, int n) {
     qkv_vf part[QKV_NV];
     for (int v = 0; v < QKV_NV; v++) part[v] = vf_zero();
     int j = 0;
@@ -41,12 +41,38 @@ static float row_sum(const float *x, int n) {
     return vf_lanes_sum(part);
 }
 
-static void row_exp_shifted(const float *x, float *y, int n, float m) {
+QKV_INLINE void row_exp_shifted(const float *x, float *y, int n, float m) {
     for (int j = 0; j < n; j++) y[j] = qkv_fast_exp_nonpositive(x[j] - m);
 }
 
-static void row_scale(float *restrict x, int n, float s) {
+QKV_INLINE void row_scale(float *restrict x, int n, float s) {
     for (int j = 0; j < n; j++) x[j] *= s;
+}
+
+/* One key block of the attention forward's online softmax, row by row (kernels.h):
+ * the loop that called the row kernels above one at a time through the table,
+ * 4-5 calls a row of as few as 16 keys. */
+static void softmax_block(const float *s, int lds, float *p, int ldp, int nq, int nk, const int *seen,
+                          float *max_so_far, double *sum, float *o, int ldo, int dv) {
+    for (int r = 0; r < nq; r++) {
+        const float *scores = s + (size_t)r * lds;
+        float *row = p + (size_t)r * ldp, m = row_max(scores, seen[r]);
+        m = m > max_so_far[r] ? m : max_so_far[r];
+        if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
+            for (int j = 0; j < nk; j++) row[j] = 0.0f;
+            continue;
+        }
+        /* exp(m_prev - m), 0 when m_prev is -inf (the row's first allowed block) */
+        float rescale = max_so_far[r] == -INFINITY ? 0.0f : qkv_fast_exp_nonpositive(max_so_far[r] - m);
+        row_exp_shifted(scores, row, seen[r], m);
+        for (int j = seen[r]; j < nk; j++) row[j] = 0.0f;
+        sum[r] = sum[r] * rescale + row_sum(row, seen[r]);
+        /* m_prev -inf: the factor is 0 and O's row holds the product of a zero row
+         * of P~ (+0, or NaN from a V not finite), which it leaves as it is; before
+         * the first block O is not written yet */
+        if (rescale != 1.0f && max_so_far[r] != -INFINITY) row_scale(o + (size_t)r * ldo, dv, rescale);
+        max_so_far[r] = m;
+    }
 }
 
 /* QKV_VW doubles: one lane per row of a group of rows. */
@@ -99,12 +125,15 @@ static void row_dots(const float *a, const float *b, int ld, int rows, int n, fl
     }
 }
 
-float QKV_ISA_FN(qkv_kernel_row_max)(const float *x, int n) { return row_max(x, n); }
-float QKV_ISA_FN(qkv_kernel_row_sum)(const float *x, int n) { return row_sum(x, n); }
 void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(const float *x, float *y, int n, float m) {
     row_exp_shifted(x, y, n, m);
 }
 void QKV_ISA_FN(qkv_kernel_row_scale)(float *x, int n, float s) { row_scale(x, n, s); }
+void QKV_ISA_FN(qkv_kernel_softmax_block)(const float *s, int lds, float *p, int ldp, int nq, int nk,
+                                          const int *seen, float *max_so_far, double *sum, float *o, int ldo,
+                                          int dv) {
+    softmax_block(s, lds, p, ldp, nq, nk, seen, max_so_far, sum, o, ldo, dv);
+}
 void QKV_ISA_FN(qkv_kernel_row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out) {
     row_dots(a, b, ld, rows, n, out);
 }

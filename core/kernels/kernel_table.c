@@ -26,10 +26,11 @@
 
 void QKV_ISA_FN(qkv_kernel_gemm)(const qkv_gemm_args *g, int batch);
 void QKV_ISA_FN(qkv_kernel_block_product)(const qkv_gemm_args *g);
-float QKV_ISA_FN(qkv_kernel_row_max)(const float *x, int n);
-float QKV_ISA_FN(qkv_kernel_row_sum)(const float *x, int n);
 void QKV_ISA_FN(qkv_kernel_row_exp_shifted)(const float *x, float *y, int n, float m);
 void QKV_ISA_FN(qkv_kernel_row_scale)(float *x, int n, float s);
+void QKV_ISA_FN(qkv_kernel_softmax_block)(const float *s, int lds, float *p, int ldp, int nq, int nk,
+                                          const int *seen, float *max_so_far, double *sum, float *o, int ldo,
+                                          int dv);
 void QKV_ISA_FN(qkv_kernel_row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out);
 
 /* CHAINS independent multiply-add chains (more than an FMA's latency times the
@@ -64,10 +65,9 @@ const qkv_kernels QKV_ISA_FN(qkv_kernels) = {
     .mr = MR, .nr = NR, .kc = KC, .mc = MC_MAX,
     .gemm = QKV_ISA_FN(qkv_kernel_gemm),
     .block_product = QKV_ISA_FN(qkv_kernel_block_product),
-    .row_max = QKV_ISA_FN(qkv_kernel_row_max),
-    .row_sum = QKV_ISA_FN(qkv_kernel_row_sum),
     .row_exp_shifted = QKV_ISA_FN(qkv_kernel_row_exp_shifted),
     .row_scale = QKV_ISA_FN(qkv_kernel_row_scale),
+    .softmax_block = QKV_ISA_FN(qkv_kernel_softmax_block),
     .row_dots = QKV_ISA_FN(qkv_kernel_row_dots),
     .fma_peak = fma_peak,
 };

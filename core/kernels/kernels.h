@@ -41,10 +41,15 @@ typedef struct qkv_kernels {
     void (*block_product)(const qkv_gemm_args *g);
 
     /* Row helpers of the attention op's online softmax and backward (kernel_rows.c). */
-    float (*row_max)(const float *x, int n);             /* -inf for n = 0 */
-    float (*row_sum)(const float *x, int n);             /* 16 partial sums, fixed tree */
     void (*row_exp_shifted)(const float *x, float *y, int n, float m); /* y = exp(x - m), x <= m; y may be x */
     void (*row_scale)(float *x, int n, float s);         /* x *= s */
+    /* One key block of the online softmax, rows r < nq: with the row's scores s[r]
+     * (keys j < seen[r] visible), m' = max(m[r], max_j s_j); m' = -inf: p[r] = 0;
+     * else p[r]_j = exp(s_j - m') (0 for j >= seen[r]), sum[r] = sum[r] exp(m[r] - m')
+     * + rowsum(p[r]) (16 partial sums, a fixed tree), o[r] (dv floats) *= exp(m[r] - m')
+     * unless m[r] was -inf, m[r] = m'. */
+    void (*softmax_block)(const float *s, int lds, float *p, int ldp, int nq, int nk, const int *seen,
+                          float *max_so_far, double *sum, float *o, int ldo, int dv);
     /* out[r] = sum over e < n, in order, in double, of a[r ld + e] b[r ld + e] */
     void (*row_dots)(const float *a, const float *b, int ld, int rows, int n, float *out);
 

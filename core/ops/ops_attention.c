@@ -34,7 +34,6 @@
  */
 #include "core/cancel.h"
 #include "core/error.h"
-#include "core/kernels/fastmath.h"
 #include "core/ops/attention_blocks.h"
 #include "core/ops/attention_grads.h"
 
@@ -143,6 +142,7 @@ static void check_opts(const qkv_attention_opts *opts, qkv_tensor **weights_out)
 typedef struct fwd_scratch {
     float s[BLOCK_AREA];   /* nq rows of min(Tk, BLOCK_K) */
     double sum[BLOCK_MAX];
+    int seen[BLOCK_MAX];   /* the keys of the block each row sees (block_keys_seen) */
 } fwd_scratch;
 
 /* out rows [i0, i0+nq) of head (b,h), and their m and 1/l (row_max, row_inv_sum:
@@ -171,29 +171,10 @@ static void forward_query_block(const attn_ctx *c, int b, int h, int i0, int nq,
         if (qkv_cancel_point()) break; /* core/cancel.h: the rows stay finite, the caller drops them */
         float *s = kept_scores ? kept_scores + j0 : p;
         block_scores(c, &blk, s, ld_s);
-        for (int r = 0; r < nq; r++) {
-            /* past the causal diagonal S is -inf and P~ exactly 0: not computed, and
-             * the sum of the seen keys is the whole row's (its partial sums add +0 there) */
-            const int seen = block_keys_seen(c, &blk, r);
-            const float *scores = s + (size_t)r * ld_s;
-            float *row = p + (size_t)r * lds, m = kern->row_max(scores, seen);
-            m = m > max_so_far[r] ? m : max_so_far[r];
-            if (m == -INFINITY) { /* nothing allowed yet: P~ = 0, O and l stay 0 */
-                memset(row, 0, (size_t)blk.nk * sizeof(float));
-                continue;
-            }
-            /* exp(m_prev - m), 0 when m_prev is -inf (the row's first allowed block) */
-            float rescale = max_so_far[r] == -INFINITY ? 0.0f : qkv_fast_exp_nonpositive(max_so_far[r] - m);
-            kern->row_exp_shifted(scores, row, seen, m);
-            memset(row + seen, 0, (size_t)(blk.nk - seen) * sizeof(float));
-            w->sum[r] = w->sum[r] * rescale + kern->row_sum(row, seen);
-            /* m_prev -inf: the factor is 0 and O's row holds the product of a zero
-             * row of P~ (+0, or NaN from a V not finite), which it leaves as it is;
-             * before the first block O is not written yet */
-            if (rescale != 1.0f && max_so_far[r] != -INFINITY)
-                kern->row_scale(o + (size_t)r * ldo, d->dv, rescale);
-            max_so_far[r] = m;
-        }
+        /* past the causal diagonal S is -inf and P~ exactly 0: not computed, and the
+         * sum of the keys a row sees is the whole row's (its partial sums add +0 there) */
+        for (int r = 0; r < nq; r++) w->seen[r] = block_keys_seen(c, &blk, r);
+        kern->softmax_block(s, ld_s, p, lds, nq, blk.nk, w->seen, max_so_far, w->sum, o, ldo, d->dv);
         /* the first block assigns O (beta 0: the same bits as adding to zeros) */
         qkv_block_product_band(block_band(c, QKV_BAND_K_UPTO), block_diag(c, &blk), 0, 0, nq, d->dv, blk.nk, 1.0f, p, lds,
                           c->v + row_offset(d, b, h, d->Tk, j0, d->dv), row_stride(d, d->dv),
