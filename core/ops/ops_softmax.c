@@ -21,11 +21,14 @@
 #include "core/error.h"
 #include "core/mathfn.h"
 #include "core/kernels/fastmath.h"
+#include "core/kernels/multiversion.h"
 #include "core/ops/ops.h"
 #include "core/kernels/parallel.h"
 
 /* Rough cost of one element of a row loop, in flops (one exp dominates). */
 #define EXP_WORK 16
+/* Exponentials of a row made at a time on the stack, before they are summed. */
+#define EXP_CHUNK 256
 
 /* ---- the shared row loop ---------------------------------------------------- */
 
@@ -35,18 +38,30 @@ typedef struct row_exp {
     double sum;
 } row_exp;
 
-/* Max and shifted exp-sum of a row; the exponentials go to exps unless it is NULL. */
-static row_exp row_exp_sum(const float *x, size_t n, float *exps) {
+/* Max and shifted exp-sum of a row; the exponentials go to exps unless it is NULL.
+ * They are made EXP_CHUNK at a time in a loop of their own, which the compiler
+ * vectorizes for the path's width, and then added in order in double: the sum
+ * is a chain of dependent additions, which kept the loop that did both scalar. */
+static inline __attribute__((always_inline)) void row_exp_sum_into_body(const float *x, size_t n,
+                                                                        float *exps, row_exp *out) {
     float max = x[0];
     for (size_t j = 1; j < n; j++)
         if (x[j] > max) max = x[j];
     double sum = 0.0;
-    for (size_t j = 0; j < n; j++) {
-        float e = qkv_fast_exp_nonpositive(x[j] - max);
-        if (exps) exps[j] = e;
-        sum += e;
+    for (size_t j0 = 0; j0 < n; j0 += EXP_CHUNK) {
+        size_t m = n - j0 < EXP_CHUNK ? n - j0 : EXP_CHUNK;
+        float chunk[EXP_CHUNK], *e = exps ? exps + j0 : chunk;
+        for (size_t j = 0; j < m; j++) e[j] = qkv_fast_exp_nonpositive(x[j0 + j] - max);
+        for (size_t j = 0; j < m; j++) sum += e[j];
     }
-    return (row_exp){max, sum};
+    *out = (row_exp){max, sum};
+}
+QKV_MULTIVERSION(row_exp_sum_into, (const float *x, size_t n, float *exps, row_exp *out), (x, n, exps, out))
+
+static row_exp row_exp_sum(const float *x, size_t n, float *exps) {
+    row_exp r;
+    row_exp_sum_into(x, n, exps, &r);
+    return r;
 }
 
 /* y = exp(x - max) / sum. */
@@ -157,6 +172,17 @@ static void *arena_copy(qkv_tape *tape, const void *src, size_t bytes) {
     return memcpy(qkv_tape_alloc(tape, bytes), src, bytes);
 }
 
+/* dx_j += coef * (softmax_j - [j == t]) for one row, softmax_j from the row's lse. */
+static inline __attribute__((always_inline)) void cross_entropy_dx_row_body(const float *x, size_t n, row_lse lse,
+                                                                            float coef, size_t t, float *dx) {
+    for (size_t j = 0; j < n; j++) {
+        float p = qkv_fast_exp_nonpositive((x[j] - lse.max) - lse.log_sum);
+        dx[j] += coef * (p - (j == t ? 1.0f : 0.0f));
+    }
+}
+QKV_MULTIVERSION(cross_entropy_dx_row, (const float *x, size_t n, row_lse lse, float coef, size_t t, float *dx),
+                 (x, n, lse, coef, t, dx))
+
 /* loss = sum_i w_i l_i / sum_w  =>  dx_ij += dloss * w_i / sum_w * (softmax_ij - [j == t_i])
  * over counted rows; nothing when sum_w is 0. */
 static void cross_entropy_backward(qkv_node *node) {
@@ -170,12 +196,7 @@ static void cross_entropy_backward(qkv_node *node) {
         int32_t t = s->targets[r];
         if (t == s->ignore_index) continue;
         float coef = (float)(dloss * (s->weights ? s->weights[r] : 1.0f) / s->sum_w);
-        const float *x_r = logits->data + r * cols;
-        float *dx_r = dx + r * cols;
-        for (size_t j = 0; j < cols; j++) {
-            float p = qkv_fast_exp_nonpositive((x_r[j] - s->lse[r].max) - s->lse[r].log_sum);
-            dx_r[j] += coef * (p - (j == (size_t)t ? 1.0f : 0.0f));
-        }
+        cross_entropy_dx_row(logits->data + r * cols, cols, s->lse[r], coef, (size_t)t, dx + r * cols);
     });
 }
 
