@@ -104,7 +104,7 @@ static void row_dots(const float *a, const float *b, int ld, int rows, int n, fl
         int nr = rows - r0 < QKV_VW ? rows - r0 : QKV_VW;
         /* the next group's cache lines asked for now: the attention output's rows
          * arrive from L3, each row a line or two at the heads' stride */
-        for (int r = r0 + QKV_VW; r < rows && r < r0 + 2 * QKV_VW; r++)
+        for (int r = r0 + QKV_VW; n > 0 && r < rows && r < r0 + 2 * QKV_VW; r++)
             for (int e = 0; e < n + 15; e += 16) { /* 16 floats a line, and the last one */
                 int at = e < n ? e : n - 1;
                 __builtin_prefetch(a + (size_t)r * ld + at);
