@@ -190,6 +190,9 @@ START_TEST(row_kernels_are_the_same_on_every_path) {
         ck_assert_msg(memcmp(&m, &max, sizeof m) == 0, "softmax block of %d: max %.9g, want %.9g", n, (double)m,
                       (double)max);
         for (int j = seen; j < n; j++) ck_assert_msg(p_want[j] == 0.0f, "softmax block of %d: P~ past the seen", n);
+        double exact = 0.0;
+        for (int j = 0; j < seen; j++) exact += p_want[j];
+        ck_assert_msg(fabs(sum - exact) < 1e-5 * (1 + n), "softmax block of %d: sum %g, want %g", n, sum, exact);
         /* the sum's order, spelled out (kernels.h): element j in partial j % 16, the
          * partials paired (l, l + 8), (l, l + 4), (l, l + 2), (l, l + 1) */
         float part[16] = {0};

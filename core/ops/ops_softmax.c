@@ -27,7 +27,7 @@
 
 /* Rough cost of one element of a row loop, in flops (one exp dominates). */
 #define EXP_WORK 16
-/* Exponentials of a row made at a time on the stack, before they are summed. */
+/* A row's exponentials made this many at a time (on the stack), then summed. */
 #define EXP_CHUNK 256
 
 /* ---- the shared row loop ---------------------------------------------------- */
